@@ -1,0 +1,361 @@
+// pybind11 glue. One generic class serves every registered env type: nothing here is env-specific.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/pool/pool.h"
+#include "core/pool/registry.h"
+
+namespace py = pybind11;
+
+namespace pp {
+namespace {
+
+py::dtype ToNumpy(DType d) { return py::dtype(DTypeName(d)); }
+
+py::object ConfigValueToPy(const ConfigValue& v) {
+  switch (v.index()) {
+    case 0: return py::bool_(std::get<bool>(v));
+    case 1: return py::int_(std::get<int64_t>(v));
+    case 2: return py::float_(std::get<double>(v));
+    default: return py::str(std::get<std::string>(v));
+  }
+}
+
+ConfigValue PyToConfigValue(const std::string& key, py::handle h) {
+  if (py::isinstance<py::bool_>(h)) return h.cast<bool>();
+  if (py::isinstance<py::int_>(h)) return h.cast<int64_t>();
+  if (py::isinstance<py::float_>(h)) return h.cast<double>();
+  if (py::isinstance<py::str>(h)) return h.cast<std::string>();
+  throw py::type_error("config key '" + key + "' has unsupported type " +
+                       py::str(py::type::handle_of(h).attr("__name__")).cast<std::string>());
+}
+
+const EnvType& FindType(const std::string& name) {
+  auto& types = Registry::Get().types();
+  auto it = types.find(name);
+  if (it == types.end()) throw py::value_error("unknown env type '" + name + "'");
+  return it->second;
+}
+
+Config MakeConfig(const EnvType& type, const py::dict& d) {
+  std::map<std::string, ConfigValue> values;
+  for (const auto& k : type.keys) values[k.name] = k.default_value;
+  for (auto item : d) {
+    std::string key = item.first.cast<std::string>();
+    if (values.find(key) == values.end()) throw py::value_error("unknown config key '" + key + "'");
+    values[key] = PyToConfigValue(key, item.second);
+  }
+  return Config(std::move(values));
+}
+
+py::dict ArrayToDict(const ArraySpec& a) {
+  py::dict d;
+  d["name"] = a.name;
+  d["dtype"] = DTypeName(a.dtype);
+  d["shape"] = py::tuple(py::cast(a.shape));
+  d["low"] = a.low;
+  d["high"] = a.high;
+  d["per_player"] = a.per_player;
+  return d;
+}
+
+py::dict SpecToDict(const Spec& s) {
+  py::dict d;
+  py::list obs, info, act;
+  for (const auto& a : s.obs) obs.append(ArrayToDict(a));
+  for (const auto& a : s.info) info.append(ArrayToDict(a));
+  for (const auto& a : s.action) act.append(ArrayToDict(a));
+  d["obs"] = obs;
+  d["info"] = info;
+  d["action"] = act;
+  d["reward_dtype"] = DTypeName(s.reward_dtype);
+  d["max_players"] = s.num_players_max;
+  return d;
+}
+
+struct BlockOwner {
+  std::shared_ptr<BlockPool> pool;
+  uint8_t* ptr;
+};
+
+class PyPool {
+ public:
+  PyPool(const std::string& type_name, const py::dict& config) {
+    const EnvType& type = FindType(type_name);
+    Config c = MakeConfig(type, config);
+    {
+      py::gil_scoped_release nogil;
+      pool_ = std::make_unique<Pool>(type, c);
+    }
+    const Layout& L = pool_->layout();
+    for (const auto& e : L.entries) {
+      dtypes_.push_back(ToNumpy(e.dtype));
+      names_.append(e.name);
+      per_player_.append(e.per_player);
+    }
+    for (const auto& a : pool_->spec().action) action_dtypes_.push_back(ToNumpy(a.dtype));
+    all_ids_.resize(pool_->options().num_envs);
+    for (int i = 0; i < static_cast<int>(all_ids_.size()); ++i) all_ids_[i] = i;
+  }
+
+  void Send(py::object actions, py::object env_id, bool reset, py::object seeds) {
+    Lock lk(this);
+    SendLocked(actions, env_id, reset, seeds);
+  }
+
+  py::tuple Recv() {
+    Lock lk(this);
+    return RecvLocked();
+  }
+
+  py::tuple Step(py::object actions, py::object env_id) {
+    Lock lk(this);
+    SendLocked(actions, env_id, false, py::none());
+    return RecvLocked();
+  }
+
+  py::tuple Reset(py::object env_id, py::object seeds) {
+    Lock lk(this);
+    SendLocked(py::none(), env_id, true, seeds);
+    return RecvLocked();
+  }
+
+  void Close() {
+    Lock lk(this);
+    py::gil_scoped_release nogil;
+    pool_->Close();
+  }
+
+  bool closed() const { return pool_->closed(); }
+  py::list output_names() const { return names_; }
+  py::list output_per_player() const { return per_player_; }
+  int num_envs() const { return pool_->options().num_envs; }
+  int batch_size() const { return pool_->options().batch_size; }
+  int num_threads() const { return pool_->options().num_threads; }
+  py::dict spec() const { return SpecToDict(pool_->spec()); }
+  int num_players(int env_id) const { return pool_->num_players(env_id); }
+  std::vector<double> GetState(int env_id) {
+    Lock lk(this);
+    return pool_->GetState(env_id);
+  }
+  void SetState(int env_id, const std::vector<double>& state) {
+    Lock lk(this);
+    pool_->SetState(env_id, state);
+  }
+
+ private:
+  // Serialises API calls; taken with the GIL released when contended so a waiting recv never deadlocks.
+  struct Lock {
+    explicit Lock(PyPool* p) : lk(p->mu_, std::try_to_lock) {
+      if (!lk.owns_lock()) {
+        py::gil_scoped_release nogil;
+        lk.lock();
+      }
+    }
+    std::unique_lock<std::mutex> lk;
+  };
+
+  void SendLocked(py::object actions, py::object env_id, bool reset, py::object seeds) {
+    if (pool_->closed()) throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
+    // env ids
+    const int* ids;
+    int k;
+    py::array_t<int32_t> id_arr;
+    if (env_id.is_none()) {
+      ids = all_ids_.data();
+      k = static_cast<int>(all_ids_.size());
+    } else {
+      py::array raw = py::array::ensure(env_id);
+      if (!raw) throw py::type_error("env_id must be an array of integers");
+      char kind = raw.dtype().kind();
+      if (kind != 'i' && kind != 'u') {
+        throw py::type_error("env_id must be integers, got dtype " + py::str(raw.dtype()).cast<std::string>());
+      }
+      if (raw.ndim() > 1) throw py::value_error("env_id must be a 1-d array of env ids");
+      // range-check in 64 bit before narrowing
+      auto as64 = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(raw);
+      const int64_t* p = as64.data();
+      for (py::ssize_t i = 0; i < as64.size(); ++i) {
+        if (p[i] < 0 || p[i] >= num_envs()) {
+          throw py::value_error("env_id " + std::to_string(p[i]) + " is out of range: this pool has env ids 0.." +
+                                std::to_string(num_envs() - 1));
+        }
+      }
+      id_arr = py::array_t<int32_t, py::array::c_style | py::array::forcecast>::ensure(raw);
+      ids = id_arr.data();
+      k = static_cast<int>(id_arr.size());
+    }
+    // seeds
+    std::vector<int64_t> seed_vec;
+    if (!seeds.is_none()) {
+      auto s = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(seeds);
+      if (!s || s.size() != k) throw py::value_error("seeds must give one integer per env being reset");
+      seed_vec.assign(s.data(), s.data() + k);
+    }
+    // actions
+    std::vector<const uint8_t*> ptrs;
+    std::vector<py::array> keep;
+    if (!reset) {
+      if (actions.is_none()) throw py::value_error("step() needs an action");
+      const auto& specs = pool_->spec().action;
+      py::list arrays;
+      if (py::isinstance<py::list>(actions) && specs.size() > 1) {
+        arrays = actions;
+      } else if (py::isinstance<py::tuple>(actions) && specs.size() > 1) {
+        arrays = py::list(actions);
+      } else {
+        arrays.append(actions);
+      }
+      if (arrays.size() != specs.size()) {
+        throw py::value_error("expected " + std::to_string(specs.size()) + " action arrays, got " +
+                              std::to_string(arrays.size()));
+      }
+      int rows = pool_->ActionRows(ids, k);
+      for (size_t a = 0; a < specs.size(); ++a) {
+        keep.push_back(ConvertAction(specs[a], a, arrays[a], rows, k));
+        ptrs.push_back(static_cast<const uint8_t*>(keep.back().data()));
+      }
+    }
+    pool_->Send(ids, k, ptrs, reset, seed_vec.empty() ? nullptr : seed_vec.data());
+  }
+
+  py::array ConvertAction(const ArraySpec& a, size_t idx, py::handle obj, int rows, int k) {
+    py::array raw = py::array::ensure(obj);
+    if (!raw) throw py::type_error("action '" + a.name + "' must be array-like");
+    char kind = raw.dtype().kind();
+    bool want_int = IsIntegral(a.dtype);
+    if (want_int && kind != 'i' && kind != 'u' && kind != 'b') {
+      throw py::type_error("action '" + a.name + "' must be integers (dtype " + DTypeName(a.dtype) + "), got dtype " +
+                           py::str(raw.dtype()).cast<std::string>());
+    }
+    if (!want_int && kind != 'f' && kind != 'i' && kind != 'u') {
+      throw py::type_error("action '" + a.name + "' must be numeric (dtype " + DTypeName(a.dtype) + "), got dtype " +
+                           py::str(raw.dtype()).cast<std::string>());
+    }
+    // expected shape: (rows, *shape); a single row may also be given without its leading dimension
+    std::vector<py::ssize_t> want{rows};
+    for (int s : a.shape) want.push_back(s);
+    bool ok = static_cast<size_t>(raw.ndim()) == want.size();
+    for (size_t i = 0; ok && i < want.size(); ++i) ok = raw.shape(static_cast<py::ssize_t>(i)) == want[i];
+    if (!ok && rows == 1 && static_cast<size_t>(raw.ndim()) == a.shape.size()) {
+      ok = true;
+      for (size_t i = 0; ok && i < a.shape.size(); ++i) ok = raw.shape(static_cast<py::ssize_t>(i)) == a.shape[i];
+    }
+    if (!ok) {
+      std::string got = py::str(py::tuple(py::cast(std::vector<py::ssize_t>(raw.shape(), raw.shape() + raw.ndim()))));
+      std::string exp = py::str(py::tuple(py::cast(want)));
+      std::string why = rows == k ? std::to_string(rows) + " envs in this call" : std::to_string(rows) + " player rows of " + std::to_string(k) + " envs";
+      throw py::value_error("action '" + a.name + "' has shape " + got + ", expected " + exp + " (" + why + ")");
+    }
+    if (raw.dtype().is(action_dtypes_[idx]) && (raw.flags() & py::array::c_style)) return raw;
+    return py::array::ensure(raw.attr("astype")(action_dtypes_[idx], py::arg("order") = "C"));
+  }
+
+  py::tuple RecvLocked() {
+    if (pool_->closed()) throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
+    RecvResult r;
+    bool interrupted = false;
+    {
+      py::gil_scoped_release nogil;
+      try {
+        r = pool_->Recv([&interrupted] {
+          py::gil_scoped_acquire g;
+          if (PyErr_CheckSignals() != 0) {
+            interrupted = true;
+            return true;
+          }
+          return false;
+        });
+      } catch (const Interrupted&) {
+      }
+    }
+    if (interrupted) throw py::error_already_set();
+    const Layout& L = pool_->layout();
+    auto* owner = new BlockOwner{pool_->block_pool(), r.block};
+    py::capsule base(owner, [](void* p) {
+      auto* o = static_cast<BlockOwner*>(p);
+      o->pool->Release(o->ptr);
+      delete o;
+    });
+    py::tuple out(L.entries.size());
+    for (size_t i = 0; i < L.entries.size(); ++i) {
+      const auto& e = L.entries[i];
+      std::vector<py::ssize_t> shape{e.per_player ? r.player_rows : r.env_rows};
+      for (int s : e.shape) shape.push_back(s);
+      out[i] = py::array(dtypes_[i], shape, {}, r.block + e.offset, base);
+    }
+    return out;
+  }
+
+  std::unique_ptr<Pool> pool_;
+  std::mutex mu_;
+  std::vector<py::dtype> dtypes_, action_dtypes_;
+  py::list names_, per_player_;
+  std::vector<int> all_ids_;
+};
+
+}  // namespace
+}  // namespace pp
+
+PYBIND11_MODULE(_core, m) {
+  using namespace pp;
+  m.doc() = "ParallelPool C++ engine";
+  static py::exception<EnvError> env_error(m, "EnvError", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const EnvError& e) {
+      py::set_error(env_error, e.what());
+    }
+  });
+
+  m.def("env_types", [] {
+    py::dict out;
+    for (const auto& [name, t] : Registry::Get().types()) {
+      py::list keys;
+      for (const auto& k : t.keys) {
+        keys.append(py::make_tuple(k.name, ConfigValueToPy(k.default_value), k.doc, k.choices));
+      }
+      out[py::str(name)] = keys;
+    }
+    return out;
+  });
+  m.def("tasks", [] {
+    py::dict out;
+    for (const auto& [id, v] : Registry::Get().tasks()) {
+      py::dict ov;
+      for (const auto& [k, val] : v.second) ov[py::str(k)] = ConfigValueToPy(val);
+      out[py::str(id)] = py::make_tuple(v.first, ov);
+    }
+    return out;
+  });
+  m.def("spec", [](const std::string& type, const py::dict& config) {
+    const EnvType& t = FindType(type);
+    return SpecToDict(t.make_spec(MakeConfig(t, config)));
+  });
+
+  py::class_<PyPool>(m, "Pool")
+      .def(py::init<const std::string&, const py::dict&>(), py::arg("env_type"), py::arg("config"))
+      .def("send", &PyPool::Send, py::arg("actions"), py::arg("env_id"), py::arg("reset") = false,
+           py::arg("seeds") = py::none())
+      .def("recv", &PyPool::Recv)
+      .def("step", &PyPool::Step, py::arg("actions"), py::arg("env_id") = py::none())
+      .def("reset", &PyPool::Reset, py::arg("env_id") = py::none(), py::arg("seeds") = py::none())
+      .def("close", &PyPool::Close)
+      .def("num_players", &PyPool::num_players)
+      .def("_get_state", &PyPool::GetState)
+      .def("_set_state", &PyPool::SetState)
+      .def_property_readonly("closed", &PyPool::closed)
+      .def_property_readonly("output_names", &PyPool::output_names)
+      .def_property_readonly("output_per_player", &PyPool::output_per_player)
+      .def_property_readonly("num_envs", &PyPool::num_envs)
+      .def_property_readonly("batch_size", &PyPool::batch_size)
+      .def_property_readonly("num_threads", &PyPool::num_threads)
+      .def_property_readonly("spec", &PyPool::spec);
+}

@@ -1,0 +1,70 @@
+// CartPole-v0/v1, aligned with gymnasium.envs.classic_control.CartPoleEnv (Euler integration,
+// float64 state, float32 observation, reward 1 on every step including the terminating one).
+#pragma once
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "core/pool/env.h"
+#include "core/pool/registry.h"
+
+namespace pp::classic_control {
+
+class CartPoleEnv : public Env {
+ public:
+  static constexpr const char* kName = "CartPole";
+  static std::vector<ConfigKey> ConfigKeys() {
+    return {{"max_episode_steps", int64_t{500}, "truncate after this many steps", {}},
+            {"reward_threshold", 475.0, "solved score", {}}};
+  }
+  static void DefineSpec(const Config&, SpecBuilder& b) {
+    const double x = 2.4 * 2, th = 12 * 2 * M_PI / 360 * 2;
+    b.Obs("obs", DType::kFloat32, {4}, {-x, -kInf, -th, -kInf}, {x, kInf, th, kInf});
+    b.DiscreteAction(2);
+  }
+
+  CartPoleEnv(const Config& c, int env_id, uint64_t seed) : Env(c, env_id, seed) {}
+
+  void Reset(Output& out) override {
+    std::uniform_real_distribution<double> u(-0.05, 0.05);
+    for (double& v : s_) v = u(gen_);
+    Write(out);
+  }
+
+  void Step(const ActionView& action, Output& out) override {
+    constexpr double kGravity = 9.8, kMassCart = 1.0, kMassPole = 0.1, kTotalMass = kMassCart + kMassPole;
+    constexpr double kLength = 0.5, kPoleMassLength = kMassPole * kLength, kForceMag = 10.0, kTau = 0.02;
+    const double force = action.Discrete() == 1 ? kForceMag : -kForceMag;
+    const double cos_t = std::cos(s_[2]), sin_t = std::sin(s_[2]);
+    const double temp = (force + kPoleMassLength * s_[3] * s_[3] * sin_t) / kTotalMass;
+    const double theta_acc =
+        (kGravity * sin_t - cos_t * temp) / (kLength * (4.0 / 3.0 - kMassPole * cos_t * cos_t / kTotalMass));
+    const double x_acc = temp - kPoleMassLength * theta_acc * cos_t / kTotalMass;
+    s_[0] += kTau * s_[1];
+    s_[1] += kTau * x_acc;
+    s_[2] += kTau * s_[3];
+    s_[3] += kTau * theta_acc;
+    constexpr double kThetaThreshold = 12 * 2 * M_PI / 360, kXThreshold = 2.4;
+    const bool terminated =
+        s_[0] < -kXThreshold || s_[0] > kXThreshold || s_[2] < -kThetaThreshold || s_[2] > kThetaThreshold;
+    out.SetReward(1.0);
+    out.SetTerminated(terminated);
+    Write(out);
+  }
+
+  std::vector<double> GetState() const override { return {s_, s_ + 4}; }
+  void SetState(const std::vector<double>& s) override {
+    if (s.size() != 4) throw std::invalid_argument("CartPole state has 4 values");
+    for (int i = 0; i < 4; ++i) s_[i] = s[i];
+  }
+
+ private:
+  void Write(Output& out) {
+    float* o = out.Obs<float>(0);
+    for (int i = 0; i < 4; ++i) o[i] = static_cast<float>(s_[i]);
+  }
+  double s_[4] = {0, 0, 0, 0};
+};
+
+}  // namespace pp::classic_control

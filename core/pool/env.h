@@ -1,0 +1,103 @@
+// The env base class and the views an env uses to read its action and write its results.
+// An env writes straight into its row(s) of the pool's batch buffer: no copies, no allocation.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "core/pool/spec.h"
+
+namespace pp {
+
+// Pointers to this env's action rows, one entry per declared action array.
+class ActionView {
+ public:
+  ActionView() = default;
+  ActionView(const std::vector<const uint8_t*>* ptrs, const std::vector<size_t>* row_bytes)
+      : ptrs_(ptrs), row_bytes_(row_bytes) {}
+  // Pointer to the action array `idx` for player `player` (dtype as declared in the spec).
+  template <typename T>
+  const T* Get(int idx = 0, int player = 0) const {
+    return reinterpret_cast<const T*>((*ptrs_)[idx] + player * (*row_bytes_)[idx]);
+  }
+  // The common case: one Discrete action (int32 scalar).
+  int Discrete(int player = 0) const { return *Get<int32_t>(0, player); }
+
+ private:
+  const std::vector<const uint8_t*>* ptrs_ = nullptr;
+  const std::vector<size_t>* row_bytes_ = nullptr;
+};
+
+// Where this env's results go for the current step.
+class Output {
+ public:
+  struct Target {
+    uint8_t* ptr;      // start of this env's first row of the array
+    size_t row_bytes;  // bytes per row (one player, or one env for per-env arrays)
+  };
+  // obs[i], info[i], then reward, terminated, truncated (set up by the pool).
+  std::vector<Target> obs, info;
+  uint8_t* reward = nullptr;
+  DType reward_dtype = DType::kFloat32;
+  bool* terminated = nullptr;
+  bool* truncated = nullptr;
+  int num_players = 1;
+
+  template <typename T>
+  T* Obs(int idx = 0, int player = 0) {
+    return reinterpret_cast<T*>(obs[idx].ptr + player * obs[idx].row_bytes);
+  }
+  template <typename T>
+  T* Info(int idx = 0, int player = 0) {
+    return reinterpret_cast<T*>(info[idx].ptr + player * info[idx].row_bytes);
+  }
+  void SetReward(double r, int player = 0) {
+    if (reward_dtype == DType::kFloat64) {
+      reinterpret_cast<double*>(reward)[player] = r;
+    } else {
+      reinterpret_cast<float*>(reward)[player] = static_cast<float>(r);
+    }
+  }
+  void SetTerminated(bool t) { *terminated = t; }
+  // An env may end an episode by truncation itself (the pool also truncates at max_episode_steps).
+  void SetTruncated(bool t) { *truncated = t; }
+};
+
+// Base class of every environment. One instance per env_id, only ever touched by one thread at a time.
+// Rules: draw randomness only from gen_ (seeded by the pool), keep no global state, never call Python.
+class Env {
+ public:
+  Env(const Config& config, int env_id, uint64_t seed) : env_id_(env_id), gen_(seed) { (void)config; }
+  virtual ~Env() = default;
+  Env(const Env&) = delete;
+  Env& operator=(const Env&) = delete;
+
+  // Players this env controls (fixed for the env's lifetime). Single-player envs keep 1.
+  virtual int NumPlayers() const { return 1; }
+  // Start a new episode and write its first observation (reward/terminated/truncated are preset to 0).
+  virtual void Reset(Output& out) = 0;
+  // Advance one step; write observation, reward, and terminated (truncated is preset to false).
+  virtual void Step(const ActionView& action, Output& out) = 0;
+
+  void Seed(uint64_t seed) { gen_.seed(seed); }
+  int env_id() const { return env_id_; }
+
+  // Optional, for alignment tests: the env's simulator state as doubles (e.g. CartPole's (x, x_dot, theta,
+  // theta_dot), MuJoCo's qpos+qvel). SetState puts the env in that state without writing any output.
+  virtual std::vector<double> GetState() const {
+    throw std::runtime_error("this env does not expose its state");
+  }
+  virtual void SetState(const std::vector<double>& state) {
+    (void)state;
+    throw std::runtime_error("this env does not expose its state");
+  }
+
+ protected:
+  int env_id_;
+  std::mt19937 gen_;
+};
+
+}  // namespace pp

@@ -1,0 +1,505 @@
+#include "core/pool/pool.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <sstream>
+
+#ifdef __linux__
+#include <pthread.h>
+#include <sched.h>
+#endif
+
+namespace pp {
+
+namespace {
+
+constexpr int64_t kWakeWorthNs = 20000;  // wake a sleeping worker only for at least this much work
+constexpr int kWorkerSpin = 2000;        // pause iterations a worker spins before sleeping
+constexpr int kWaitSpin = 4000;          // pause iterations the caller spins before blocking
+
+int Cores() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+std::string Msg(std::initializer_list<std::string> parts) {
+  std::string s;
+  for (const auto& p : parts) s += p;
+  return s;
+}
+
+template <typename T>
+bool CheckActionValues(const ArraySpec& a, const uint8_t* data, size_t rows, std::string* err) {
+  const T* v = reinterpret_cast<const T*>(data);
+  size_t per = a.NumElements();
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t j = 0; j < per; ++j) {
+      double x = static_cast<double>(v[r * per + j]);
+      if constexpr (std::is_floating_point_v<T>) {
+        if (!std::isfinite(x)) {
+          *err = Msg({"action '", a.name, "' row ", std::to_string(r), " contains ", std::isnan(x) ? "NaN" : "inf"});
+          return false;
+        }
+      } else {
+        if (!a.low.empty()) {
+          double lo = a.low.size() == 1 ? a.low[0] : a.low[j];
+          double hi = a.high.size() == 1 ? a.high[0] : a.high[j];
+          if (x < lo || x > hi) {
+            std::ostringstream os;
+            os << "action '" << a.name << "' row " << r << " is " << static_cast<int64_t>(x)
+               << ", outside the valid range [" << static_cast<int64_t>(lo) << ", " << static_cast<int64_t>(hi)
+               << "]";
+            *err = os.str();
+            return false;
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+
+bool CheckAction(const ArraySpec& a, const uint8_t* data, size_t rows, std::string* err) {
+  switch (a.dtype) {
+    case DType::kBool: return true;
+    case DType::kUInt8: return CheckActionValues<uint8_t>(a, data, rows, err);
+    case DType::kInt32: return CheckActionValues<int32_t>(a, data, rows, err);
+    case DType::kInt64: return CheckActionValues<int64_t>(a, data, rows, err);
+    case DType::kFloat32: return CheckActionValues<float>(a, data, rows, err);
+    case DType::kFloat64: return CheckActionValues<double>(a, data, rows, err);
+  }
+  return true;
+}
+
+}  // namespace
+
+PoolOptions ParseOptions(const Config& c) {
+  PoolOptions o{};
+  o.num_envs = c.Get<int>("num_envs");
+  o.batch_size = c.Get<int>("batch_size");
+  o.num_threads = c.Get<int>("num_threads");
+  o.max_episode_steps = c.Get<int>("max_episode_steps");
+  o.thread_affinity_offset = c.Get<int>("thread_affinity_offset");
+  o.max_num_players = c.Get<int>("max_num_players");
+  o.seed = c.Get<int64_t>("seed");
+  if (o.num_envs < 1) throw std::invalid_argument("num_envs must be >= 1, got " + std::to_string(o.num_envs));
+  if (o.batch_size < 0) throw std::invalid_argument("batch_size must be >= 0, got " + std::to_string(o.batch_size));
+  if (o.batch_size == 0) o.batch_size = o.num_envs;
+  if (o.batch_size > o.num_envs) {
+    throw std::invalid_argument("batch_size (" + std::to_string(o.batch_size) + ") must be <= num_envs (" +
+                                std::to_string(o.num_envs) + ")");
+  }
+  if (o.num_threads < 0) throw std::invalid_argument("num_threads must be >= 0, got " + std::to_string(o.num_threads));
+  if (o.num_threads == 0) o.num_threads = std::min(o.batch_size, Cores());
+  if (o.max_episode_steps < 1) {
+    throw std::invalid_argument("max_episode_steps must be >= 1, got " + std::to_string(o.max_episode_steps));
+  }
+  if (o.max_num_players < 1) {
+    throw std::invalid_argument("max_num_players must be >= 1, got " + std::to_string(o.max_num_players));
+  }
+  if (o.thread_affinity_offset < -1) {
+    throw std::invalid_argument("thread_affinity_offset must be >= -1, got " + std::to_string(o.thread_affinity_offset));
+  }
+  std::string mode = c.Get<std::string>("autoreset_mode");
+  if (mode == "next_step") {
+    o.autoreset = AutoReset::kNextStep;
+  } else if (mode == "same_step") {
+    o.autoreset = AutoReset::kSameStep;
+  } else if (mode == "disabled") {
+    o.autoreset = AutoReset::kDisabled;
+  } else {
+    throw std::invalid_argument("autoreset_mode must be one of 'next_step', 'same_step', 'disabled', got '" + mode +
+                                "'");
+  }
+  return o;
+}
+
+Pool::Pool(const EnvType& type, const Config& config)
+    : opts_(ParseOptions(config)),
+      spec_(type.make_spec(config)),
+      layout_(spec_, opts_.batch_size, std::max(spec_.num_players_max, 1), opts_.autoreset),
+      blocks_(std::make_shared<BlockPool>(layout_.block_bytes)),
+      slots_(opts_.num_envs),
+      queue_(static_cast<size_t>(opts_.num_envs)) {
+  for (const auto& a : spec_.action) {
+    action_row_bytes_.push_back(a.RowBytes());
+    action_bytes_per_player_ += a.RowBytes();
+  }
+  // Build the envs in parallel (ROM loading or model compilation can be slow).
+  {
+    int n = std::min(opts_.num_envs, std::max(opts_.num_threads, 1));
+    std::vector<std::thread> builders;
+    std::vector<std::exception_ptr> errors(n);
+    for (int t = 0; t < n; ++t) {
+      builders.emplace_back([&, t] {
+        try {
+          for (int i = t; i < opts_.num_envs; i += n) {
+            slots_[i].env = type.create(config, i, static_cast<uint64_t>(opts_.seed + i));
+          }
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      });
+    }
+    for (auto& b : builders) b.join();
+    for (auto& e : errors) {
+      if (e) std::rethrow_exception(e);
+    }
+  }
+  for (int i = 0; i < opts_.num_envs; ++i) {
+    Slot& s = slots_[i];
+    s.players = s.env->NumPlayers();
+    if (s.players < 1 || s.players > spec_.num_players_max) {
+      throw std::invalid_argument("env " + std::to_string(i) + " has " + std::to_string(s.players) +
+                                  " players but the spec allows at most " + std::to_string(spec_.num_players_max));
+    }
+    s.action.assign(action_bytes_per_player_ * s.players, 0);
+    size_t off = 0;
+    for (size_t a = 0; a < spec_.action.size(); ++a) {
+      s.action_ptrs.push_back(s.action.data() + off);
+      off += action_row_bytes_[a] * s.players;
+    }
+    for (int k = 0; k < layout_.num_obs; ++k) s.out.obs.push_back({nullptr, layout_.entries[k].row_bytes});
+    for (int k = 0; k < layout_.num_info; ++k) {
+      s.out.info.push_back({nullptr, layout_.entries[layout_.num_obs + k].row_bytes});
+    }
+    s.out.reward_dtype = spec_.reward_dtype;
+    s.out.num_players = s.players;
+  }
+  if (!sync()) {
+    int k = (opts_.num_envs + opts_.batch_size - 1) / opts_.batch_size + 1;
+    for (int i = 0; i < k; ++i) {
+      auto b = std::make_unique<Batch>();
+      b->block = blocks_->Acquire();
+      b->expected = opts_.batch_size;
+      ring_.push_back(std::move(b));
+    }
+  }
+  scratch_seen_.assign(opts_.num_envs, 0);
+  for (int i = 0; i < opts_.num_threads; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
+}
+
+Pool::~Pool() { Close(); }
+
+void Pool::Close() {
+  if (closed_) return;
+  closed_ = true;
+  queue_.Stop();
+  for (auto& t : workers_) t.join();
+  workers_.clear();
+  for (auto& s : slots_) s.env.reset();
+  for (auto& b : ring_) {
+    if (b->block) blocks_->Release(b->block);
+    b->block = nullptr;
+  }
+  for (Batch* b : ordered_) {
+    if (b->block) blocks_->Release(b->block);
+    b->block = nullptr;
+  }
+  ordered_.clear();
+}
+
+void Pool::CheckOpen() const {
+  if (closed_) throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
+}
+
+void Pool::WorkerLoop(int index) {
+#ifdef __linux__
+  if (opts_.thread_affinity_offset >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET((opts_.thread_affinity_offset + index) % Cores(), &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  }
+#else
+  (void)index;
+#endif
+  WorkItem item;
+  while (queue_.Pop(&item, kWorkerSpin)) Execute(item);
+}
+
+std::vector<double> Pool::GetState(int env_id) {
+  CheckOpen();
+  if (env_id < 0 || env_id >= opts_.num_envs) throw std::invalid_argument("env_id out of range");
+  if (slots_[env_id].pending) throw std::invalid_argument("env has a result pending; recv() it first");
+  return slots_[env_id].env->GetState();
+}
+
+void Pool::SetState(int env_id, const std::vector<double>& state) {
+  CheckOpen();
+  if (env_id < 0 || env_id >= opts_.num_envs) throw std::invalid_argument("env_id out of range");
+  if (slots_[env_id].pending) throw std::invalid_argument("env has a result pending; recv() it first");
+  slots_[env_id].env->SetState(state);
+}
+
+int Pool::ActionRows(const int* env_ids, int k) const {
+  int rows = 0;
+  for (int i = 0; i < k; ++i) rows += slots_[env_ids[i]].players;
+  return rows;
+}
+
+int Pool::WakeCount(int items) const {
+  int for_workers = sync() ? items - 1 : items;  // in sync mode the caller runs one item itself
+  int64_t worth = static_cast<int64_t>(items) * item_cost_ns_.load(std::memory_order_relaxed) / kWakeWorthNs;
+  return static_cast<int>(std::min<int64_t>({static_cast<int64_t>(for_workers), worth, opts_.num_threads}));
+}
+
+Batch* Pool::AcquireOrderedBatch() {
+  if (ordered_free_.empty()) {
+    ordered_store_.push_back(std::make_unique<Batch>());
+    ordered_free_.push_back(ordered_store_.back().get());
+  }
+  Batch* b = ordered_free_.back();
+  ordered_free_.pop_back();
+  return b;
+}
+
+void Pool::Send(const int* env_ids, int k, const std::vector<const uint8_t*>& actions, bool reset,
+                const int64_t* seeds) {
+  CheckOpen();
+  if (k <= 0) throw std::invalid_argument("env_id is empty: give at least one env to step or reset");
+  // 1. validate everything before touching any state
+  int bad = -1;
+  std::string err;
+  for (int i = 0; i < k && bad < 0; ++i) {
+    int e = env_ids[i];
+    if (e < 0 || e >= opts_.num_envs) {
+      err = "env_id " + std::to_string(e) + " is out of range: this pool has env ids 0.." +
+            std::to_string(opts_.num_envs - 1);
+      bad = i;
+    } else if (scratch_seen_[e]) {
+      err = "env_id " + std::to_string(e) + " appears more than once";
+      bad = i;
+    } else if (slots_[e].pending) {
+      err = "env " + std::to_string(e) + " already has an action pending; recv() its result before sending again";
+      bad = i;
+    } else if (!reset && opts_.autoreset == AutoReset::kDisabled && slots_[e].done) {
+      err = "env " + std::to_string(e) +
+            " has finished its episode (or was never reset) and autoreset_mode is 'disabled': reset it first "
+            "(reset(options={'reset_mask': mask}) or reset(env_id=...))";
+      bad = i;
+    } else {
+      scratch_seen_[e] = 1;
+    }
+  }
+  for (int i = 0; i < k; ++i) {
+    int e = env_ids[i];
+    if (e >= 0 && e < opts_.num_envs) scratch_seen_[e] = 0;
+  }
+  if (bad >= 0) throw std::invalid_argument(err);
+  if (sync() && opts_.batch_size < k) throw std::invalid_argument("too many env ids");
+  if (!reset) {
+    if (actions.size() != spec_.action.size()) {
+      throw std::invalid_argument("expected " + std::to_string(spec_.action.size()) + " action arrays, got " +
+                                  std::to_string(actions.size()));
+    }
+    size_t rows = static_cast<size_t>(ActionRows(env_ids, k));
+    for (size_t a = 0; a < spec_.action.size(); ++a) {
+      if (!CheckAction(spec_.action[a], actions[a], rows, &err)) throw std::invalid_argument(err);
+    }
+  }
+  // 2. commit: copy actions into each env's slot, mark pending, enqueue
+  Batch* ordered = nullptr;
+  if (sync()) {
+    ordered = AcquireOrderedBatch();
+    ordered->block = blocks_->Acquire();
+    ordered->expected = k;
+    ordered->done.store(0, std::memory_order_relaxed);
+    ordered->player_offset.resize(k);
+  }
+  scratch_items_.resize(k);
+  size_t row = 0;
+  int player_rows = 0;
+  for (int i = 0; i < k; ++i) {
+    int e = env_ids[i];
+    Slot& s = slots_[e];
+    if (!reset) {
+      for (size_t a = 0; a < spec_.action.size(); ++a) {
+        std::memcpy(const_cast<uint8_t*>(s.action_ptrs[a]), actions[a] + row * action_row_bytes_[a],
+                    action_row_bytes_[a] * s.players);
+      }
+    }
+    row += s.players;
+    s.pending = true;
+    if (ordered) ordered->player_offset[i] = player_rows;
+    player_rows += s.players;
+    scratch_items_[i] = WorkItem{e, reset, seeds ? seeds[i] : -1, ordered, i};
+  }
+  if (ordered) {
+    ordered->player_rows = player_rows;
+    ordered_.push_back(ordered);
+  }
+  num_pending_ += k;
+  queue_.Push(scratch_items_.data(), k, WakeCount(k));
+}
+
+void Pool::Execute(const WorkItem& it) {
+  static thread_local uint32_t sample = 0;
+  bool timed = ((++sample) & 15) == 0;
+  std::chrono::steady_clock::time_point t0;
+  if (timed) t0 = std::chrono::steady_clock::now();
+
+  Slot& s = slots_[it.env_id];
+  Batch* b;
+  int env_row, player_row;
+  if (it.batch != nullptr) {
+    b = it.batch;
+    env_row = it.pos;
+    player_row = b->player_offset[it.pos];
+  } else {
+    int64_t seq = complete_seq_.fetch_add(1, std::memory_order_acq_rel);
+    b = ring_[static_cast<size_t>((seq / opts_.batch_size) % static_cast<int64_t>(ring_.size()))].get();
+    env_row = static_cast<int>(seq % opts_.batch_size);
+    player_row = b->player_cursor.fetch_add(s.players, std::memory_order_acq_rel);
+  }
+  uint8_t* blk = b->block;
+  const auto& E = layout_.entries;
+  auto at = [&](int idx, int r) { return blk + E[idx].offset + E[idx].row_bytes * static_cast<size_t>(r); };
+  auto row_of = [&](int idx) { return E[idx].per_player ? player_row : env_row; };
+  Output& o = s.out;
+  for (int i = 0; i < layout_.num_obs; ++i) o.obs[i].ptr = at(i, player_row);
+  for (int i = 0; i < layout_.num_info; ++i) o.info[i].ptr = at(layout_.num_obs + i, row_of(layout_.num_obs + i));
+  o.reward = at(layout_.reward, player_row);
+  o.terminated = reinterpret_cast<bool*>(at(layout_.terminated, env_row));
+  o.truncated = reinterpret_cast<bool*>(at(layout_.truncated, env_row));
+  const size_t reward_bytes = E[layout_.reward].row_bytes * static_cast<size_t>(s.players);
+  *reinterpret_cast<int32_t*>(at(layout_.env_id, env_row)) = it.env_id;
+  for (int p = 0; p < s.players; ++p) *reinterpret_cast<int32_t*>(at(layout_.player_env_id, player_row + p)) = it.env_id;
+  auto preset = [&] {
+    std::memset(o.reward, 0, reward_bytes);
+    *o.terminated = false;
+    *o.truncated = false;
+  };
+  preset();
+  try {
+    if (it.reset || s.done) {
+      if (it.seed >= 0) s.env->Seed(static_cast<uint64_t>(it.seed));
+      s.env->Reset(o);
+      preset();
+      s.elapsed = 0;
+      s.done = false;
+    } else {
+      ActionView av(&s.action_ptrs, &action_row_bytes_);
+      s.env->Step(av, o);
+      ++s.elapsed;
+      if (!*o.terminated && s.elapsed >= opts_.max_episode_steps) *o.truncated = true;
+      s.done = *o.terminated || *o.truncated;
+      if (s.done && opts_.autoreset == AutoReset::kSameStep) {
+        int fb = layout_.final_begin;
+        for (int i = 0; i < layout_.num_obs + layout_.num_info; ++i) {
+          int r = row_of(i);
+          size_t n = E[i].row_bytes * static_cast<size_t>(E[i].per_player ? s.players : 1);
+          std::memcpy(at(fb + i, r), at(i, r), n);
+        }
+        *reinterpret_cast<int32_t*>(at(fb + layout_.num_obs + layout_.num_info, env_row)) = s.elapsed;
+        uint8_t saved_reward[8 * 64];
+        bool term = *o.terminated, trunc = *o.truncated;
+        size_t nr = std::min(reward_bytes, sizeof(saved_reward));
+        std::memcpy(saved_reward, o.reward, nr);
+        s.env->Reset(o);
+        std::memcpy(o.reward, saved_reward, nr);
+        *o.terminated = term;
+        *o.truncated = trunc;
+        s.elapsed = 0;
+        s.done = false;
+      }
+    }
+    *reinterpret_cast<int32_t*>(at(layout_.elapsed, env_row)) = s.elapsed;
+  } catch (const std::exception& ex) {
+    s.done = true;  // the env's state is unknown: its next step resets it
+    std::lock_guard<std::mutex> lk(b->err_mu);
+    b->errors.emplace_back(it.env_id, ex.what());
+  } catch (...) {
+    s.done = true;
+    std::lock_guard<std::mutex> lk(b->err_mu);
+    b->errors.emplace_back(it.env_id, "unknown C++ exception");
+  }
+  if (timed) {
+    int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    int64_t old = item_cost_ns_.load(std::memory_order_relaxed);
+    item_cost_ns_.store((old * 7 + ns) / 8, std::memory_order_relaxed);
+  }
+  int d = b->done.fetch_add(1, std::memory_order_acq_rel) + 1;
+  if (d == b->expected && waiters_.load(std::memory_order_seq_cst) > 0) {
+    { std::lock_guard<std::mutex> lk(done_mu_); }
+    done_cv_.notify_all();
+  }
+}
+
+void Pool::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
+  auto complete = [&] { return b->done.load(std::memory_order_acquire) >= b->expected; };
+  // Help: run queued items on this thread while they last (only this thread enqueues, so once the
+  // queue is empty it stays empty until we return).
+  WorkItem item;
+  while (!complete() && queue_.TryPop(&item)) Execute(item);
+  for (int i = 0; i < kWaitSpin && !complete(); ++i) PP_CPU_RELAX();
+  if (complete()) return;
+  std::unique_lock<std::mutex> lk(done_mu_);
+  waiters_.fetch_add(1, std::memory_order_seq_cst);
+  while (!complete()) {
+    if (done_cv_.wait_for(lk, std::chrono::milliseconds(20)) == std::cv_status::timeout && !complete()) {
+      lk.unlock();
+      bool stop = interrupted && interrupted();
+      lk.lock();
+      if (stop) {
+        waiters_.fetch_sub(1, std::memory_order_seq_cst);
+        throw Interrupted("interrupted while waiting for results");
+      }
+    }
+  }
+  waiters_.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+RecvResult Pool::Recv(const std::function<bool()>& interrupted) {
+  CheckOpen();
+  RecvResult r;
+  Batch* b;
+  if (sync()) {
+    if (ordered_.empty()) throw std::runtime_error("recv() called but no actions were sent: call send() first");
+    b = ordered_.front();
+    WaitFor(b, interrupted);
+    ordered_.pop_front();
+    r.block = b->block;
+    b->block = nullptr;
+    r.env_rows = b->expected;
+    r.player_rows = b->player_rows;
+    ordered_free_.push_back(b);
+  } else {
+    if (num_pending_ < opts_.batch_size) {
+      throw std::runtime_error("recv() would wait forever: only " + std::to_string(num_pending_) +
+                               " envs have results pending but batch_size is " + std::to_string(opts_.batch_size) +
+                               "; send() more envs first");
+    }
+    b = ring_[static_cast<size_t>(recv_seq_ % static_cast<int64_t>(ring_.size()))].get();
+    WaitFor(b, interrupted);
+    r.block = b->block;
+    r.env_rows = b->expected;
+    r.player_rows = b->player_cursor.load(std::memory_order_acquire);
+    b->block = blocks_->Acquire();
+    b->player_cursor.store(0, std::memory_order_relaxed);
+    b->done.store(0, std::memory_order_release);
+    ++recv_seq_;
+  }
+  const auto& eid = layout_.entries[layout_.env_id];
+  const int32_t* ids = reinterpret_cast<const int32_t*>(r.block + eid.offset);
+  for (int i = 0; i < r.env_rows; ++i) slots_[ids[i]].pending = false;
+  num_pending_ -= r.env_rows;
+  if (!b->errors.empty()) {
+    std::vector<std::pair<int, std::string>> errs;
+    {
+      std::lock_guard<std::mutex> lk(b->err_mu);
+      errs.swap(b->errors);
+    }
+    blocks_->Release(r.block);
+    std::string msg = "exception in env";
+    for (const auto& [env, what] : errs) msg += " " + std::to_string(env) + ": " + what + ";";
+    msg += " (the env(s) will be reset on their next step; the other results of this batch were dropped)";
+    throw EnvError(msg);
+  }
+  return r;
+}
+
+}  // namespace pp

@@ -1,0 +1,146 @@
+// The pool: envs, worker threads, the action queue and the result batches. Sync (ordered) and async
+// (completion-order) batches, the three autoreset modes, episode limits, per-env seeding and error propagation.
+// Knows nothing about specific envs and nothing about Python.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "core/pool/env.h"
+#include "core/pool/layout.h"
+#include "core/pool/registry.h"
+#include "core/pool/spec.h"
+#include "core/pool/work_queue.h"
+
+namespace pp {
+
+// Raised on the Python side from recv/step when an env threw on a worker thread.
+class EnvError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// Raised when the blocking wait was interrupted (e.g. Ctrl-C); the pending batch stays pending.
+class Interrupted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Batch {
+  uint8_t* block = nullptr;
+  int expected = 0;
+  std::atomic<int> done{0};
+  std::atomic<int> player_cursor{0};
+  std::vector<int> player_offset;  // ordered batches: first player row of each position
+  int player_rows = 0;             // ordered batches: total player rows
+  std::mutex err_mu;
+  std::vector<std::pair<int, std::string>> errors;
+};
+
+// What recv hands back: a filled block (ownership passes to the caller, who returns it to block_pool()).
+struct RecvResult {
+  uint8_t* block = nullptr;
+  int env_rows = 0;
+  int player_rows = 0;
+};
+
+struct PoolOptions {
+  int num_envs, batch_size, num_threads, max_episode_steps, thread_affinity_offset, max_num_players;
+  int64_t seed;
+  AutoReset autoreset;
+};
+
+class Pool {
+ public:
+  Pool(const EnvType& type, const Config& config);
+  ~Pool();
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  // Validate and enqueue. env_ids: k distinct ids. actions: one pointer per action array of the spec, each
+  // to contiguous rows of the declared dtype (one row per player of each env, envs in env_ids order);
+  // ignored for resets. seeds: per-env reseed values or nullptr. Throws std::invalid_argument and enqueues
+  // nothing when any input is bad.
+  void Send(const int* env_ids, int k, const std::vector<const uint8_t*>& actions, bool reset,
+            const int64_t* seeds);
+  // Block until the next batch is complete. `interrupted` is polled while blocked (return true to abort).
+  RecvResult Recv(const std::function<bool()>& interrupted);
+  void Close();
+
+  bool closed() const { return closed_; }
+  bool sync() const { return opts_.batch_size == opts_.num_envs; }
+  const PoolOptions& options() const { return opts_; }
+  const Layout& layout() const { return layout_; }
+  const Spec& spec() const { return spec_; }
+  const std::shared_ptr<BlockPool>& block_pool() const { return blocks_; }
+  int num_players(int env_id) const { return slots_[env_id].players; }
+  // Alignment-test hooks, on the calling thread; the env must have no result pending.
+  std::vector<double> GetState(int env_id);
+  void SetState(int env_id, const std::vector<double>& state);
+  // Action rows needed for these envs (sum of their player counts).
+  int ActionRows(const int* env_ids, int k) const;
+
+ private:
+  struct Slot {
+    std::unique_ptr<Env> env;
+    int players = 1;
+    int elapsed = 0;
+    bool done = true;      // the env must be reset before it can step (written by the executing thread)
+    bool pending = false;  // sent, not yet received (Python-facing thread only)
+    std::vector<uint8_t> action;
+    std::vector<const uint8_t*> action_ptrs;
+    Output out;
+  };
+
+  void Execute(const WorkItem& item);
+  void WaitFor(Batch* b, const std::function<bool()>& interrupted);
+  void WorkerLoop(int index);
+  Batch* AcquireOrderedBatch();
+  void CheckOpen() const;
+  int WakeCount(int items) const;
+
+  PoolOptions opts_;
+  Spec spec_;
+  Layout layout_;
+  std::shared_ptr<BlockPool> blocks_;
+  std::vector<Slot> slots_;
+  std::vector<size_t> action_row_bytes_;
+  size_t action_bytes_per_player_ = 0;
+  WorkQueue queue_;
+  std::vector<std::thread> workers_;
+  bool closed_ = false;
+
+  // async (completion-order) batches: a ring of K batches
+  std::vector<std::unique_ptr<Batch>> ring_;
+  std::atomic<int64_t> complete_seq_{0};
+  int64_t recv_seq_ = 0;
+  int num_pending_ = 0;  // envs sent and not yet received
+  // sync (ordered) batches: sent, not yet received, oldest first; and spare batch objects
+  std::deque<Batch*> ordered_;
+  std::vector<std::unique_ptr<Batch>> ordered_store_;
+  std::vector<Batch*> ordered_free_;
+
+  // completion signalling
+  std::mutex done_mu_;
+  std::condition_variable done_cv_;
+  std::atomic<int> waiters_{0};
+
+  // cost estimate (ns per item) used to decide how many workers a send is worth waking
+  std::atomic<int64_t> item_cost_ns_{1000000};
+  std::vector<int32_t> scratch_env_ids_;
+  std::vector<WorkItem> scratch_items_;
+  std::vector<uint8_t> scratch_seen_;
+};
+
+PoolOptions ParseOptions(const Config& config);
+
+}  // namespace pp

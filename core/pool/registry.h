@@ -1,0 +1,90 @@
+// The env registry: env types (a class + its config keys + its spec) and task ids (a type + config overrides).
+// An env header defines a class with:
+//   static constexpr const char* kName;                   // the env type's name, e.g. "CartPole"
+//   static std::vector<pp::ConfigKey> ConfigKeys();       // its own keys (may re-default a common key)
+//   static void DefineSpec(const pp::Config&, pp::SpecBuilder&);
+//   Class(const pp::Config&, int env_id, uint64_t seed);  // derived from pp::Env
+// and one registration line in its family's register.cc:
+//   PP_REGISTER_ENV(CartPoleEnv, {"CartPole-v0", {{"max_episode_steps", 200}}}, {"CartPole-v1", {}});
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/pool/env.h"
+#include "core/pool/spec.h"
+
+namespace pp {
+
+struct EnvType {
+  std::string name;
+  std::vector<ConfigKey> keys;  // common keys (possibly re-defaulted) + the env's own
+  std::function<Spec(const Config&)> make_spec;
+  std::function<std::unique_ptr<Env>(const Config&, int env_id, uint64_t seed)> create;
+};
+
+struct TaskDef {
+  std::string id;
+  std::map<std::string, ConfigValue> overrides;
+};
+
+class Registry {
+ public:
+  static Registry& Get() {
+    static Registry r;
+    return r;
+  }
+  void AddType(EnvType t) { types_[t.name] = std::move(t); }
+  void AddTask(const std::string& type, TaskDef task) {
+    tasks_[task.id] = {type, std::move(task.overrides)};
+  }
+  const std::map<std::string, EnvType>& types() const { return types_; }
+  // task id -> (type name, config overrides)
+  const std::map<std::string, std::pair<std::string, std::map<std::string, ConfigValue>>>& tasks() const {
+    return tasks_;
+  }
+
+ private:
+  std::map<std::string, EnvType> types_;
+  std::map<std::string, std::pair<std::string, std::map<std::string, ConfigValue>>> tasks_;
+};
+
+template <typename E>
+bool RegisterEnv(std::initializer_list<TaskDef> tasks) {
+  EnvType t;
+  t.name = E::kName;
+  t.keys = CommonConfigKeys();
+  for (auto& k : E::ConfigKeys()) {
+    bool replaced = false;
+    for (auto& existing : t.keys) {
+      if (existing.name == k.name) {
+        existing = k;
+        replaced = true;
+      }
+    }
+    if (!replaced) t.keys.push_back(k);
+  }
+  t.make_spec = [](const Config& c) {
+    Spec s;
+    SpecBuilder b(&s);
+    E::DefineSpec(c, b);
+    return s;
+  };
+  t.create = [](const Config& c, int env_id, uint64_t seed) -> std::unique_ptr<Env> {
+    return std::make_unique<E>(c, env_id, seed);
+  };
+  Registry::Get().AddType(std::move(t));
+  for (const auto& task : tasks) Registry::Get().AddTask(E::kName, task);
+  return true;
+}
+
+}  // namespace pp
+
+#define PP_CONCAT_INNER(a, b) a##b
+#define PP_CONCAT(a, b) PP_CONCAT_INNER(a, b)
+#define PP_REGISTER_ENV(EnvClass, ...) \
+  static const bool PP_CONCAT(pp_registered_, __LINE__) = ::pp::RegisterEnv<EnvClass>({__VA_ARGS__})

@@ -1,0 +1,178 @@
+// Spec: config keys with defaults and the named arrays an env reads (actions) and writes (observations, info).
+// Nothing here knows about any specific environment.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace pp {
+
+enum class DType : uint8_t { kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64 };
+
+inline size_t DTypeSize(DType d) {
+  switch (d) {
+    case DType::kBool:
+    case DType::kUInt8:
+      return 1;
+    case DType::kInt32:
+    case DType::kFloat32:
+      return 4;
+    case DType::kInt64:
+    case DType::kFloat64:
+      return 8;
+  }
+  return 0;
+}
+
+inline const char* DTypeName(DType d) {
+  switch (d) {
+    case DType::kBool: return "bool";
+    case DType::kUInt8: return "uint8";
+    case DType::kInt32: return "int32";
+    case DType::kInt64: return "int64";
+    case DType::kFloat32: return "float32";
+    case DType::kFloat64: return "float64";
+  }
+  return "?";
+}
+
+template <typename T> constexpr DType DTypeOf();
+template <> constexpr DType DTypeOf<bool>() { return DType::kBool; }
+template <> constexpr DType DTypeOf<uint8_t>() { return DType::kUInt8; }
+template <> constexpr DType DTypeOf<int32_t>() { return DType::kInt32; }
+template <> constexpr DType DTypeOf<int64_t>() { return DType::kInt64; }
+template <> constexpr DType DTypeOf<float>() { return DType::kFloat32; }
+template <> constexpr DType DTypeOf<double>() { return DType::kFloat64; }
+
+inline bool IsIntegral(DType d) {
+  return d == DType::kUInt8 || d == DType::kInt32 || d == DType::kInt64 || d == DType::kBool;
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// One named array. `shape` is the shape of one row (one env, or one player of a multi-player env).
+// `low`/`high` are either empty (unbounded), one value (broadcast) or one value per element.
+// An integral scalar array with finite bounds is exposed as a Discrete space (n = high - low + 1).
+struct ArraySpec {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  std::vector<int> shape;
+  std::vector<double> low, high;
+  bool per_player = true;  // rows per player (obs, reward, actions) or per env (terminated, info scalars)
+
+  size_t NumElements() const {
+    size_t n = 1;
+    for (int s : shape) n *= static_cast<size_t>(s);
+    return n;
+  }
+  size_t RowBytes() const { return NumElements() * DTypeSize(dtype); }
+};
+
+using ConfigValue = std::variant<bool, int64_t, double, std::string>;
+
+inline std::string ConfigTypeName(const ConfigValue& v) {
+  switch (v.index()) {
+    case 0: return "bool";
+    case 1: return "int";
+    case 2: return "float";
+    default: return "str";
+  }
+}
+
+struct ConfigKey {
+  std::string name;
+  ConfigValue default_value;
+  std::string doc;
+  std::vector<std::string> choices;  // for str keys: the allowed values (empty = any)
+};
+
+// Resolved configuration of one pool: every key of the env type has a value.
+class Config {
+ public:
+  Config() = default;
+  explicit Config(std::map<std::string, ConfigValue> v) : values_(std::move(v)) {}
+
+  template <typename T>
+  T Get(const std::string& key) const {
+    auto it = values_.find(key);
+    if (it == values_.end()) throw std::out_of_range("config key '" + key + "' is not defined");
+    if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t>) {
+      return static_cast<T>(std::get<int64_t>(it->second));
+    } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      if (auto* i = std::get_if<int64_t>(&it->second)) return static_cast<T>(*i);
+      return static_cast<T>(std::get<double>(it->second));
+    } else {
+      return std::get<T>(it->second);
+    }
+  }
+  bool Has(const std::string& key) const { return values_.count(key) != 0; }
+  const std::map<std::string, ConfigValue>& values() const { return values_; }
+  std::map<std::string, ConfigValue>& mutable_values() { return values_; }
+
+ private:
+  std::map<std::string, ConfigValue> values_;
+};
+
+// What an env type declares. Built by the env's static Define*() functions.
+struct Spec {
+  std::vector<ArraySpec> obs;     // observation arrays ("obs" for a single array, else "obs:<name>")
+  std::vector<ArraySpec> info;    // extra info arrays written by the env (e.g. "lives")
+  std::vector<ArraySpec> action;  // action arrays
+  DType reward_dtype = DType::kFloat32;
+  int num_players_max = 1;        // largest player count an env of this config can have
+};
+
+// Helper used by env headers to declare arrays readably.
+class SpecBuilder {
+ public:
+  explicit SpecBuilder(Spec* s) : s_(s) {}
+  // Each Add* returns the index of the array in its group; envs use it to address outputs.
+  int Obs(std::string name, DType t, std::vector<int> shape, std::vector<double> low = {},
+          std::vector<double> high = {}) {
+    s_->obs.push_back({std::move(name), t, std::move(shape), std::move(low), std::move(high), true});
+    return static_cast<int>(s_->obs.size()) - 1;
+  }
+  int Info(std::string name, DType t, std::vector<int> shape = {}, bool per_player = false) {
+    s_->info.push_back({std::move(name), t, std::move(shape), {}, {}, per_player});
+    return static_cast<int>(s_->info.size()) - 1;
+  }
+  int Action(std::string name, DType t, std::vector<int> shape, std::vector<double> low = {},
+             std::vector<double> high = {}) {
+    s_->action.push_back({std::move(name), t, std::move(shape), std::move(low), std::move(high), true});
+    return static_cast<int>(s_->action.size()) - 1;
+  }
+  // A Discrete(n) action: int32 scalar in [0, n-1].
+  int DiscreteAction(int n, std::string name = "action") {
+    return Action(std::move(name), DType::kInt32, {}, {0.0}, {static_cast<double>(n - 1)});
+  }
+  void Reward(DType t) { s_->reward_dtype = t; }
+  void MaxPlayers(int n) { s_->num_players_max = n; }
+
+ private:
+  Spec* s_;
+};
+
+// Config keys every env type has, with EnvPool's names and defaults.
+inline std::vector<ConfigKey> CommonConfigKeys() {
+  return {
+      {"num_envs", int64_t{1}, "number of environments in the pool", {}},
+      {"batch_size", int64_t{0}, "envs returned per recv (0 = num_envs, i.e. sync mode)", {}},
+      {"num_threads", int64_t{0}, "worker threads (0 = min(batch_size, cores))", {}},
+      {"seed", int64_t{42}, "env i is seeded with seed + i", {}},
+      {"max_episode_steps", int64_t{1000}, "truncate episodes after this many steps", {}},
+      {"thread_affinity_offset", int64_t{-1}, "pin worker i to core offset+i (-1 = no pinning)", {}},
+      {"max_num_players", int64_t{1}, "players per env (multi-player envs)", {}},
+      {"autoreset_mode", std::string("next_step"), "next_step | same_step | disabled",
+       {"next_step", "same_step", "disabled"}},
+      {"reward_threshold", kInf, "the score at which the task counts as solved (informational)", {}},
+  };
+}
+
+}  // namespace pp

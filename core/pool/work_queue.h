@@ -1,0 +1,108 @@
+// The action queue: (env_id, action) work items, filled by the Python-facing thread, drained by the worker
+// threads and by the caller itself while it waits (so a pool of tiny envs needs no thread hand-off at all).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define PP_CPU_RELAX() _mm_pause()
+#elif defined(__aarch64__)
+#define PP_CPU_RELAX() asm volatile("yield")
+#else
+#define PP_CPU_RELAX() std::this_thread::yield()
+#endif
+
+namespace pp {
+
+struct Batch;
+
+struct WorkItem {
+  int env_id;
+  bool reset;
+  int64_t seed;  // < 0: keep the env's generator
+  Batch* batch;  // ordered (sync) batch, or nullptr: rows assigned in completion order
+  int pos;       // row of this env in an ordered batch
+};
+
+class WorkQueue {
+ public:
+  explicit WorkQueue(size_t capacity) : ring_(capacity) {}
+
+  // Enqueue items and wake up to `wake` sleeping workers.
+  void Push(const WorkItem* items, size_t n, int wake) {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      for (size_t i = 0; i < n; ++i) {
+        ring_[(head_ + size_) % ring_.size()] = items[i];
+        ++size_;
+      }
+      size_atomic_.store(size_, std::memory_order_release);
+    }
+    int s = sleeping_.load(std::memory_order_acquire);
+    if (wake > s) wake = s;
+    if (wake >= s && s > 0) {
+      cv_.notify_all();
+    } else {
+      for (int i = 0; i < wake; ++i) cv_.notify_one();
+    }
+  }
+
+  bool TryPop(WorkItem* out) {
+    if (size_atomic_.load(std::memory_order_acquire) == 0) return false;
+    std::lock_guard<std::mutex> lk(mu_);
+    return PopLocked(out);
+  }
+
+  // Worker side: spin briefly, then sleep until an item arrives. Returns false when stopping.
+  bool Pop(WorkItem* out, int spin_iters) {
+    for (int i = 0; i < spin_iters; ++i) {
+      if (stop_.load(std::memory_order_relaxed)) return false;
+      if (TryPop(out)) return true;
+      PP_CPU_RELAX();
+    }
+    std::unique_lock<std::mutex> lk(mu_);
+    while (size_ == 0 && !stop_.load(std::memory_order_relaxed)) {
+      sleeping_.fetch_add(1, std::memory_order_acq_rel);
+      cv_.wait(lk);
+      sleeping_.fetch_sub(1, std::memory_order_acq_rel);
+    }
+    if (stop_.load(std::memory_order_relaxed)) return false;
+    return PopLocked(out);
+  }
+
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      stop_.store(true);
+    }
+    cv_.notify_all();
+  }
+
+  int sleeping() const { return sleeping_.load(std::memory_order_acquire); }
+
+ private:
+  bool PopLocked(WorkItem* out) {
+    if (size_ == 0) return false;
+    *out = ring_[head_];
+    head_ = (head_ + 1) % ring_.size();
+    --size_;
+    size_atomic_.store(size_, std::memory_order_release);
+    return true;
+  }
+
+  std::vector<WorkItem> ring_;
+  size_t head_ = 0, size_ = 0;
+  std::atomic<size_t> size_atomic_{0};
+  std::atomic<int> sleeping_{0};
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+};
+
+}  // namespace pp
