@@ -1,0 +1,87 @@
+"""Task ids, config keys and their validation (the C++ registry, seen from Python)."""
+
+from __future__ import annotations
+
+import difflib
+import numbers
+from typing import Any
+
+from parallel_pool import _core
+
+_TASKS: dict[str, tuple[str, dict[str, Any]]] = _core.tasks()
+_TYPES: dict[str, list[tuple[str, Any, str, list[str]]]] = _core.env_types()
+
+
+def list_all_envs() -> list[str]:
+    """All registered task ids, sorted."""
+    return sorted(_TASKS)
+
+
+def _suggest(word: str, options, what: str) -> str:
+    close = difflib.get_close_matches(word, list(options), n=3, cutoff=0.5)
+    if not close:
+        lowered = {o.lower(): o for o in options}
+        close = [lowered[w] for w in difflib.get_close_matches(word.lower(), list(lowered), n=3, cutoff=0.5)]
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return f"unknown {what} {word!r}{hint}"
+
+
+def task_type(task_id: str) -> str:
+    if not isinstance(task_id, str):
+        raise TypeError(f"task_id must be a str, got {type(task_id).__name__}")
+    if task_id not in _TASKS:
+        raise ValueError(_suggest(task_id, _TASKS, "task id") + " (see parallel_pool.list_all_envs())")
+    return _TASKS[task_id][0]
+
+
+def config_keys(task_id: str) -> dict[str, tuple[Any, str, list[str]]]:
+    """key -> (default for this task, doc, allowed values)."""
+    type_name = task_type(task_id)
+    overrides = _TASKS[task_id][1]
+    return {
+        name: (overrides.get(name, default), doc, list(choices))
+        for name, default, doc, choices in _TYPES[type_name]
+    }
+
+
+def _coerce(key: str, value: Any, default: Any, choices: list[str]) -> Any:
+    if isinstance(default, bool):
+        if isinstance(value, (bool,)) or (hasattr(value, "dtype") and value.dtype == bool):
+            return bool(value)
+        raise TypeError(f"config key {key!r} must be a bool, got {value!r}")
+    if isinstance(default, int):
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            return int(value)
+        raise TypeError(f"config key {key!r} must be an int, got {value!r}")
+    if isinstance(default, float):
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            return float(value)
+        raise TypeError(f"config key {key!r} must be a number, got {value!r}")
+    if not isinstance(value, str):
+        raise TypeError(f"config key {key!r} must be a str, got {value!r}")
+    if choices and value not in choices:
+        raise ValueError(f"config key {key!r} must be one of {choices}, got {value!r}")
+    return value
+
+
+def resolve_config(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Validate user kwargs against the task's keys; return (env type, full config)."""
+    type_name = task_type(task_id)
+    keys = config_keys(task_id)
+    config = {k: v[0] for k, v in keys.items()}
+    for key, value in kwargs.items():
+        if key not in keys:
+            raise ValueError(_suggest(key, keys, f"config key for {task_id}") + f"; valid keys: {sorted(keys)}")
+        if value is None and key in ("batch_size", "num_threads"):
+            value = 0
+        config[key] = _coerce(key, value, keys[key][0], keys[key][2])
+    n = config["num_envs"]
+    if n < 1:
+        raise ValueError(f"num_envs must be >= 1, got {n}")
+    if config["batch_size"] < 0:
+        raise ValueError(f"batch_size must be >= 0, got {config['batch_size']}")
+    if config["batch_size"] > n:
+        raise ValueError(f"batch_size ({config['batch_size']}) must be <= num_envs ({n})")
+    if config["batch_size"] == 0:
+        config["batch_size"] = n
+    return type_name, config
