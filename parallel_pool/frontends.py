@@ -42,7 +42,7 @@ class _ResetMaskMixin:
             full = _scatter(self._last_obs, obs, env_id)
             full_info = {}
             for k, v in info.items():
-                if isinstance(v, np.ndarray) and k != "players":
+                if isinstance(v, np.ndarray) and k != "players" and not k.startswith("_"):
                     arr = np.zeros((self.num_envs,) + v.shape[1:], dtype=v.dtype)
                     arr[env_id] = v
                     full_info[k] = arr
@@ -100,6 +100,15 @@ class GymnasiumPool(_ResetMaskMixin, BasePool, VectorEnv):
 
     def reset(self, *, seed=None, options=None, env_id=None):
         return self._reset_front(seed, options, env_id)
+
+    def _info(self, out) -> dict:
+        """gymnasium's vector info convention: every per-env array `k` comes with a bool mask `_k` (all True:
+        every env reports every key); the masks are shared read-only arrays, so this costs no allocation."""
+        info = BasePool._info(self, out)
+        mask = self._mask(len(out[self._i_env]))
+        for k in [k for k in info if k != "players"]:
+            info["_" + k] = mask
+        return info
 
     def step(self, actions, env_id=None):
         out = self._unpack(self._step_raw(actions, env_id))
