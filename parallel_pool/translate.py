@@ -167,6 +167,8 @@ class Translator:
         engine already produced (no engine call), unless a seed is given."""
         if env_id is None:
             self._pending.clear()
+            if self.is_async:
+                return self._reset_all_async(seed)
             obs, info = self.env.reset(seed=seed)
             return obs, self.records(info, self.num_envs)
         ids = np.atleast_1d(np.asarray(env_id, dtype=np.int64))
@@ -182,6 +184,25 @@ class Translator:
                              "supported; reset all envs or use a sync pool")
         obs, info = self.env.reset(seed=seed, env_id=ids.astype(np.int32))
         return obs, self.records(info, len(ids))
+
+    def _reset_all_async(self, seed: Any) -> tuple[Any, list[dict]]:
+        """An async pool's reset returns batch_size envs; frameworks want all of them, in env_id order."""
+        if self.num_envs % self.batch_size:
+            raise ValueError(f"resetting every env of an async pool needs num_envs ({self.num_envs}) to be a "
+                             f"multiple of batch_size ({self.batch_size})")
+        self.env.async_reset(seed=seed)
+        parts, records, ids = [], [], []
+        for _ in range(self.num_envs // self.batch_size):
+            obs, _, _, _, info = self.env.recv()
+            parts.append(obs)
+            records += self.records(info, self.batch_size)
+            ids.append(info["env_id"])
+        order = np.argsort(np.concatenate(ids), kind="stable")
+        if isinstance(parts[0], dict):
+            obs = {k: np.concatenate([p[k] for p in parts])[order] for k in parts[0]}
+        else:
+            obs = np.concatenate(parts)[order]
+        return obs, [records[i] for i in order]
 
     def step(self, actions: Any, env_id: Any = None) -> Transition:
         """Step env_id (default: all; sync pools) and translate the result."""

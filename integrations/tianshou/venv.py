@@ -104,7 +104,14 @@ class ParallelPoolVectorEnv(BaseVectorEnv):
         for i in targets:
             self._seeds[i] = None
         if self.is_async and ids is None and self.waiting_id:
-            raise RuntimeError(f"envs {self.waiting_id} are still stepping; collect them before reset")
+            # a full reset discards the results still in flight (the engine must not have any pending)
+            while len(self.waiting_id) >= self.wait_num:
+                done_ids = set(int(e) for e in self._tr.recv().env_id)
+                self.waiting_id = [x for x in self.waiting_id if x not in done_ids]
+            if self.waiting_id:
+                raise RuntimeError(f"envs {self.waiting_id} are still stepping and fewer than batch_size "
+                                   f"({self.wait_num}); send actions for more envs before a reset")
+            self.ready_id = list(range(self.env_num))
         obs, infos = self._tr.reset(env_id=ids, seed=seed)
         return obs, _info_array(infos)
 
