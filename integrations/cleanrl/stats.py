@@ -34,7 +34,7 @@ class EpisodeStatistics:
         self.same_step = getattr(env, "autoreset_mode", "next_step") == "same_step"
         self.episode_returns = np.zeros(n, dtype=np.float64)
         self.episode_lengths = np.zeros(n, dtype=np.int64)
-        self._after_done = np.zeros(n, dtype=bool)
+        self._skip = np.zeros(n, dtype=bool)  # the env's next row is a reset, not a step
         self.return_queue: deque[float] = deque(maxlen=buffer_length)
         self.length_queue: deque[int] = deque(maxlen=buffer_length)
         self.episode_count = 0
@@ -50,12 +50,18 @@ class EpisodeStatistics:
     # ---- calls ------------------------------------------------------------------------------------------
     def reset(self, *args: Any, **kwargs: Any):
         obs, info = self.env.reset(*args, **kwargs)
-        self._clear(info["env_id"])
+        ids = info["env_id"]
+        if getattr(self.env, "is_async", False) and len(ids) < self.env.num_envs:
+            # an async pool's reset hands back batch_size envs; the others' reset rows come through recv()
+            self._clear(slice(None))
+            self._skip[:] = True
+        self._clear(ids)
         return obs, info
 
-    def async_reset(self) -> None:
-        self.env.async_reset()
+    def async_reset(self, *args: Any, **kwargs: Any) -> None:
+        self.env.async_reset(*args, **kwargs)
         self._clear(slice(None))
+        self._skip[:] = True  # every env's next row is its reset observation
 
     def step(self, action: Any, env_id: Any = None):
         return self._record(*self.env.step(action, env_id))
@@ -73,7 +79,7 @@ class EpisodeStatistics:
     def _clear(self, ids) -> None:
         self.episode_returns[ids] = 0
         self.episode_lengths[ids] = 0
-        self._after_done[ids] = False
+        self._skip[ids] = False
 
     def _final(self, info: dict, key: str, done: np.ndarray):
         """info[key] as of the step's own (final) state: with same-step autoreset a finished row's info is the
@@ -91,14 +97,11 @@ class EpisodeStatistics:
         done = terminated | truncated
         raw = self._final(info, "reward", done)
         raw = reward if raw is None else raw
-        if self.same_step:
-            self.episode_returns[ids] += raw
-            self.episode_lengths[ids] += 1
-        else:
-            counted = ~self._after_done[ids]  # the reset row after an episode end belongs to no episode
-            self.episode_returns[ids[counted]] += raw[counted]
-            self.episode_lengths[ids[counted]] += 1
-            self._after_done[ids] = done
+        counted = ~self._skip[ids]  # a reset row (after async_reset, or next-step autoreset) is no step
+        self.episode_returns[ids[counted]] += raw[counted]
+        self.episode_lengths[ids[counted]] += 1
+        # with next-step autoreset the row after an episode end is the reset observation
+        self._skip[ids] = False if self.same_step else done
         game_over = self._final(info, "terminated", done)
         if game_over is not None:
             real_end = truncated | (terminated & game_over.astype(bool))
