@@ -116,6 +116,28 @@ class Agent(nn.Module):
         return self.actor(self._features(x)).argmax(dim=1)
 
 
+def chain_gae(groups: list[np.ndarray], succ: np.ndarray, rew: torch.Tensor, term: torch.Tensor,
+              trunc: torch.Tensor, boot: torch.Tensor, values: torch.Tensor, gamma: float, lam: float,
+              n: int) -> torch.Tensor:
+    """GAE over rows that arrived in completion order. Row j's successor (the same env's next row) is succ[j]
+    (-1: its outcome has not arrived; such rows get no advantage). A group holds at most one row per env and
+    successors always lie in later groups, so one vectorised pass per group, newest first, suffices. Terminated:
+    no bootstrap; truncated: bootstrap with V(final observation) (boot); either way the GAE recursion stops."""
+    adv = torch.zeros(n)
+    with torch.no_grad():
+        for rows in reversed(groups):
+            rows = rows[succ[rows] >= 0]
+            if len(rows) == 0:
+                continue
+            nxt = torch.as_tensor(succ[rows])
+            r = torch.as_tensor(rows)
+            done = term[r] | trunc[r]
+            next_value = torch.where(trunc[r], boot[r], values[nxt] * (~term[r]))
+            delta = rew[r] + gamma * next_value - values[r]
+            adv[r] = delta + gamma * lam * (~done) * adv[nxt]
+    return adv
+
+
 def task_kwargs(env_id: str, train: bool) -> dict:
     """EnvPool-CleanRL's Atari settings for training; the raw game for evaluation."""
     fields = parallel_pool.make_spec(env_id).config._fields
@@ -219,19 +241,8 @@ def main(args: Args) -> dict:
             global_step += len(ids)
         bar.update(recvs * B)
 
-        # GAE along each env's chain of rows, newest group first (a group holds at most one row per env)
-        adv = torch.zeros(n)
-        with torch.no_grad():
-            for rows in reversed(groups):
-                rows = rows[succ[rows] >= 0]  # rows whose outcome is known
-                if len(rows) == 0:
-                    continue
-                nxt = torch.as_tensor(succ[rows])
-                r = torch.as_tensor(rows)
-                done = term_buf[r] | trunc_buf[r]
-                next_value = torch.where(trunc_buf[r], boot_buf[r], val_buf[nxt] * (~term_buf[r]))
-                delta = rew_buf[r] + args.gamma * next_value - val_buf[r]
-                adv[r] = delta + args.gamma * args.gae_lambda * (~done) * adv[nxt]
+        adv = chain_gae(groups, succ, rew_buf, term_buf, trunc_buf, boot_buf, val_buf, args.gamma,
+                        args.gae_lambda, n)
         train = torch.as_tensor(np.flatnonzero(succ[:n] >= 0))
         b_adv = adv[train]
         b_ret = b_adv + val_buf[train]
