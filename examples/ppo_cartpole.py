@@ -54,7 +54,7 @@ class Args:
     """torch.set_num_threads"""
     eval_every: int = 8192
     """evaluate the greedy policy every this many env steps (0: never)"""
-    eval_episodes: int = 10
+    eval_episodes: int = 20
     final_eval_episodes: int = 20
     """episodes of the final evaluation (reported as eval_return)"""
     target_return: float = 475.0

@@ -23,10 +23,11 @@ def _final(info, key, i, same_step, done):
 @pytest.mark.parametrize("mode", ["next_step", "same_step"])
 @pytest.mark.parametrize("batch_size", [0, 3])  # sync, async
 @pytest.mark.parametrize("max_steps", [1000, 4])  # terminated after 5 steps / truncated after 4
-def test_dummy_episodes_match_the_env_books(mode, batch_size, max_steps):
+@pytest.mark.parametrize("env_type", ["gymnasium", "gym"])
+def test_dummy_episodes_match_the_env_books(mode, batch_size, max_steps, env_type):
     n = 6
-    env = EpisodeStatistics(parallel_pool.make("Dummy-v0", num_envs=n, batch_size=batch_size, episode_len=5,
-                                               max_episode_steps=max_steps, autoreset_mode=mode))
+    env = EpisodeStatistics(parallel_pool.make("Dummy-v0", env_type=env_type, num_envs=n, batch_size=batch_size,
+                                               episode_len=5, max_episode_steps=max_steps, autoreset_mode=mode))
     same = mode == "same_step"
     rng = np.random.default_rng(0)
     expected = []

@@ -51,7 +51,7 @@ def test_async_ppo_script_learns_cartpole():
     s = run_script("ppo_atari.py", "--env-id", "CartPole-v1", "--seed", "1", "--total-timesteps", str(budget),
                    "--num-envs", "16", "--batch-size", "8", "--num-steps", "32", "--learning-rate", "1e-3",
                    "--update-epochs", "10", "--num-minibatches", "2", "--gamma", "0.98", "--gae-lambda", "0.8",
-                   "--ent-coef", "0.0", "--clip-coef", "0.2", "--eval-every", "16384", "--target-return", str(TARGET),
+                   "--ent-coef", "0.0", "--clip-coef", "0.2", "--eval-every", "16384", "--eval-episodes", "20", "--target-return", str(TARGET),
                    "--final-eval-episodes", "20")
     print(f"async PPO script on CartPole-v1: {s}")
     assert s["steps"] <= budget + 16 * 32

@@ -27,7 +27,7 @@ def _lin(v: float):
 
 
 def train_sb3_cartpole(seed: int = SEED, budget: int = BUDGET, eval_every: int = 8_192):
-    """PPO with RL-Zoo's CartPole-v1 hyperparameters; evaluates 10 deterministic episodes every `eval_every`
+    """PPO with RL-Zoo's CartPole-v1 hyperparameters; evaluates 20 deterministic episodes every `eval_every`
     steps and stops at the first mean >= TARGET. Returns (steps used, final mean return, seconds)."""
     torch.set_num_threads(1)
     venv = VecMonitor(ParallelPoolVecEnv("CartPole-v1", num_envs=8, seed=seed))
@@ -35,12 +35,14 @@ def train_sb3_cartpole(seed: int = SEED, budget: int = BUDGET, eval_every: int =
     model = PPO("MlpPolicy", venv, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20,
                 ent_coef=0.0, learning_rate=_lin(1e-3), clip_range=_lin(0.2), seed=seed, device="cpu", verbose=0)
     stop = StopTrainingOnRewardThreshold(reward_threshold=TARGET, verbose=0)
-    cb = EvalCallback(eval_env, callback_on_new_best=stop, n_eval_episodes=10, eval_freq=eval_every // 8,
+    cb = EvalCallback(eval_env, callback_on_new_best=stop, n_eval_episodes=20, eval_freq=eval_every // 8,
                       deterministic=True, verbose=0)
     t0 = time.perf_counter()
     model.learn(total_timesteps=budget, callback=cb)
     seconds = time.perf_counter() - t0
-    mean, _ = evaluate_policy(model, eval_env, n_eval_episodes=20, deterministic=True)
+    final_env = VecMonitor(ParallelPoolVecEnv("CartPole-v1", num_envs=10, seed=seed + 2000))
+    mean, _ = evaluate_policy(model, final_env, n_eval_episodes=20, deterministic=True)  # fresh episodes
+    final_env.close()
     steps = model.num_timesteps
     venv.close()
     eval_env.close()

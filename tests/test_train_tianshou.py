@@ -30,7 +30,7 @@ NUM_ENVS = 8
 
 def train_tianshou_cartpole(seed: int = SEED, budget: int = BUDGET, epoch_steps: int = 8_192):
     """PPO (collect 256 steps, 20 passes in minibatches of 256, gamma 0.98, GAE 0.8); after every epoch of
-    `epoch_steps` steps, 10 deterministic test episodes; stops at the first mean >= TARGET.
+    `epoch_steps` steps, 20 deterministic test episodes; stops at the first mean >= TARGET.
     Returns (steps used, final mean return over 20 fresh test episodes, seconds)."""
     torch.set_num_threads(1)
     torch.manual_seed(seed)
@@ -53,7 +53,7 @@ def train_tianshou_cartpole(seed: int = SEED, budget: int = BUDGET, epoch_steps:
     params = OnPolicyTrainerParams(
         training_collector=train_collector, test_collector=test_collector, max_epochs=budget // epoch_steps,
         epoch_num_steps=epoch_steps, collection_step_num_env_steps=256, update_step_num_repetitions=20,
-        batch_size=256, test_step_num_episodes=10, stop_fn=lambda mean: mean >= TARGET, verbose=False,
+        batch_size=256, test_step_num_episodes=20, stop_fn=lambda mean: mean >= TARGET, verbose=False,
         show_progress=False)
     t0 = time.perf_counter()
     algo.run_training(params)
