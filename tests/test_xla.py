@@ -384,3 +384,11 @@ def test_float32_env_no_x64_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         step(handle, np.zeros(2, np.int32))
+
+
+def test_missing_jax_message(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "jax", None)
+    with pytest.raises(ImportError, match=r"parallel-pool\[jax\]"):
+        parallel_pool.make("CartPole-v1").xla()
