@@ -1,6 +1,7 @@
 """env.xla() throughput, side by side in one run, on the same task and config:
 
   pp-python   ParallelPool, plain Python loop on the pool (sync: send + recv; async: recv, then send to those ids)
+  pp-py-step  ParallelPool, plain Python loop of env.step(action) (sync only: one engine call per step)
   pp-xla      ParallelPool, one jitted lax.scan over `step` (sync) or recv/send (async)
   ep-xla      EnvPool 1.2.5's xla(), the same jitted scan (if envpool is installed)
   ep-python   EnvPool, the plain Python loop (reference)
@@ -37,6 +38,15 @@ def python_loop(env, iters: int, n: int, bs: int, async_: bool):
     for _ in range(iters):
         env.send(act)
         env.recv()
+    return time.perf_counter() - t0
+
+
+def python_step_loop(env, iters: int, n: int):
+    act = np.zeros(n, np.int32)
+    env.reset()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        env.step(act)
     return time.perf_counter() - t0
 
 
@@ -113,6 +123,8 @@ def main() -> None:
         runners = {}
         pp_env = parallel_pool.make(args.task, env_type="gymnasium", **kw)
         runners["pp-python"] = lambda e=pp_env: python_loop(e, args.iters, n, bs, async_)
+        if not async_:
+            runners["pp-py-step"] = lambda e=pp_env: python_step_loop(e, args.iters, n)
         runners["pp-xla"] = make_xla_loop(pp_env, args.iters, n, bs, async_)
         if envpool is not None:
             ep_env = envpool.make(args.task, env_type="gymnasium", **kw)

@@ -101,9 +101,10 @@ def make_xla(env: Any) -> XlaFunctions:
     warned = []
 
     def check_x64() -> None:
-        if warned or jax.config.jax_enable_x64:
+        if warned:
             return
-        wide = [n for n, dt, _ in outputs if dt.itemsize == 8] + [n for n, dt, _ in actions if dt.itemsize == 8]
+        # arrays whose dtype jax narrows under the current x64 setting
+        wide = [n for n, dt, _ in outputs + actions if jax.dtypes.canonicalize_dtype(dt) != dt]
         if wide:
             warned.append(True)
             warnings.warn(

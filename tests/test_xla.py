@@ -360,7 +360,8 @@ def test_float64_with_x64():
     assert not np.array_equal(acts.astype(np.float32).astype(np.float64), acts)
     _, obs, rew = _f64_plain(acts)
     assert obs.dtype == np.float64 and rew.dtype == np.float64
-    with jax.enable_x64(True):
+    with jax.enable_x64(True), warnings.catch_warnings():
+        warnings.simplefilter("error")  # no narrowing warning with x64 on
         gobs, grew = _f64_xla(acts)
     assert gobs.dtype == np.float64 and grew.dtype == np.float64
     assert np.array_equal(gobs, obs) and np.array_equal(grew, rew)
@@ -392,3 +393,20 @@ def test_missing_jax_message(monkeypatch):
     monkeypatch.setitem(sys.modules, "jax", None)
     with pytest.raises(ImportError, match=r"parallel-pool\[jax\]"):
         parallel_pool.make("CartPole-v1").xla()
+
+
+def test_sync_subset_env_ids_in_order():
+    kw = dict(num_envs=5, seed=9)
+    ref = parallel_pool.make("CartPole-v1", **kw)
+    ref.reset()
+    env = parallel_pool.make("CartPole-v1", **kw)
+    handle, _, _, step = env.xla()
+    env.reset()
+    f = jax.jit(step)
+    for ids in ([3, 1], [0, 4, 2], [1, 3]):
+        ids = np.array(ids, np.int32)
+        a = (ids % 2).astype(np.int32)
+        want = ref.step(a, ids)
+        handle, got = f(handle, a, ids)
+        assert np.array_equal(want[0], np.asarray(got[0])) and np.array_equal(want[4]["env_id"], ids)
+        assert np.array_equal(np.asarray(got[4]["env_id"]), ids)
