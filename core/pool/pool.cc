@@ -168,6 +168,15 @@ Pool::Pool(const EnvType& type, const Config& config)
     }
     s.out.reward_dtype = spec_.reward_dtype;
     s.out.num_players = s.players;
+    if (!sync()) {
+      size_t soff = 0;
+      for (const auto& e : layout_.entries) {
+        soff = (soff + 15) & ~size_t{15};
+        s.staging_off.push_back(soff);
+        soff += e.row_bytes * static_cast<size_t>(e.per_player ? s.players : 1);
+      }
+      s.staging.assign(soff + 16, 0);
+    }
   }
   if (!sync()) {
     int k = (opts_.num_envs + opts_.batch_size - 1) / opts_.batch_size + 1;
@@ -343,21 +352,17 @@ void Pool::Execute(const WorkItem& it) {
   if (timed) t0 = std::chrono::steady_clock::now();
 
   Slot& s = slots_[it.env_id];
-  Batch* b;
-  int env_row, player_row;
-  if (it.batch != nullptr) {
-    b = it.batch;
-    env_row = it.pos;
-    player_row = b->player_offset[it.pos];
-  } else {
-    int64_t seq = complete_seq_.fetch_add(1, std::memory_order_acq_rel);
-    b = ring_[static_cast<size_t>((seq / opts_.batch_size) % static_cast<int64_t>(ring_.size()))].get();
-    env_row = static_cast<int>(seq % opts_.batch_size);
-    player_row = b->player_cursor.fetch_add(s.players, std::memory_order_acq_rel);
-  }
-  uint8_t* blk = b->block;
   const auto& E = layout_.entries;
-  auto at = [&](int idx, int r) { return blk + E[idx].offset + E[idx].row_bytes * static_cast<size_t>(r); };
+  // Where this env's rows are written: straight into an ordered batch, or into the env's staging rows.
+  Batch* b = it.batch;
+  const bool staged = b == nullptr;
+  uint8_t* blk = staged ? s.staging.data() : b->block;
+  const int env_row = staged ? 0 : it.pos;
+  const int player_row = staged ? 0 : b->player_offset[it.pos];
+  auto at = [&](int idx, int r) {
+    return staged ? blk + s.staging_off[idx] + E[idx].row_bytes * static_cast<size_t>(r)
+                  : blk + E[idx].offset + E[idx].row_bytes * static_cast<size_t>(r);
+  };
   auto row_of = [&](int idx) { return E[idx].per_player ? player_row : env_row; };
   Output& o = s.out;
   for (int i = 0; i < layout_.num_obs; ++i) o.obs[i].ptr = at(i, player_row);
@@ -374,6 +379,7 @@ void Pool::Execute(const WorkItem& it) {
     *o.truncated = false;
   };
   preset();
+  std::string error;
   try {
     if (it.reset || s.done) {
       if (it.seed >= 0) s.env->Seed(static_cast<uint64_t>(it.seed));
@@ -410,12 +416,27 @@ void Pool::Execute(const WorkItem& it) {
     *reinterpret_cast<int32_t*>(at(layout_.elapsed, env_row)) = s.elapsed;
   } catch (const std::exception& ex) {
     s.done = true;  // the env's state is unknown: its next step resets it
-    std::lock_guard<std::mutex> lk(b->err_mu);
-    b->errors.emplace_back(it.env_id, ex.what());
+    error = ex.what();
+    if (error.empty()) error = "C++ exception";
   } catch (...) {
     s.done = true;
+    error = "unknown C++ exception";
+  }
+  if (staged) {
+    // claim the next row of the async batch ring now that the step is done, and copy the rows there
+    int64_t seq = complete_seq_.fetch_add(1, std::memory_order_acq_rel);
+    b = ring_[static_cast<size_t>((seq / opts_.batch_size) % static_cast<int64_t>(ring_.size()))].get();
+    const int er = static_cast<int>(seq % opts_.batch_size);
+    const int pr = b->player_cursor.fetch_add(s.players, std::memory_order_acq_rel);
+    for (size_t i = 0; i < E.size(); ++i) {
+      const bool pp = E[i].per_player;
+      std::memcpy(b->block + E[i].offset + E[i].row_bytes * static_cast<size_t>(pp ? pr : er),
+                  s.staging.data() + s.staging_off[i], E[i].row_bytes * static_cast<size_t>(pp ? s.players : 1));
+    }
+  }
+  if (!error.empty()) {
     std::lock_guard<std::mutex> lk(b->err_mu);
-    b->errors.emplace_back(it.env_id, "unknown C++ exception");
+    b->errors.emplace_back(it.env_id, std::move(error));
   }
   if (timed) {
     int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();

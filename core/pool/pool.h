@@ -99,6 +99,10 @@ class Pool {
     std::vector<uint8_t> action;
     std::vector<const uint8_t*> action_ptrs;
     Output out;
+    // async mode: the env writes here, and the row is copied into a batch only once the step is done, so
+    // batches fill in completion order
+    std::vector<uint8_t> staging;
+    std::vector<size_t> staging_off;  // per layout entry
   };
 
   void Execute(const WorkItem& item);
