@@ -343,3 +343,38 @@ def test_make_spec_and_list_all_envs():
     assert spec.config.seed == 42 and spec.config.num_envs == 1 and spec.config.batch_size == 1
     assert spec.observation_space.shape == (4,) and spec.action_space.n == 2
     assert pp.make_spec("CartPole-v1", num_envs=8).config.batch_size == 8
+
+
+
+_AFFINITY_PROBE = """
+import glob, json, os, sys
+import parallel_pool as pp
+env = pp.make("CartPole-v1", num_envs=4, num_threads=int(sys.argv[1]), thread_affinity_offset=int(sys.argv[2]))
+out = []
+for task in glob.glob(f"/proc/{os.getpid()}/task/*"):
+    if open(task + "/comm").read().strip() == "pp-worker":
+        line = next(x for x in open(task + "/status") if x.startswith("Cpus_allowed_list"))
+        out.append(line.split(":")[1].strip())
+print(json.dumps(sorted(out)))
+"""
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="reads /proc")
+def test_num_threads_and_thread_affinity_offset():
+    import json
+    import os
+    import subprocess
+    import sys
+
+    def probe(threads, offset):
+        r = subprocess.run([sys.executable, "-c", _AFFINITY_PROBE, str(threads), str(offset)], capture_output=True,
+                           text=True, check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        assert r.stdout.strip(), r.stderr
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    ncpu = os.cpu_count()
+    pinned = probe(2, 0)
+    assert pinned == sorted([str(0 % ncpu), str(1 % ncpu)])  # worker i pinned to core (offset + i) % cores
+    assert probe(1, 1) == [str(1 % ncpu)]
+    free = probe(3, -1)
+    assert len(free) == 3 and len(set(free)) == 1 and "-" in free[0] or ncpu == 1  # unpinned: all cores

@@ -188,7 +188,19 @@ Pool::Pool(const EnvType& type, const Config& config)
     }
   }
   scratch_seen_.assign(opts_.num_envs, 0);
-  for (int i = 0; i < opts_.num_threads; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
+  for (int i = 0; i < opts_.num_threads; ++i) {
+    workers_.emplace_back([this] { WorkerLoop(); });
+#ifdef __linux__
+    // named and pinned from here, so both hold as soon as the pool exists
+    pthread_setname_np(workers_.back().native_handle(), "pp-worker");
+    if (opts_.thread_affinity_offset >= 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET((opts_.thread_affinity_offset + i) % Cores(), &set);
+      pthread_setaffinity_np(workers_.back().native_handle(), sizeof(set), &set);
+    }
+#endif
+  }
 }
 
 Pool::~Pool() { Close(); }
@@ -215,17 +227,7 @@ void Pool::CheckOpen() const {
   if (closed_) throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
 }
 
-void Pool::WorkerLoop(int index) {
-#ifdef __linux__
-  if (opts_.thread_affinity_offset >= 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET((opts_.thread_affinity_offset + index) % Cores(), &set);
-    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-  }
-#else
-  (void)index;
-#endif
+void Pool::WorkerLoop() {
   WorkItem item;
   while (queue_.Pop(&item, kWorkerSpin)) Execute(item);
 }

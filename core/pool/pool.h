@@ -107,7 +107,7 @@ class Pool {
 
   void Execute(const WorkItem& item);
   void WaitFor(Batch* b, const std::function<bool()>& interrupted);
-  void WorkerLoop(int index);
+  void WorkerLoop();
   Batch* AcquireOrderedBatch();
   void CheckOpen() const;
   int WakeCount(int items) const;
