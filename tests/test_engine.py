@@ -378,3 +378,45 @@ def test_num_threads_and_thread_affinity_offset():
     assert probe(1, 1) == [str(1 % ncpu)]
     free = probe(3, -1)
     assert len(free) == 3 and len(set(free)) == 1 and "-" in free[0] or ncpu == 1  # unpinned: all cores
+
+
+def test_close_with_work_in_flight_and_arrays_outliving_the_pool():
+    import gc
+
+    env = dummy(num_envs=4, batch_size=2, step_cost_us=20000.0, num_threads=2)
+    obs, *_ = env.reset()
+    keep = obs.copy()
+    env.send(np.ones(2, dtype=np.int32), np.array([0, 1]))
+    t0 = time.perf_counter()
+    env.close()  # must not hang on queued or running steps
+    assert time.perf_counter() - t0 < 2.0
+    del env
+    gc.collect()
+    np.testing.assert_array_equal(obs, keep)  # the arrays own their memory block, not the pool
+
+
+def test_two_pools_driven_from_two_threads():
+    results = {}
+
+    def run(name, n):
+        env = pp.make("CartPole-v1", num_envs=n, seed=n)
+        env.reset()
+        total = 0.0
+        for _ in range(2000):
+            _, rew, *_ = env.step(np.ones(n, dtype=np.int32))
+            total += rew.sum()
+        results[name] = total
+
+    threads = [threading.Thread(target=run, args=(f"p{n}", n)) for n in (3, 5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results["p3"] > 0 and results["p5"] > 0
+    # same results as single-threaded use
+    single = {}
+    for n in (3, 5):
+        env = pp.make("CartPole-v1", num_envs=n, seed=n)
+        env.reset()
+        single[f"p{n}"] = sum(env.step(np.ones(n, dtype=np.int32))[1].sum() for _ in range(2000))
+    assert results == single
