@@ -255,6 +255,29 @@ def test_multi_player_async():
         np.testing.assert_array_equal(np.sort(rows[:, 1]), [0, 1, 2])
 
 
+@pytest.mark.parametrize("vary", [False, True])
+def test_async_rows_stay_consistent_under_contention(vary):
+    """Every row of every async batch belongs to the env named by env_id / players.env_id, under real
+    contention (more threads than cores, tiny random step costs)."""
+    env = pp.make("TwoPlayer-v0", num_envs=16, batch_size=5, num_threads=4, max_num_players=3,
+                  vary_players=vary, episode_len=1000)
+    players = np.array([1 + i % 3 if vary else 3 for i in range(16)])
+    env.async_reset()
+    steps = np.zeros(16, dtype=int)
+    for _ in range(400):
+        obs, rew, term, trunc, info = env.recv()
+        ids, pids = info["env_id"], info["players"]["env_id"]
+        assert len(pids) == players[ids].sum()
+        np.testing.assert_array_equal(pids, np.repeat(ids, players[ids]))  # player rows follow env order
+        np.testing.assert_array_equal(obs[:, 0], pids)
+        np.testing.assert_array_equal(obs[:, 2], np.repeat(steps[ids], players[ids]))
+        np.testing.assert_array_equal(info["elapsed_step"], steps[ids])
+        steps[ids] += 1
+        acts = np.concatenate([np.full(players[e], e % 3) for e in ids])
+        env.send(acts, ids)
+        np.testing.assert_array_equal(rew, np.repeat((ids % 3) * (steps[ids] > 1), players[ids]))
+
+
 def test_returned_arrays_survive_later_steps():
     env = pp.make("CartPole-v1", num_envs=4)
     obs0, _ = env.reset()
@@ -367,8 +390,10 @@ def test_num_threads_and_thread_affinity_offset():
     import sys
 
     def probe(threads, offset):
+        root = os.path.dirname(os.path.dirname(pp.__file__))  # import the same parallel_pool as this process
+        path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
         r = subprocess.run([sys.executable, "-c", _AFFINITY_PROBE, str(threads), str(offset)], capture_output=True,
-                           text=True, check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+                           text=True, env={**os.environ, "PYTHONPATH": path})
         assert r.stdout.strip(), r.stderr
         return json.loads(r.stdout.strip().splitlines()[-1])
 

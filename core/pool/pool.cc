@@ -121,6 +121,7 @@ Pool::Pool(const EnvType& type, const Config& config)
     : opts_(ParseOptions(config)),
       spec_(type.make_spec(config)),
       layout_(spec_, opts_.batch_size, std::max(spec_.num_players_max, 1), opts_.autoreset),
+      max_players_(std::max(spec_.num_players_max, 1)),
       blocks_(std::make_shared<BlockPool>(layout_.block_bytes)),
       slots_(opts_.num_envs),
       queue_(static_cast<size_t>(opts_.num_envs)) {
@@ -429,7 +430,7 @@ void Pool::Execute(const WorkItem& it) {
     int64_t seq = complete_seq_.fetch_add(1, std::memory_order_acq_rel);
     b = ring_[static_cast<size_t>((seq / opts_.batch_size) % static_cast<int64_t>(ring_.size()))].get();
     const int er = static_cast<int>(seq % opts_.batch_size);
-    const int pr = b->player_cursor.fetch_add(s.players, std::memory_order_acq_rel);
+    const int pr = er * max_players_;  // fixed stride: the player rows follow from the env row (compacted in Recv)
     for (size_t i = 0; i < E.size(); ++i) {
       const bool pp = E[i].per_player;
       std::memcpy(b->block + E[i].offset + E[i].row_bytes * static_cast<size_t>(pp ? pr : er),
@@ -476,6 +477,30 @@ void Pool::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
   waiters_.fetch_sub(1, std::memory_order_seq_cst);
 }
 
+int Pool::CompactPlayerRows(uint8_t* block, int env_rows) {
+  const auto& E = layout_.entries;
+  const int32_t* ids = reinterpret_cast<const int32_t*>(block + E[layout_.env_id].offset);
+  int total = 0;
+  bool full = true;
+  for (int i = 0; i < env_rows; ++i) {
+    total += slots_[ids[i]].players;
+    full = full && slots_[ids[i]].players == max_players_;
+  }
+  if (full) return total;
+  // some envs have fewer players than the stride: close the gaps, front to back (offsets only shrink)
+  for (const auto& e : E) {
+    if (!e.per_player) continue;
+    uint8_t* base = block + e.offset;
+    size_t dst = 0;
+    for (int i = 0; i < env_rows; ++i) {
+      size_t n = e.row_bytes * static_cast<size_t>(slots_[ids[i]].players);
+      std::memmove(base + dst, base + e.row_bytes * static_cast<size_t>(i) * max_players_, n);
+      dst += n;
+    }
+  }
+  return total;
+}
+
 RecvResult Pool::Recv(const std::function<bool()>& interrupted) {
   CheckOpen();
   RecvResult r;
@@ -500,11 +525,10 @@ RecvResult Pool::Recv(const std::function<bool()>& interrupted) {
     WaitFor(b, interrupted);
     r.block = b->block;
     r.env_rows = b->expected;
-    r.player_rows = b->player_cursor.load(std::memory_order_acquire);
     b->block = blocks_->Acquire();
-    b->player_cursor.store(0, std::memory_order_relaxed);
     b->done.store(0, std::memory_order_release);
     ++recv_seq_;
+    r.player_rows = CompactPlayerRows(r.block, r.env_rows);
   }
   const auto& eid = layout_.entries[layout_.env_id];
   const int32_t* ids = reinterpret_cast<const int32_t*>(r.block + eid.offset);

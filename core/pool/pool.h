@@ -39,7 +39,6 @@ struct Batch {
   uint8_t* block = nullptr;
   int expected = 0;
   std::atomic<int> done{0};
-  std::atomic<int> player_cursor{0};
   std::vector<int> player_offset;  // ordered batches: first player row of each position
   int player_rows = 0;             // ordered batches: total player rows
   std::mutex err_mu;
@@ -111,10 +110,12 @@ class Pool {
   Batch* AcquireOrderedBatch();
   void CheckOpen() const;
   int WakeCount(int items) const;
+  int CompactPlayerRows(uint8_t* block, int env_rows);
 
   PoolOptions opts_;
   Spec spec_;
   Layout layout_;
+  int max_players_;
   std::shared_ptr<BlockPool> blocks_;
   std::vector<Slot> slots_;
   std::vector<size_t> action_row_bytes_;

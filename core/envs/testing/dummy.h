@@ -99,7 +99,8 @@ class TwoPlayerEnv : public Env {
   static constexpr const char* kName = "TwoPlayer";
   static std::vector<ConfigKey> ConfigKeys() {
     return {{"max_num_players", int64_t{2}, "players per env", {}},
-            {"episode_len", int64_t{5}, "terminate after this many steps", {}}};
+            {"episode_len", int64_t{5}, "terminate after this many steps", {}},
+            {"vary_players", false, "env i has 1 + i % max_num_players players instead of max_num_players", {}}};
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     b.Obs("obs", DType::kFloat32, {3}, {-kInf}, {kInf});
@@ -107,7 +108,10 @@ class TwoPlayerEnv : public Env {
     b.MaxPlayers(c.Get<int>("max_num_players"));
   }
   TwoPlayerEnv(const Config& c, int env_id, uint64_t seed)
-      : Env(c, env_id, seed), players_(c.Get<int>("max_num_players")), episode_len_(c.Get<int>("episode_len")) {}
+      : Env(c, env_id, seed),
+        players_(c.Get<bool>("vary_players") ? 1 + env_id % c.Get<int>("max_num_players")
+                                             : c.Get<int>("max_num_players")),
+        episode_len_(c.Get<int>("episode_len")) {}
   int NumPlayers() const override { return players_; }
   void Reset(Output& out) override {
     step_ = 0;
