@@ -245,6 +245,7 @@ void Pool::SetState(int env_id, const std::vector<double>& state) {
   if (env_id < 0 || env_id >= opts_.num_envs) throw std::invalid_argument("env_id out of range");
   if (slots_[env_id].pending) throw std::invalid_argument("env has a result pending; recv() it first");
   slots_[env_id].env->SetState(state);
+  slots_[env_id].done = false;  // the env is mid-episode in the given state: its next step steps it
 }
 
 int Pool::ActionRows(const int* env_ids, int k) const {
