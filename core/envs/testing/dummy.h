@@ -24,6 +24,8 @@ class DummyEnv : public Env {
     return {{"max_episode_steps", int64_t{1000}, "truncate after this many steps", {}},
             {"episode_len", int64_t{10}, "terminate after this many steps", {}},
             {"step_cost_us", 0.0, "busy-wait this long per step (simulated env cost)", {}},
+            {"slow_env", int64_t{-1}, "this env id spins slow_env_cost_us per step instead (-1: none)", {}},
+            {"slow_env_cost_us", 100000.0, "per-step cost of slow_env", {}},
             {"error_action", int64_t{-1}, "throw a C++ exception when the action equals this (-1: never)", {}},
             {"continuous", false, "use a float32 Box(-1, 1, (2,)) action instead of Discrete(10)", {}},
             {"float64", false, "float64 obs, reward and continuous action (instead of float32)", {}}};
@@ -43,7 +45,7 @@ class DummyEnv : public Env {
   DummyEnv(const Config& c, int env_id, uint64_t seed)
       : Env(c, env_id, seed),
         episode_len_(c.Get<int>("episode_len")),
-        cost_us_(c.Get<double>("step_cost_us")),
+        cost_us_(env_id == c.Get<int>("slow_env") ? c.Get<double>("slow_env_cost_us") : c.Get<double>("step_cost_us")),
         error_action_(c.Get<int>("error_action")),
         continuous_(c.Get<bool>("continuous")),
         f64_(c.Get<bool>("float64")) {}
@@ -117,7 +119,8 @@ class TwoPlayerEnv : public Env {
   static constexpr const char* kName = "TwoPlayer";
   static std::vector<ConfigKey> ConfigKeys() {
     return {{"max_num_players", int64_t{2}, "players per env", {}},
-            {"episode_len", int64_t{5}, "terminate after this many steps", {}}};
+            {"episode_len", int64_t{5}, "terminate after this many steps", {}},
+            {"vary_players", false, "env i has 1 + i % max_num_players players instead of max_num_players", {}}};
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     b.Obs("obs", DType::kFloat32, {3}, {-kInf}, {kInf});
@@ -125,7 +128,10 @@ class TwoPlayerEnv : public Env {
     b.MaxPlayers(c.Get<int>("max_num_players"));
   }
   TwoPlayerEnv(const Config& c, int env_id, uint64_t seed)
-      : Env(c, env_id, seed), players_(c.Get<int>("max_num_players")), episode_len_(c.Get<int>("episode_len")) {}
+      : Env(c, env_id, seed),
+        players_(c.Get<bool>("vary_players") ? 1 + env_id % c.Get<int>("max_num_players")
+                                             : c.Get<int>("max_num_players")),
+        episode_len_(c.Get<int>("episode_len")) {}
   int NumPlayers() const override { return players_; }
   void Reset(Output& out) override {
     step_ = 0;
