@@ -84,7 +84,8 @@ class AcrobotEnv : public Env {
   // gymnasium's _dsdt ("book" variant), with its operation order.
   static std::array<double, 5> Derivs(const std::array<double, 5>& y) {
     const double th1 = y[0], th2 = y[1], dth1 = y[2], dth2 = y[3], a = y[4];
-    const double d1 = kM1 * (kLc1 * kLc1) + kM2 * (kL1 * kL1 + kLc2 * kLc2 + 2 * kL1 * kLc2 * std::cos(th2)) + kI1 + kI2;
+    const double d1 =
+        kM1 * (kLc1 * kLc1) + kM2 * (kL1 * kL1 + kLc2 * kLc2 + 2 * kL1 * kLc2 * std::cos(th2)) + kI1 + kI2;
     const double d2 = kM2 * (kLc2 * kLc2 + kL1 * kLc2 * std::cos(th2)) + kI2;  // constants**2 are exact
     const double phi2 = kM2 * kLc2 * kG * std::cos(th1 + th2 - M_PI / 2.0);
     const double phi1 = -kM2 * kL1 * kLc2 * PyPow2(dth2) * std::sin(th2) -
