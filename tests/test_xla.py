@@ -410,3 +410,44 @@ def test_sync_subset_env_ids_in_order():
         handle, got = f(handle, a, ids)
         assert np.array_equal(want[0], np.asarray(got[0])) and np.array_equal(want[4]["env_id"], ids)
         assert np.array_equal(np.asarray(got[4]["env_id"]), ids)
+
+
+def _sample_actions(space, n, t, rng):
+    import gymnasium
+
+    if isinstance(space, gymnasium.spaces.Discrete):
+        return (space.start + rng.integers(0, space.n, size=(t, n))).astype(space.dtype)
+    return rng.uniform(space.low, space.high, size=(t, n, *space.shape)).astype(space.dtype)
+
+
+@pytest.mark.parametrize("task", parallel_pool.list_all_envs())
+def test_every_registered_env(task):
+    """Every registered env either works inside jit (bit-identical to the plain API) or, when its outputs have no
+    fixed shape (multi-player), is refused with a clear error."""
+    kw = dict(num_envs=3, seed=1)
+    env = parallel_pool.make(task, **kw)
+    if env._pool.spec["max_players"] > 1:
+        with pytest.raises(ValueError, match="one player per env"):
+            env.xla()
+        return
+    acts = _sample_actions(env.single_action_space, 3, 40, np.random.default_rng(0))
+    acts = np.asarray(jnp.asarray(acts)).astype(acts.dtype)  # the values jax passes (64-bit narrowed without x64)
+    ref = parallel_pool.make(task, **kw)
+    ref.reset()
+    want = [ref.step(a) for a in acts]
+    handle, _, _, step = env.xla()
+    env.reset()
+
+    @jax.jit
+    def run(h, a):
+        return jax.lax.scan(lambda h, a_t: step(h, a_t), h, a)
+
+    _, got = run(handle, jnp.asarray(acts))
+    got = _to_np(got)
+    for t, w in enumerate(want):
+        g = jax.tree_util.tree_map(lambda x: x[t], got)
+        assert str(jax.tree_util.tree_structure(g)) == str(jax.tree_util.tree_structure(w))
+        for wl, gl in zip(jax.tree_util.tree_leaves(w), jax.tree_util.tree_leaves(g)):
+            wl = np.asarray(wl)
+            assert gl.dtype == jax.dtypes.canonicalize_dtype(wl.dtype)
+            assert np.array_equal(gl, wl.astype(gl.dtype)), (task, t)
