@@ -97,7 +97,7 @@ def make_xla_loop(env, iters: int, n: int, bs: int, async_: bool):
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--task", default="CartPole-v1")
-    p.add_argument("--configs", default="8:8,64:64,16:8", help="num_envs:batch_size list")
+    p.add_argument("--configs", default="8:8,64:64,16:8,64:16", help="num_envs:batch_size list")
     p.add_argument("--iters", type=int, default=20000, help="batches per timed loop")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--num-threads", type=int, default=0)
