@@ -317,6 +317,7 @@ def test_ctrl_c_interrupts_recv_and_keeps_the_batch():
     env.recv()
     env.recv()
     env.send(np.array([1]), np.array([0]))
+    time.sleep(0.3)  # the worker has taken the step: recv below blocks (a step the caller runs itself finishes first)
     timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     t0 = time.perf_counter()
