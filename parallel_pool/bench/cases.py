@@ -34,6 +34,7 @@ class Task:
     single_core_envs: int = 4096  # envs stepped on one thread to measure the single-core rate (overhead amortised)
     max_process_envs: int = 256  # AsyncVectorEnv starts one process per env: skip it above this many envs
     config: dict = field(default_factory=dict)  # extra config for ParallelPool and EnvPool (same for both)
+    envpool_has: bool = True  # False: do not even look for it in EnvPool (importing envpool takes seconds)
     note: str = ""
 
 
@@ -46,7 +47,7 @@ TASKS: dict[str, Task] = {
                          "FrameStackObservation(4), as EnvPool's Pong-v5 defaults (gymnasium has no fire-reset "
                          "wrapper; EnvPool and ale_py press FIRE after reset)"),
     "Ant-v5": Task("Ant-v5", "Ant-v5", num_envs=(1, 8, 64), single_core_envs=64, max_process_envs=64),
-    "Dummy-v0": Task("Dummy-v0", None, note="the testing env with step_cost_us=0: pure engine overhead "
+    "Dummy-v0": Task("Dummy-v0", None, envpool_has=False, note="the testing env with step_cost_us=0: pure engine overhead "
                                             "(gymnasium and EnvPool 1.2.5 have no such env)"),
 }
 DEFAULT_TASKS = ("CartPole-v1", "Pong-v5", "Ant-v5", "Dummy-v0")
@@ -130,7 +131,9 @@ def make_plan(tasks: list[str], *, quick: bool, num_envs: list[int] | None = Non
 
     cores = cores or available_cores()
     ours = set(parallel_pool.list_all_envs()) if ours is None else ours
-    theirs = envpool_tasks() if theirs is None else theirs
+    if theirs is None:
+        wanted = [TASKS[t] for t in tasks if t in TASKS and TASKS[t].envpool_has]
+        theirs = envpool_tasks() if wanted and (not runners or "envpool" in runners) else set()
     cases: list[dict] = []
     seen: set[tuple] = set()
     skipped: list[str] = []

@@ -75,11 +75,17 @@ def single_core(results: dict, task: str) -> tuple[float | None, str]:
 
 
 def envpool_ref(results: dict, c: dict) -> float | None:
-    """EnvPool's rate for the same task, num_envs and mode (sync for the non-pool runners)."""
+    """EnvPool's rate for the same task, num_envs and mode (sync for the non-pool runners); for the engines, with
+    the same num_threads where EnvPool was measured with it (thread scaling), else EnvPool's main case."""
     mode = c["mode"] if c["runner"] in POOL_RUNNERS else "sync"
-    for o in results["cases"]:
-        if (o["runner"] == "envpool" and o["task"] == c["task"] and o["num_envs"] == c["num_envs"] and o["mode"] == mode
-                and "main" in o["purpose"] and _ok(o)):
+    same = [o for o in results["cases"] if o["runner"] == "envpool" and o["task"] == c["task"] and _ok(o)
+            and o["num_envs"] == c["num_envs"] and o["mode"] == mode]
+    if c["runner"] in POOL_RUNNERS:
+        for o in same:
+            if o["num_threads"] == c["num_threads"] and o["batch_size"] == c["batch_size"]:
+                return o["steps_per_s"]
+    for o in same:
+        if "main" in o["purpose"]:
             return o["steps_per_s"]
     return None
 
@@ -264,9 +270,15 @@ def plot(results: dict, path: str) -> None:
         lim = results["limits"][task]["limit_steps_per_s"]
         if lim:
             row[0].axhline(lim * fs, color="gray", ls="-.", lw=1, label="physical limit")
-        row[0].set(xscale="log", yscale="log", xlabel="num_envs", ylabel=unit, title=f"{task}: throughput")
-        row[1].set(xscale="log", yscale="log", xlabel="num_envs", ylabel="µs per call",
+        row[0].set(yscale="log", xlabel="num_envs", ylabel=unit, title=f"{task}: throughput")
+        row[1].set(yscale="log", xlabel="num_envs", ylabel="µs per call",
                    title=f"{task}: latency per call (o median, x p99)")
+        sizes = sorted({c["num_envs"] for c in cases})
+        for ax in row[:2]:
+            ax.set_xscale("log", base=2)
+            if sizes:
+                ax.set_xticks(sizes, [str(n) for n in sizes])
+                ax.minorticks_off()
         scal = [c for c in results["cases"] if c["task"] == task and "scaling" in c["purpose"] and _ok(c)]
         for label in _labels(scal):
             cs = sorted((c for c in scal if c["label"] == label), key=lambda c: c["num_threads"])
@@ -279,7 +291,7 @@ def plot(results: dict, path: str) -> None:
             row[2].set_xticks(sorted({c["num_threads"] for c in scal}))
         for ax in row:
             ax.grid(True, which="both", alpha=0.3)
-        row[0].legend(fontsize=7)
+        row[0].legend(fontsize=7, loc="best")
         if scal:
             row[2].legend(fontsize=7)
     m = results["machine"]

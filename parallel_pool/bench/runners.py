@@ -189,7 +189,8 @@ def build(case: dict) -> Runner:
             import parallel_pool as lib
         else:
             import envpool as lib
-        env = lib.make(task.id, env_type="gymnasium", num_envs=n, batch_size=b, num_threads=t, seed=0, **task.config)
+        config = {**task.config, **case.get("config", {})}
+        env = lib.make(task.id, env_type="gymnasium", num_envs=n, batch_size=b, num_threads=t, seed=0, **config)
         single = getattr(env, "single_action_space", None)
         single = env.action_space if single is None else single  # EnvPool's action_space is the single-env one
         if mode == "sync":
