@@ -147,12 +147,22 @@ def test_plan_handles_absent_and_present_families():
 
 def test_cli(tmp_path):
     out = tmp_path / "cli"
-    p = subprocess.run([sys.executable, "-m", "parallel_pool", "bench", "--quick", "--tasks", "Dummy-v0",
-                        "--out", str(out), "--no-progress"], capture_output=True, text=True, timeout=300,
-                       cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")))
-    assert p.returncode == 0, p.stderr[-2000:]
+    doc = tmp_path / "docs" / "benchmarks.md"
+    doc.parent.mkdir()
+    doc.write_text("# Benchmarks\n\nintro\n")
+    cmd = [sys.executable, "-m", "parallel_pool", "bench", "--quick", "--tasks", "Dummy-v0", "--out", str(out),
+           "--no-progress", "--doc", str(doc), "--doc-title", "CI box"]
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for _ in range(2):  # the second run replaces the section instead of adding another
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+        assert p.returncode == 0, p.stderr[-2000:]
     assert "## Dummy-v0" in p.stdout
     assert (out / "results.md").exists() and (out / "bench.png").exists() and (out / "results.json").exists()
+    text = doc.read_text()
+    assert text.startswith("# Benchmarks\n\nintro\n")
+    assert text.count("<!-- bench:ci-box -->") == 1 and "### CI box" in text and "#### Dummy-v0" in text
+    assert "![benchmark plot: CI box](img/bench_ci-box.png)" in text
+    assert (doc.parent / "img" / "bench_ci-box.png").read_bytes()[:4] == b"\x89PNG"
     p = subprocess.run([sys.executable, "-m", "parallel_pool", "bench", "--tasks", "NoSuch-v0"], capture_output=True,
                        text=True, timeout=120, cwd=ROOT)
     assert p.returncode != 0 and "unknown task" in p.stderr

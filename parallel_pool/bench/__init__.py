@@ -143,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     iso.add_argument("--no-isolate", dest="isolate", action="store_false", help="all cases in this process")
     p.add_argument("--timeout", type=float, default=None, help="seconds per isolated case")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--doc", default=None, help="also put the table and plot into this markdown file "
+                                                "(e.g. docs/benchmarks.md), as the section --doc-title")
+    p.add_argument("--doc-title", default=None, help="section title naming the machine, e.g. '2-core AMD EPYC'")
     a = p.parse_args(argv)
     if a.runners:
         bad = [r for r in a.runners if r not in RUNNERS]
@@ -160,4 +163,11 @@ def main(argv: list[str] | None = None) -> int:
               isolate=a.isolate, timing=timing, timeout=a.timeout, progress=not a.no_progress)
     print(open(res["files"]["markdown"]).read())
     print(f"wrote {', '.join(res['files'].values())}")
+    if a.doc:
+        from parallel_pool.bench.report import update_doc
+
+        m = res["machine"]
+        title = a.doc_title or f"{res['settings']['cores']}-core {m.get('cpu', 'machine')}"
+        slug = update_doc(res, a.doc, title)
+        print(f"updated section {slug!r} of {a.doc}")
     return 1 if any("error" in c for c in res["cases"]) else 0

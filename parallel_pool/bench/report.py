@@ -252,7 +252,8 @@ def plot(results: dict, path: str) -> None:
     import matplotlib.pyplot as plt
 
     tasks = results["tasks"]
-    fig, axes = plt.subplots(len(tasks), 3, figsize=(17, 4.2 * len(tasks)), squeeze=False)
+    fig, axes = plt.subplots(len(tasks), 4, figsize=(20, 4.2 * len(tasks)), squeeze=False,
+                             gridspec_kw={"width_ratios": [1, 1, 1, 0.5]})
     colors = {}
     palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for row, task in zip(axes, tasks):
@@ -289,11 +290,17 @@ def plot(results: dict, path: str) -> None:
         row[2].set(xlabel="num_threads", ylabel=unit, title=f"{task}: thread scaling ({n} envs)")
         if scal:
             row[2].set_xticks(sorted({c["num_threads"] for c in scal}))
-        for ax in row:
-            ax.grid(True, which="both", alpha=0.3)
-        row[0].legend(fontsize=7, loc="best")
         if scal:
-            row[2].legend(fontsize=7)
+            row[2].set_ylim(bottom=0)
+        for ax in row[:3]:
+            ax.grid(True, which="both", alpha=0.3)
+        handles: dict = {}
+        for ax in row[:3]:
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(lab, h)
+        row[3].axis("off")
+        row[3].legend(list(handles.values()), list(handles.keys()), loc="center", fontsize=8,
+                      title=f"{task}\n(dashed: async)", title_fontsize=8)
     m = results["machine"]
     la = results.get("load_before")
     fig.suptitle(f"ParallelPool benchmark — {m.get('cpu', '?')}, {results['settings']['cores']} cores"
@@ -308,12 +315,36 @@ def write(results: dict, out_dir: str) -> dict[str, str]:
     os.makedirs(out_dir, exist_ok=True)
     paths = {"json": os.path.join(out_dir, "results.json"), "markdown": os.path.join(out_dir, "results.md"),
              "plot": os.path.join(out_dir, "bench.png")}
+    results["files"] = paths
     with open(paths["json"], "w") as f:
         json.dump(results, f, indent=1, default=str)
     with open(paths["markdown"], "w") as f:
         f.write(markdown(results) + "\n")
     plot(results, paths["plot"])
     return paths
+
+
+def update_doc(results: dict, doc: str, title: str) -> str:
+    """Put this run's table and plot into `doc` (e.g. docs/benchmarks.md) as the section `title`: the text between
+    `<!-- bench:<slug> -->` and `<!-- /bench:<slug> -->` is replaced (appended at the end if absent), and the plot is
+    copied to `<doc dir>/img/bench_<slug>.png`. Returns the slug."""
+    import re
+    import shutil
+
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "machine"
+    img_dir = os.path.join(os.path.dirname(os.path.abspath(doc)), "img")
+    os.makedirs(img_dir, exist_ok=True)
+    shutil.copyfile(results["files"]["plot"], os.path.join(img_dir, f"bench_{slug}.png"))
+    body = markdown(results).split("\n", 2)[2]  # without the "# ParallelPool benchmark" title
+    body = re.sub(r"^## ", "#### ", body, flags=re.M)
+    section = (f"<!-- bench:{slug} -->\n### {title}\n\n{body.strip()}\n\n"
+               f"![benchmark plot: {title}](img/bench_{slug}.png)\n<!-- /bench:{slug} -->")
+    text = open(doc).read() if os.path.exists(doc) else "# Benchmarks\n"
+    pat = re.compile(rf"<!-- bench:{re.escape(slug)} -->.*?<!-- /bench:{re.escape(slug)} -->", re.S)
+    text = pat.sub(lambda _: section, text) if pat.search(text) else text.rstrip("\n") + "\n\n" + section + "\n"
+    with open(doc, "w") as f:
+        f.write(text)
+    return slug
 
 
 def by_label(results: dict) -> dict[str, list[dict]]:
