@@ -71,6 +71,11 @@ def test_quick_end_to_end(tmp_path):
     gym_async = [c for c in cases if c["runner"] == "gym_async"]
     assert gym_async and all(c["child_processes"] == c["num_envs"] and c["mem_children_bytes"] > 0 for c in gym_async)
 
+    for c in cases:
+        assert c["steps_per_s_at_median_call"] == pytest.approx(c["steps_per_call"] / (c["latency_median_us"] * 1e-6))
+    pinned = [c for c in cases if "single_core" in c["purpose"] and c["runner"] == "parallel_pool"]
+    assert pinned and all(c["pin_cpu"] and c["pinned_cpu"] >= 0 for c in pinned)
+    assert len(os.sched_getaffinity(0)) == res["settings"]["cores"]  # the pinning was undone
     lim = res["limits"]["CartPole-v1"]
     assert lim["limit_steps_per_s"] == pytest.approx(lim["single_core_steps_per_s"] * res["settings"]["cores"])
 

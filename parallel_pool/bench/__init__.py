@@ -31,6 +31,14 @@ def _package_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the worker and any processes it started
+    except ProcessLookupError:
+        pass
+    proc.communicate()
+
+
 def run_isolated(case: dict, timing: dict, timeout: float) -> dict:
     """Measure a case in a fresh Python process (clean peak RSS); errors and timeouts become {'error': ...}."""
     env = dict(os.environ)
@@ -41,12 +49,11 @@ def run_isolated(case: dict, timing: dict, timeout: float) -> dict:
     try:
         out, err = proc.communicate(json.dumps({"case": case, "timing": timing}), timeout=timeout)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # the worker and any processes it started
-        except ProcessLookupError:
-            pass
-        proc.communicate()
+        _kill_group(proc)
         return {"error": f"timed out after {timeout:.0f} s"}
+    except BaseException:  # Ctrl-C: the worker runs in its own session and would not see it
+        _kill_group(proc)
+        raise
     for line in reversed(out.splitlines()):
         if line.startswith("RESULT "):
             return json.loads(line[len("RESULT "):])

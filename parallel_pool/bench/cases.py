@@ -179,10 +179,12 @@ def make_plan(tasks: list[str], *, quick: bool, num_envs: list[int] | None = Non
                     b = big if mode == "sync" else _async_batch(big)
                     add(task=name, runner=r, mode=mode, num_envs=big, batch_size=b, num_threads=min(t, b),
                         purpose=["scaling"])
-        # single-core rate: one thread, many envs in one call, so the per-call overhead is amortised away
+        # single-core rate: one thread, many envs in one call, so the per-call overhead is amortised away; the
+        # process is pinned to one CPU (ParallelPool's calling thread also steps envs while it waits)
         m = 64 if quick else task.single_core_envs
         for r in [r for r in avail if r in ("parallel_pool", "envpool")]:
-            add(task=name, runner=r, mode="sync", num_envs=m, batch_size=m, num_threads=1, purpose=["single_core"])
+            add(task=name, runner=r, mode="sync", num_envs=m, batch_size=m, num_threads=1, pin_cpu=True,
+                purpose=["single_core"])
         if "for_loop" in avail:
             add(task=name, runner="for_loop", mode="sync", num_envs=1, batch_size=1, num_threads=0,
                 purpose=["single_core"])

@@ -115,7 +115,19 @@ def _prime(case: dict) -> None:
 
 
 def measure_case(case: dict, timing: dict, isolated: bool) -> dict:
-    """Measure `case` (see cases.py); timing = {"warmup": s, "duration": s per repeat, "repeats": n}."""
+    """Measure `case` (see cases.py); timing = {"warmup": s, "duration": s per repeat, "repeats": n}.
+    case["pin_cpu"]: run on one CPU only (threads created by the runner inherit the affinity)."""
+    if case.get("pin_cpu") and hasattr(os, "sched_setaffinity"):
+        before = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {min(before)})
+        try:
+            return dict(_measure(case, timing, isolated), pinned_cpu=min(before))
+        finally:
+            os.sched_setaffinity(0, before)
+    return _measure(case, timing, isolated)
+
+
+def _measure(case: dict, timing: dict, isolated: bool) -> dict:
     warnings.filterwarnings("ignore")
     t0 = time.perf_counter()
     runners._import_deps(case["runner"], case["task"])
@@ -182,6 +194,7 @@ def measure_case(case: dict, timing: dict, isolated: bool) -> dict:
         "calls_per_repeat": calls,
         "steps_per_call": spc,
         "latency_median_us": float(np.median(medians)) * 1e6,
+        "steps_per_s_at_median_call": spc / float(np.median(medians)),
         "latency_p99_us": float(np.median(p99s)) * 1e6,
         "cpu_cores_used": cpu,
         "mem_bytes": own + children,

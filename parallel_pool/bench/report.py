@@ -70,7 +70,8 @@ def single_core(results: dict, task: str) -> tuple[float | None, str]:
     for c in results["cases"]:
         if c["task"] == task and "single_core" in c["purpose"] and _ok(c):
             if best is None or c["steps_per_s"] > best:
-                best, who = c["steps_per_s"], f"{c['label']}, {c['num_envs']} envs on one thread"
+                where = "one thread, process pinned to one CPU" if c.get("pin_cpu") else "one thread"
+                best, who = c["steps_per_s"], f"{c['label']}, {c['num_envs']} envs on {where}"
     return best, who
 
 
@@ -143,7 +144,9 @@ def markdown(results: dict) -> str:
                  "`recv()` of batch_size = num_envs/2 envs + `send(actions, env_id)`. Engines run with "
                  "num_threads = min(batch_size, cores). Latency is per call. CPU = cores busy during the timed "
                  "repeats (process + children). Memory/env = (peak RSS of the measuring process after the env was "
-                 "made − RSS just before, + PSS of child processes) / num_envs.")
+                 "made − RSS just before, + PSS of child processes) / num_envs. \"steps/s at p50 call\" = steps per "
+                 "call / median call time: what an undisturbed call achieves (robust to a busy machine; steps/s, "
+                 "the mean rate, includes the time lost to descheduling).")
     if results.get("skipped"):
         lines.append("- Not measured: " + "; ".join(results["skipped"]))
     lines.append("")
@@ -192,7 +195,7 @@ def _task_markdown(results: dict, task: str) -> list[str]:
     lines.append("**Details**")
     lines.append("")
     head = ["runner", "num_envs", "batch", "threads", "steps/s"] + (["frames/s"] if fs > 1 else []) + [
-        "× EnvPool", "% of limit", "latency p50 µs", "latency p99 µs", "CPU cores", "KiB/env"]
+        "× EnvPool", "% of limit", "latency p50 µs", "latency p99 µs", "steps/s at p50 call", "CPU cores", "KiB/env"]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|---|" + "---:|" * (len(head) - 1))
     for c in cases:
@@ -206,7 +209,8 @@ def _task_markdown(results: dict, task: str) -> list[str]:
             row.append(f"{c['frames_per_s']:,.0f}")
         row += [_fmt(c.get("vs_envpool"), 2) + ("×" if c.get("vs_envpool") else ""),
                 _fmt(None if c.get("vs_limit") is None else 100 * c["vs_limit"], 1) + ("%" if c.get("vs_limit") else ""),
-                _fmt(c["latency_median_us"], 1), _fmt(c["latency_p99_us"], 1), _fmt(c["cpu_cores_used"], 2),
+                _fmt(c["latency_median_us"], 1), _fmt(c["latency_p99_us"], 1),
+                f"{c['steps_per_s_at_median_call']:,.0f}", _fmt(c["cpu_cores_used"], 2),
                 _fmt(c["mem_per_env_bytes"] / 1024, 1)]
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
