@@ -17,7 +17,11 @@ from parallel_pool.bench import QUICK_TIMING, run, run_isolated
 from parallel_pool.bench.cases import TASKS, make_plan, thread_counts
 from parallel_pool.bench.measure import measure_case
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import parallel_pool
+
+# the folder holding the parallel_pool this test imported (site-packages after `pip install .`, or the source tree
+# in a development build), so the CLI subprocesses run the same build
+PKG_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(parallel_pool.__file__)))
 NUMBER = re.compile(r"\d[\d,.]*[KM]?")
 
 
@@ -157,9 +161,9 @@ def test_cli(tmp_path):
     doc.write_text("# Benchmarks\n\nintro\n")
     cmd = [sys.executable, "-m", "parallel_pool", "bench", "--quick", "--tasks", "Dummy-v0", "--out", str(out),
            "--no-progress", "--doc", str(doc), "--doc-title", "CI box"]
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=PKG_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     for _ in range(2):  # the second run replaces the section instead of adding another
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
         assert p.returncode == 0, p.stderr[-2000:]
     assert "## Dummy-v0" in p.stdout
     assert (out / "results.md").exists() and (out / "bench.png").exists() and (out / "results.json").exists()
@@ -169,5 +173,5 @@ def test_cli(tmp_path):
     assert "![benchmark plot: CI box](img/bench_ci-box.png)" in text
     assert (doc.parent / "img" / "bench_ci-box.png").read_bytes()[:4] == b"\x89PNG"
     p = subprocess.run([sys.executable, "-m", "parallel_pool", "bench", "--tasks", "NoSuch-v0"], capture_output=True,
-                       text=True, timeout=120, cwd=ROOT)
+                       text=True, timeout=120, cwd=tmp_path, env=env)
     assert p.returncode != 0 and "unknown task" in p.stderr

@@ -188,6 +188,16 @@ def make_plan(tasks: list[str], *, quick: bool, num_envs: list[int] | None = Non
         if "for_loop" in avail:
             add(task=name, runner="for_loop", mode="sync", num_envs=1, batch_size=1, num_threads=0,
                 purpose=["single_core"])
+    # run the cases that are compared with each other back to back (same task and size, all runners), so a change
+    # in the machine's load during the run shifts them alike
+    order = list(RUNNERS)
+    group = {"main": 0, "scaling": 1, "single_core": 2}
+    def key(c: dict) -> tuple:
+        g = min(group[p] for p in c["purpose"])
+        return (chosen.index(c["task"]), g, c["num_envs"], c["num_threads"] if g == 1 else 0,
+                order.index(c["runner"]), c["mode"] != "sync")
+
+    cases.sort(key=key)
     return Plan(chosen, cases, skipped, cores)
 
 
