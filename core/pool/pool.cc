@@ -16,7 +16,7 @@ namespace pp {
 
 namespace {
 
-constexpr int64_t kWakeWorthNs = 20000;  // wake a sleeping worker only for at least this much work
+constexpr int64_t kWakeWorthNs = 50000;  // wake a sleeping worker only for at least this much work (a wake-up costs ~10-50 us)
 constexpr int kWorkerSpin = 2000;        // pause iterations a worker spins before sleeping
 constexpr int kWaitSpin = 4000;          // pause iterations the caller spins before blocking
 
