@@ -98,7 +98,7 @@ def test_quick_end_to_end(tmp_path):
 def test_timing_arithmetic():
     """A Dummy env that busy-waits 2 ms per step cannot exceed 500 steps/s per env, and each call takes >= 2 ms."""
     case = {"task": "Dummy-v0", "runner": "parallel_pool", "mode": "sync", "num_envs": 1, "batch_size": 1,
-            "num_threads": 1, "purpose": ["main"], "config": {"step_cost_us": 2000.0}}
+            "num_threads": 1, "purpose": ["main"], "config": {"step_cost_us": 2000.0, "episode_len": 1000000}}  # no (free) reset steps
     r = measure_case(case, {"warmup": 0.02, "duration": 0.05, "repeats": 3}, isolated=False)
     assert 0 < r["steps_per_s"] <= 500 * 1.001
     assert r["latency_median_us"] >= 2000
