@@ -16,8 +16,8 @@ _MODES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_
           "disabled": AutoresetMode.DISABLED}
 
 
-class _ResetMaskMixin:
-    """reset(seed=, options={"reset_mask": mask}) and reset(env_id=...) for the gym-style front-ends."""
+class _GymStyle:
+    """step, and reset(seed=, options={"reset_mask": mask}) / reset(env_id=...), for the gym-style front-ends."""
 
     _last_obs: Any = None
 
@@ -52,6 +52,12 @@ class _ResetMaskMixin:
         self._remember(obs, env_id)
         return obs, info
 
+    def step(self: Any, actions, env_id=None):
+        out = self._unpack(self._step_raw(actions, env_id))
+        if self.autoreset_mode == "disabled":
+            self._remember(out[0], env_id)
+        return out
+
     def _remember(self: Any, obs, env_id=None):
         if self.autoreset_mode != "disabled" or self.is_async:
             return
@@ -84,7 +90,7 @@ def _scatter(full, part, ids):
     return full
 
 
-class GymnasiumPool(_ResetMaskMixin, BasePool, VectorEnv):
+class GymnasiumPool(_GymStyle, BasePool, VectorEnv):
     """A gymnasium.vector.VectorEnv. observation_space/action_space are batched (batch_size rows);
     single_observation_space/single_action_space are one env's."""
 
@@ -110,12 +116,6 @@ class GymnasiumPool(_ResetMaskMixin, BasePool, VectorEnv):
             info["_" + k] = mask
         return info
 
-    def step(self, actions, env_id=None):
-        out = self._unpack(self._step_raw(actions, env_id))
-        if self.autoreset_mode == "disabled":
-            self._remember(out[0], env_id)
-        return out
-
     def close_extras(self, **kwargs):
         BasePool.close(self)
 
@@ -134,7 +134,7 @@ class GymnasiumPool(_ResetMaskMixin, BasePool, VectorEnv):
         return f"GymnasiumPool({self.spec.task_id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"
 
 
-class GymPool(_ResetMaskMixin, BasePool):
+class GymPool(_GymStyle, BasePool):
     """EnvPool 1.x's "gym" env_type: the same 5-tuple step and (obs, info) reset; spaces are single-env."""
 
     def __init__(self, spec: EnvSpec):
@@ -145,12 +145,6 @@ class GymPool(_ResetMaskMixin, BasePool):
 
     def reset(self, env_id=None, seed=None, options=None):
         return self._reset_front(seed, options, env_id)
-
-    def step(self, action, env_id=None):
-        out = self._unpack(self._step_raw(action, env_id))
-        if self.autoreset_mode == "disabled":
-            self._remember(out[0], env_id)
-        return out
 
     def __repr__(self):
         return f"GymPool({self.spec.task_id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"

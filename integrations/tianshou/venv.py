@@ -163,9 +163,6 @@ class ParallelPoolVectorEnv(BaseVectorEnv):
         self._tr.close()
         self.is_closed = True
 
-    def __del__(self) -> None:
-        pass
-
     def __repr__(self) -> str:
         return (f"ParallelPoolVectorEnv({self.pool.spec.task_id!r}, num_envs={self.env_num}, "
                 f"batch_size={self.wait_num})")
