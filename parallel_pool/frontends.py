@@ -107,15 +107,6 @@ class GymnasiumPool(_GymStyle, BasePool, VectorEnv):
     def reset(self, *, seed=None, options=None, env_id=None):
         return self._reset_front(seed, options, env_id)
 
-    def _info(self, out) -> dict:
-        """gymnasium's vector info convention: every per-env array `k` comes with a bool mask `_k` (all True:
-        every env reports every key); the masks are shared read-only arrays, so this costs no allocation."""
-        info = BasePool._info(self, out)
-        mask = self._mask(len(out[self._i_env]))
-        for k in [k for k in info if k != "players"]:
-            info["_" + k] = mask
-        return info
-
     def close_extras(self, **kwargs):
         BasePool.close(self)
 
