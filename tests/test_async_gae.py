@@ -76,3 +76,19 @@ def test_chain_gae_equals_per_env_gae(seed):
         np.testing.assert_allclose(adv[rows], want, rtol=1e-5, atol=1e-5)
         checked += L - 1
     assert checked > 10
+
+
+def test_nature_cnn_agent_on_atari_shaped_batches():
+    """The Atari path of the script (uint8 (4, 84, 84) frames -> Nature CNN), one PPO-style gradient step."""
+    torch.manual_seed(0)
+    agent = ppo_atari.Agent((4, 84, 84), 6)
+    assert agent.image
+    x = torch.randint(0, 256, (5, 4, 84, 84), dtype=torch.uint8)
+    action, logp, entropy, value = agent.get_action_and_value(x)
+    assert action.shape == logp.shape == entropy.shape == value.shape == (5,)
+    assert agent.greedy(x).shape == (5,)
+    _, newlogp, _, newvalue = agent.get_action_and_value(x, action)
+    torch.testing.assert_close(newlogp, logp)
+    loss = -(newlogp.mean()) + newvalue.pow(2).mean()
+    loss.backward()
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in agent.parameters())
