@@ -394,7 +394,7 @@ def test_num_threads_and_thread_affinity_offset():
         root = os.path.dirname(os.path.dirname(pp.__file__))  # import the same parallel_pool as this process
         path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
         r = subprocess.run([sys.executable, "-c", _AFFINITY_PROBE, str(threads), str(offset)], capture_output=True,
-                           text=True, env={**os.environ, "PYTHONPATH": path})
+                           text=True, env={**os.environ, "PYTHONPATH": path}, cwd=root)  # cwd comes first on sys.path
         assert r.stdout.strip(), r.stderr
         return json.loads(r.stdout.strip().splitlines()[-1])
 

@@ -45,6 +45,7 @@ def run_isolated(case: dict, timing: dict, timeout: float) -> dict:
     env["PYTHONPATH"] = os.pathsep.join([_package_root()] + [p for p in [env.get("PYTHONPATH")] if p])
     proc = subprocess.Popen([sys.executable, "-m", "parallel_pool.bench.measure"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=_package_root(),  # `-m` puts the cwd first on sys.path: import this same package
                             start_new_session=True)
     try:
         out, err = proc.communicate(json.dumps({"case": case, "timing": timing}), timeout=timeout)
