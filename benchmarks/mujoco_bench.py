@@ -7,7 +7,8 @@ Modes (steps/s = env steps per second, all envs together):
   async   num_envs=16, batch_size=8, recv()/send() in a loop (EnvPool's async pattern)
   syncN   num_envs=8 (batch_size=8), step() in a loop
 Runs alternate between the two libraries and the best of `repeats` is reported, because the machine may be
-shared; the load average before and after is printed with the table.
+shared; the load average before and after is printed with the table. The process CPU time per env step (all
+threads, including spinning) is printed too: it is less sensitive to other load than wall-clock throughput.
 """
 
 from __future__ import annotations
@@ -37,12 +38,12 @@ def bench_sync(lib, task, num_envs, steps, seed=0):
     for i in range(20):
         env.step(acts[i % 64])
     n = max(1, steps // num_envs)
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     for i in range(n):
         env.step(acts[i % 64])
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     env.close()
-    return n * num_envs / dt
+    return n * num_envs / dt, cpu / (n * num_envs) * 1e6
 
 
 def bench_async(lib, task, num_envs, batch_size, steps, seed=0):
@@ -54,13 +55,13 @@ def bench_async(lib, task, num_envs, batch_size, steps, seed=0):
         info = env.recv()[-1]
         env.send(acts[i % 64], info["env_id"])
     n = max(1, steps // batch_size)
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     for i in range(n):
         info = env.recv()[-1]
         env.send(acts[i % 64], info["env_id"])
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     env.close()
-    return n * batch_size / dt
+    return n * batch_size / dt, cpu / (n * batch_size) * 1e6
 
 
 def main():
@@ -82,24 +83,27 @@ def main():
     for task in args.tasks:
         for mode in args.modes:
             best = {lib: 0.0 for lib in libs}
+            cpu = {lib: float("inf") for lib in libs}
             for _ in range(args.repeats):
                 for lib in libs:
                     if mode == "sync1":
-                        r = bench_sync(lib, task, 1, args.steps)
+                        r, c = bench_sync(lib, task, 1, args.steps)
                     elif mode == "syncN":
-                        r = bench_sync(lib, task, 8, args.steps * 2)
+                        r, c = bench_sync(lib, task, 8, args.steps * 2)
                     else:
-                        r = bench_async(lib, task, 16, 8, args.steps * 2)
+                        r, c = bench_async(lib, task, 16, 8, args.steps * 2)
                     best[lib] = max(best[lib], r)
+                    cpu[lib] = min(cpu[lib], c)
             rows.append((task, mode, best))
             ratio = best["parallel_pool"] / best["envpool"] if "envpool" in best else float("nan")
-            print(f"{task:16s} {mode:6s} " + "  ".join(f"{lib} {v:8.0f}/s" for lib, v in best.items())
+            print(f"{task:16s} {mode:6s} " + "  ".join(f"{lib} {best[lib]:7.0f}/s (cpu {cpu[lib]:5.0f} us/step)"
+                                                      for lib in libs)
                   + f"  ratio {ratio:.2f}x", flush=True)
     load1 = os.getloadavg()
     print(f"\ncores: {os.cpu_count()}, load average (1/5/15 min) before {load0[0]:.2f}/{load0[1]:.2f}/{load0[2]:.2f}, "
           f"after {load1[0]:.2f}/{load1[1]:.2f}/{load1[2]:.2f}")
     print("modes: sync1 = 1 env step(); async = 16 envs, batch 8, recv/send; syncN = 8 envs step(); best of "
-          f"{args.repeats} alternating runs")
+          f"{args.repeats} alternating runs; cpu = process CPU time (all threads) per env step, lowest run")
 
 
 if __name__ == "__main__":
