@@ -1,0 +1,285 @@
+// Frame preprocessing for the Atari family (the shared hot-path kernels): palette lookup, max-pooling of two
+// frames, and the resize to the observation size.
+//
+// Area resize: OpenCV's INTER_AREA for a shrink by non-integer factors, reproduced operation by operation (the
+// same tables computed in double, the same float multiply/add order, round-half-even), so frames are bit-identical
+// to cv2.resize(..., interpolation=cv2.INTER_AREA) as used by EnvPool and gymnasium's AtariPreprocessing. This
+// needs no fused multiply-add contraction: the family compiles with -ffp-contract=off.
+// Linear resize: OpenCV's INTER_LINEAR fixed-point scheme (11-bit coefficients); may differ from cv2 by 1 on a few
+// pixels (cv2's vectorized and scalar code paths round differently).
+//
+// No allocation after construction. All buffers are owned by the FrameResizer.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+namespace pp::atari {
+
+using v4f = float __attribute__((vector_size(16)));
+
+// One output element's contribution from one input element: out[di] += in[si] * alpha.
+struct AreaTap {
+  int di, si;
+  float alpha;
+};
+
+// OpenCV's computeResizeAreaTab (imgproc/resize.cpp), for one axis: ssize -> dsize with scale = ssize / dsize.
+inline std::vector<AreaTap> AreaTaps(int ssize, int dsize, double scale) {
+  std::vector<AreaTap> tab;
+  for (int dx = 0; dx < dsize; ++dx) {
+    double fsx1 = dx * scale;
+    double fsx2 = fsx1 + scale;
+    double cell = std::min(scale, ssize - fsx1);
+    int sx1 = static_cast<int>(std::ceil(fsx1)), sx2 = static_cast<int>(std::floor(fsx2));
+    sx2 = std::min(sx2, ssize - 1);
+    sx1 = std::min(sx1, sx2);
+    if (sx1 - fsx1 > 1e-3) tab.push_back({dx, sx1 - 1, static_cast<float>((sx1 - fsx1) / cell)});
+    for (int sx = sx1; sx < sx2; ++sx) tab.push_back({dx, sx, static_cast<float>(1.0 / cell)});
+    if (fsx2 - sx2 > 1e-3) {
+      tab.push_back({dx, sx2, static_cast<float>(std::min(std::min(fsx2 - sx2, 1.0), cell) / cell)});
+    }
+  }
+  return tab;
+}
+
+// Resizes one channel of an (src_h x src_w) image given as a per-row float source, writing uint8 with a pixel
+// stride (1 for gray, 3 for one channel of interleaved RGB).
+class FrameResizer {
+ public:
+  FrameResizer(int src_h, int src_w, int dst_h, int dst_w, bool area)
+      : sh_(src_h), sw_(src_w), dh_(dst_h), dw_(dst_w), area_(area) {
+    if (dst_h < 1 || dst_w < 1) throw std::invalid_argument("image size must be positive");
+    pooled_.assign(static_cast<size_t>(sw_) + 16, 0);
+    if (area_ && (dst_h > src_h || dst_w > src_w)) area_ = false;  // cv2: INTER_AREA enlarging == INTER_LINEAR
+    if (area_) {
+      InitArea();
+    } else {
+      InitLinear();
+    }
+  }
+
+  // dst[y * row_stride + x * px_stride] = resize(max(lut[a], lut[b]))[y][x]. `a` may be null (no pooling).
+  // a, b: src_h * src_w palette indices (row-major).
+  void Run(const uint8_t* a, const uint8_t* b, const uint8_t* lut, uint8_t* dst, int px_stride) {
+    if (area_) {
+      RunArea(a, b, lut, dst, px_stride);
+    } else {
+      RunLinear(a, b, lut, dst, px_stride);
+    }
+  }
+
+ private:
+  // Max-pool one row through the palette: pooled_[x] = max(lut[a[x]], lut[b[x]]).
+  void PoolRow(const uint8_t* a, const uint8_t* b, const uint8_t* lut) {
+    uint8_t* out = pooled_.data();
+    if (a == nullptr) {
+      for (int x = 0; x < sw_; ++x) out[x] = lut[b[x]];
+      return;
+    }
+    int x = 0;
+    // Consecutive frames mostly agree: where 16 indices match, one lookup per pixel is enough.
+    for (; x + 16 <= sw_; x += 16) {
+      uint64_t a0, a1, b0, b1;
+      std::memcpy(&a0, a + x, 8);
+      std::memcpy(&a1, a + x + 8, 8);
+      std::memcpy(&b0, b + x, 8);
+      std::memcpy(&b1, b + x + 8, 8);
+      if (a0 == b0 && a1 == b1) {
+        for (int i = 0; i < 16; ++i) out[x + i] = lut[b[x + i]];
+      } else {
+        for (int i = 0; i < 16; ++i) out[x + i] = std::max(lut[a[x + i]], lut[b[x + i]]);
+      }
+    }
+    for (; x < sw_; ++x) out[x] = std::max(lut[a[x]], lut[b[x]]);
+  }
+
+  // ---- area ----
+  void InitArea() {
+    // cv2: inv_scale = (double)dsize / ssize; scale = 1. / inv_scale
+    double scale_x = 1.0 / (static_cast<double>(dw_) / sw_);
+    double scale_y = 1.0 / (static_cast<double>(dh_) / sh_);
+    xtab_ = AreaTaps(sw_, dw_, scale_x);
+    ytab_ = AreaTaps(sh_, dh_, scale_y);
+    hbuf_.assign(static_cast<size_t>(sh_) * dw_ + 4, 0.f);
+    sum_.assign(static_cast<size_t>(dw_) + 4, 0.f);
+    rowf_.assign(static_cast<size_t>(sw_) + 4, 0.f);
+    // Vectorized horizontal pass: when the width is a multiple of 4 and the tap table repeats with period
+    // (dw/4 outputs, sw/4 inputs) with bit-identical weights, lane k of a 4-float vector handles output
+    // block k (outputs [k*P, (k+1)*P)), reading input block k. The float operations per output are exactly
+    // those of the scalar table, so the result is unchanged.
+    lanes_ = false;
+    if (dw_ % 4 == 0 && sw_ % 4 == 0) {
+      int P = dw_ / 4, Q = sw_ / 4;
+      std::vector<std::vector<AreaTap>> per(dw_);
+      for (const auto& t : xtab_) per[t.di].push_back(t);
+      bool ok = true;
+      for (int j = 0; j < P && ok; ++j) {
+        for (int k = 0; k < 4 && ok; ++k) {
+          const auto& base = per[j];
+          const auto& other = per[j + k * P];
+          if (other.size() != base.size()) ok = false;
+          for (size_t t = 0; ok && t < base.size(); ++t) {
+            if (other[t].si != base[t].si + k * Q || other[t].alpha != base[t].alpha) ok = false;
+            if (base[t].si < 0 || base[t].si >= Q) ok = false;
+          }
+        }
+      }
+      if (ok) {
+        lanes_ = true;
+        P_ = P;
+        Q_ = Q;
+        ltab_.clear();
+        ltab_start_.assign(P + 1, 0);
+        for (int j = 0; j < P; ++j) {
+          ltab_start_[j] = static_cast<int>(ltab_.size());
+          for (const auto& t : per[j]) ltab_.push_back({j, t.si, t.alpha});
+        }
+        ltab_start_[P] = static_cast<int>(ltab_.size());
+        rowv_.assign(static_cast<size_t>(Q) + 1, v4f{0, 0, 0, 0});
+      }
+    }
+  }
+
+  void HorizontalRow(float* out) {
+    if (lanes_) {
+      // interleave: rowv_[p][k] = pooled[p + k*Q]
+      const uint8_t* g = pooled_.data();
+      for (int p = 0; p < Q_; ++p) {
+        rowv_[p] = v4f{static_cast<float>(g[p]), static_cast<float>(g[p + Q_]), static_cast<float>(g[p + 2 * Q_]),
+                       static_cast<float>(g[p + 3 * Q_])};
+      }
+      for (int j = 0; j < P_; ++j) {
+        v4f acc = {0, 0, 0, 0};
+        for (int t = ltab_start_[j]; t < ltab_start_[j + 1]; ++t) {
+          acc = acc + rowv_[ltab_[t].si] * ltab_[t].alpha;
+        }
+        std::memcpy(out + 4 * j, &acc, sizeof(acc));  // lane layout: out[j*4 + k] is output j + k*P
+      }
+    } else {
+      float* f = rowf_.data();
+      for (int x = 0; x < sw_; ++x) f[x] = static_cast<float>(pooled_[x]);
+      std::fill(out, out + dw_, 0.f);
+      for (const auto& t : xtab_) out[t.di] = out[t.di] + f[t.si] * t.alpha;
+    }
+  }
+
+  void RunArea(const uint8_t* a, const uint8_t* b, const uint8_t* lut, uint8_t* dst, int px_stride) {
+    for (int y = 0; y < sh_; ++y) {
+      PoolRow(a == nullptr ? nullptr : a + static_cast<size_t>(y) * sw_, b + static_cast<size_t>(y) * sw_, lut);
+      HorizontalRow(hbuf_.data() + static_cast<size_t>(y) * dw_);
+    }
+    // vertical pass, in cv2's order: per output row, sum = b0*row0; sum += b1*row1; ...
+    float* sum = sum_.data();
+    size_t t = 0, n = ytab_.size();
+    const int row_stride = dw_ * px_stride;
+    while (t < n) {
+      int dy = ytab_[t].di;
+      const float* r = hbuf_.data() + static_cast<size_t>(ytab_[t].si) * dw_;
+      float beta = ytab_[t].alpha;
+      for (int x = 0; x < dw_; ++x) sum[x] = beta * r[x];
+      for (++t; t < n && ytab_[t].di == dy; ++t) {
+        r = hbuf_.data() + static_cast<size_t>(ytab_[t].si) * dw_;
+        beta = ytab_[t].alpha;
+        for (int x = 0; x < dw_; ++x) sum[x] = sum[x] + beta * r[x];
+      }
+      uint8_t* d = dst + static_cast<size_t>(dy) * row_stride;
+      if (lanes_) {
+        for (int j = 0; j < P_; ++j) {
+          for (int k = 0; k < 4; ++k) d[(j + k * P_) * px_stride] = Round(sum[j * 4 + k]);
+        }
+      } else {
+        for (int x = 0; x < dw_; ++x) d[x * px_stride] = Round(sum[x]);
+      }
+    }
+  }
+
+  // cv2's saturate_cast<uchar>(float): round half to even, then clamp.
+  static uint8_t Round(float v) {
+    float r = (v + 12582912.0f) - 12582912.0f;  // exact round-half-even for |v| < 2^22
+    int i = static_cast<int>(r);
+    return static_cast<uint8_t>(i < 0 ? 0 : (i > 255 ? 255 : i));
+  }
+
+  // ---- linear (cv2 INTER_LINEAR, 8-bit fixed point) ----
+  void InitLinear() {
+    constexpr int kScale = 1 << 11;
+    double scale_x = 1.0 / (static_cast<double>(dw_) / sw_);
+    double scale_y = 1.0 / (static_cast<double>(dh_) / sh_);
+    xofs_.resize(dw_);
+    xalpha_.resize(2 * static_cast<size_t>(dw_));
+    for (int dx = 0; dx < dw_; ++dx) {
+      float fx = static_cast<float>((dx + 0.5) * scale_x - 0.5);
+      int sx = static_cast<int>(std::floor(fx));
+      fx -= sx;
+      if (sx < 0) fx = 0, sx = 0;
+      if (sx >= sw_ - 1) fx = 0, sx = sw_ - 1;
+      xofs_[dx] = sx;
+      xalpha_[2 * dx] = SatShort((1.f - fx) * kScale);
+      xalpha_[2 * dx + 1] = SatShort(fx * kScale);
+    }
+    yofs_.resize(dh_);
+    ybeta_.resize(2 * static_cast<size_t>(dh_));
+    for (int dy = 0; dy < dh_; ++dy) {
+      float fy = static_cast<float>((dy + 0.5) * scale_y - 0.5);
+      int sy = static_cast<int>(std::floor(fy));
+      fy -= sy;
+      yofs_[dy] = sy;
+      ybeta_[2 * dy] = SatShort((1.f - fy) * kScale);
+      ybeta_[2 * dy + 1] = SatShort(fy * kScale);
+    }
+    lrows_.assign(static_cast<size_t>(sh_) * dw_, 0);
+  }
+  static int16_t SatShort(float v) {
+    long r = std::lrint(v);
+    return static_cast<int16_t>(std::clamp<long>(r, -32768, 32767));
+  }
+
+  void RunLinear(const uint8_t* a, const uint8_t* b, const uint8_t* lut, uint8_t* dst, int px_stride) {
+    // horizontal: every source row (rows are cheap; simpler than tracking which rows are used)
+    for (int y = 0; y < sh_; ++y) {
+      PoolRow(a == nullptr ? nullptr : a + static_cast<size_t>(y) * sw_, b + static_cast<size_t>(y) * sw_, lut);
+      int32_t* o = lrows_.data() + static_cast<size_t>(y) * dw_;
+      const uint8_t* g = pooled_.data();
+      for (int dx = 0; dx < dw_; ++dx) {
+        int sx = xofs_[dx];
+        int sx1 = std::min(sx + 1, sw_ - 1);
+        o[dx] = g[sx] * xalpha_[2 * dx] + g[sx1] * xalpha_[2 * dx + 1];
+      }
+    }
+    const int row_stride = dw_ * px_stride;
+    for (int dy = 0; dy < dh_; ++dy) {
+      int sy0 = std::clamp(yofs_[dy], 0, sh_ - 1), sy1 = std::clamp(yofs_[dy] + 1, 0, sh_ - 1);
+      const int32_t* r0 = lrows_.data() + static_cast<size_t>(sy0) * dw_;
+      const int32_t* r1 = lrows_.data() + static_cast<size_t>(sy1) * dw_;
+      int b0 = ybeta_[2 * dy], b1 = ybeta_[2 * dy + 1];
+      uint8_t* d = dst + static_cast<size_t>(dy) * row_stride;
+      for (int x = 0; x < dw_; ++x) {
+        // cv2's vectorized VResizeLinear for 8-bit: ((r0>>4)*b0 >> 16) + ((r1>>4)*b1 >> 16), then (+2) >> 2
+        int v = ((((r0[x] >> 4) * b0) >> 16) + (((r1[x] >> 4) * b1) >> 16) + 2) >> 2;
+        d[x * px_stride] = static_cast<uint8_t>(std::clamp(v, 0, 255));
+      }
+    }
+  }
+
+  int sh_, sw_, dh_, dw_;
+  bool area_;
+  std::vector<uint8_t> pooled_;
+  // area
+  std::vector<AreaTap> xtab_, ytab_, ltab_;
+  std::vector<int> ltab_start_;
+  bool lanes_ = false;
+  int P_ = 0, Q_ = 0;
+  std::vector<v4f> rowv_;
+  std::vector<float> hbuf_, sum_, rowf_;
+  // linear
+  std::vector<int> xofs_, yofs_;
+  std::vector<int16_t> xalpha_, ybeta_;
+  std::vector<int32_t> lrows_;
+};
+
+}  // namespace pp::atari
