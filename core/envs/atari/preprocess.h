@@ -54,7 +54,7 @@ class FrameResizer {
   FrameResizer(int src_h, int src_w, int dst_h, int dst_w, bool area)
       : sh_(src_h), sw_(src_w), dh_(dst_h), dw_(dst_w), area_(area) {
     if (dst_h < 1 || dst_w < 1) throw std::invalid_argument("image size must be positive");
-    pooled_.assign(static_cast<size_t>(sw_) + 16, 0);
+    pooled_.assign(static_cast<size_t>(sw_) + 32, 0);
     if (area_ && (dst_h > src_h || dst_w > src_w)) area_ = false;  // cv2: INTER_AREA enlarging == INTER_LINEAR
     if (area_) {
       InitArea();
@@ -99,6 +99,14 @@ class FrameResizer {
   }
 
   // ---- area ----
+  static constexpr size_t kTaps = 3;  // taps per output in the vectorized pass (a shrink by < 2 needs <= 3)
+
+  // out[p] = {g[p], g[p+Q], g[p+2Q], g[p+3Q]} as floats, for p in [0, Q). Reads up to g[3Q + 15].
+  struct LaneTap {
+    v4f alpha;  // the tap's weight, broadcast
+    int si;     // input position within a lane block
+  };
+
   void InitArea() {
     // cv2: inv_scale = (double)dsize / ssize; scale = 1. / inv_scale
     double scale_x = 1.0 / (static_cast<double>(dw_) / sw_);
@@ -106,8 +114,28 @@ class FrameResizer {
     xtab_ = AreaTaps(sw_, dw_, scale_x);
     ytab_ = AreaTaps(sh_, dh_, scale_y);
     hbuf_.assign(static_cast<size_t>(sh_) * dw_ + 4, 0.f);
+    hrow_.assign(sh_, nullptr);
     sum_.assign(static_cast<size_t>(dw_) + 4, 0.f);
     rowf_.assign(static_cast<size_t>(sw_) + 4, 0.f);
+    out8_.assign(static_cast<size_t>(dw_) + 16, 0);
+    // Vertical taps grouped per output row; ref_dy_[dy]: an earlier output row with bit-identical weights
+    // (-1: none). When that row read the same (de-duplicated) source rows, its output is copied.
+    ystart_.assign(dh_ + 1, 0);
+    for (size_t t = 0, dy = 0; dy < static_cast<size_t>(dh_); ++dy) {
+      ystart_[dy] = static_cast<int>(t);
+      while (t < ytab_.size() && ytab_[t].di == static_cast<int>(dy)) ++t;
+      ystart_[dy + 1] = static_cast<int>(t);
+    }
+    ref_dy_.assign(dh_, -1);
+    for (int dy = 0; dy < dh_; ++dy) {
+      for (int r = dy - 1; r >= std::max(0, dy - 8) && ref_dy_[dy] < 0; --r) {
+        int n = ystart_[dy + 1] - ystart_[dy];
+        if (ystart_[r + 1] - ystart_[r] != n) continue;
+        bool same = true;
+        for (int t = 0; t < n && same; ++t) same = ytab_[ystart_[r] + t].alpha == ytab_[ystart_[dy] + t].alpha;
+        if (same) ref_dy_[dy] = r;
+      }
+    }
     // Vectorized horizontal pass: when the width is a multiple of 4 and the tap table repeats with period
     // (dw/4 outputs, sw/4 inputs) with bit-identical weights, lane k of a 4-float vector handles output
     // block k (outputs [k*P, (k+1)*P)), reading input block k. The float operations per output are exactly
@@ -133,67 +161,128 @@ class FrameResizer {
         lanes_ = true;
         P_ = P;
         Q_ = Q;
-        ltab_.clear();
-        ltab_start_.assign(P + 1, 0);
-        for (int j = 0; j < P; ++j) {
-          ltab_start_[j] = static_cast<int>(ltab_.size());
-          for (const auto& t : per[j]) ltab_.push_back({j, t.si, t.alpha});
+        // Every output gets the same number of taps (kTaps): missing taps are padded with weight 0 at the end,
+        // which adds +0.0 to a non-negative sum and changes nothing.
+        size_t most = 0;
+        for (int j = 0; j < P; ++j) most = std::max(most, per[j].size());
+        if (most > kTaps) {
+          lanes_ = false;
+        } else {
+          ltab_.clear();
+          for (int j = 0; j < P; ++j) {
+            for (size_t t = 0; t < kTaps; ++t) {
+              if (t < per[j].size()) {
+                float al = per[j][t].alpha;
+                ltab_.push_back({v4f{al, al, al, al}, per[j][t].si});
+              } else {
+                ltab_.push_back({v4f{0, 0, 0, 0}, per[j].empty() ? 0 : per[j].back().si});
+              }
+            }
+          }
         }
-        ltab_start_[P] = static_cast<int>(ltab_.size());
-        rowv_.assign(static_cast<size_t>(Q) + 1, v4f{0, 0, 0, 0});
+        rowv_.assign(static_cast<size_t>(Q), v4f{0, 0, 0, 0});
       }
     }
   }
 
-  void HorizontalRow(float* out) {
+  // One source row through the palette (max-pooled), then the horizontal pass into `out` (dw floats; in the
+  // lane layout out[j*4 + k] is output j + k*P).
+  void HorizontalRow(const uint8_t* a, const uint8_t* b, float* out) {
     if (lanes_) {
-      // interleave: rowv_[p][k] = pooled[p + k*Q]
-      const uint8_t* g = pooled_.data();
-      for (int p = 0; p < Q_; ++p) {
-        rowv_[p] = v4f{static_cast<float>(g[p]), static_cast<float>(g[p + Q_]), static_cast<float>(g[p + 2 * Q_]),
-                       static_cast<float>(g[p + 3 * Q_])};
-      }
-      for (int j = 0; j < P_; ++j) {
-        v4f acc = {0, 0, 0, 0};
-        for (int t = ltab_start_[j]; t < ltab_start_[j + 1]; ++t) {
-          acc = acc + rowv_[ltab_[t].si] * ltab_[t].alpha;
+      // interleave through the float palette: rowv_[p][k] = max(L[a[p + k*Q]], L[b[p + k*Q]])
+      const float* L = lutf_;
+      const int Q = Q_;
+      if (a == nullptr) {
+        for (int p = 0; p < Q; ++p) rowv_[p] = v4f{L[b[p]], L[b[p + Q]], L[b[p + 2 * Q]], L[b[p + 3 * Q]]};
+      } else {
+        for (int p = 0; p < Q; ++p) {
+          v4f va = {L[a[p]], L[a[p + Q]], L[a[p + 2 * Q]], L[a[p + 3 * Q]]};
+          v4f vb = {L[b[p]], L[b[p + Q]], L[b[p + 2 * Q]], L[b[p + 3 * Q]]};
+          rowv_[p] = va > vb ? va : vb;
         }
-        std::memcpy(out + 4 * j, &acc, sizeof(acc));  // lane layout: out[j*4 + k] is output j + k*P
+      }
+      const v4f* row = rowv_.data();
+      const LaneTap* tab = ltab_.data();
+      static_assert(kTaps == 3, "the unrolled loop below assumes 3 taps");
+      for (int j = 0; j < P_; ++j, tab += kTaps) {
+        v4f acc = {0, 0, 0, 0};
+        acc = acc + row[tab[0].si] * tab[0].alpha;
+        acc = acc + row[tab[1].si] * tab[1].alpha;
+        acc = acc + row[tab[2].si] * tab[2].alpha;
+        std::memcpy(out + 4 * j, &acc, sizeof(acc));
       }
     } else {
+      const float* L = lutf_;
       float* f = rowf_.data();
-      for (int x = 0; x < sw_; ++x) f[x] = static_cast<float>(pooled_[x]);
+      if (a == nullptr) {
+        for (int x = 0; x < sw_; ++x) f[x] = L[b[x]];
+      } else {
+        for (int x = 0; x < sw_; ++x) f[x] = std::max(L[a[x]], L[b[x]]);
+      }
       std::fill(out, out + dw_, 0.f);
       for (const auto& t : xtab_) out[t.di] = out[t.di] + f[t.si] * t.alpha;
     }
   }
 
   void RunArea(const uint8_t* a, const uint8_t* b, const uint8_t* lut, uint8_t* dst, int px_stride) {
+    for (int i = 0; i < 256; ++i) lutf_[i] = static_cast<float>(lut[i]);
+    // Horizontal pass per source row. Atari frames repeat rows a lot (backgrounds, sprites several lines tall):
+    // a row whose palette indices equal the previous row's reuses its result (same input, same output).
+    const size_t w = static_cast<size_t>(sw_);
     for (int y = 0; y < sh_; ++y) {
-      PoolRow(a == nullptr ? nullptr : a + static_cast<size_t>(y) * sw_, b + static_cast<size_t>(y) * sw_, lut);
-      HorizontalRow(hbuf_.data() + static_cast<size_t>(y) * dw_);
-    }
-    // vertical pass, in cv2's order: per output row, sum = b0*row0; sum += b1*row1; ...
-    float* sum = sum_.data();
-    size_t t = 0, n = ytab_.size();
-    const int row_stride = dw_ * px_stride;
-    while (t < n) {
-      int dy = ytab_[t].di;
-      const float* r = hbuf_.data() + static_cast<size_t>(ytab_[t].si) * dw_;
-      float beta = ytab_[t].alpha;
-      for (int x = 0; x < dw_; ++x) sum[x] = beta * r[x];
-      for (++t; t < n && ytab_[t].di == dy; ++t) {
-        r = hbuf_.data() + static_cast<size_t>(ytab_[t].si) * dw_;
-        beta = ytab_[t].alpha;
-        for (int x = 0; x < dw_; ++x) sum[x] = sum[x] + beta * r[x];
+      const uint8_t* by = b + y * w;
+      const uint8_t* ay = a == nullptr ? nullptr : a + y * w;
+      if (y > 0 && std::memcmp(by, by - w, w) == 0 && (ay == nullptr || std::memcmp(ay, ay - w, w) == 0)) {
+        hrow_[y] = hrow_[y - 1];
+        continue;
       }
-      uint8_t* d = dst + static_cast<size_t>(dy) * row_stride;
-      if (lanes_) {
-        for (int j = 0; j < P_; ++j) {
-          for (int k = 0; k < 4; ++k) d[(j + k * P_) * px_stride] = Round(sum[j * 4 + k]);
+      float* out = hbuf_.data() + static_cast<size_t>(y) * dw_;
+      // where the two frames agree on the whole row, max-pooling is the identity: one palette lookup per pixel
+      HorizontalRow(ay != nullptr && std::memcmp(ay, by, w) == 0 ? nullptr : ay, by, out);
+      hrow_[y] = out;
+    }
+    // Vertical pass, in cv2's order: per output row, sum = b0*row0; sum += b1*row1; ...
+    float* sum = sum_.data();
+    const size_t row_stride = static_cast<size_t>(dw_) * px_stride;
+    for (int dy = 0; dy < dh_; ++dy) {
+      const int t0 = ystart_[dy], t1 = ystart_[dy + 1];
+      uint8_t* d = dst + dy * row_stride;
+      const int r = ref_dy_[dy];
+      if (r >= 0) {
+        bool same = true;
+        for (int t = 0; t < t1 - t0 && same; ++t) same = hrow_[ytab_[t0 + t].si] == hrow_[ytab_[ystart_[r] + t].si];
+        if (same) {
+          const uint8_t* src = dst + r * row_stride;
+          if (px_stride == 1) {
+            std::memcpy(d, src, dw_);
+          } else {
+            for (int x = 0; x < dw_; ++x) d[x * px_stride] = src[x * px_stride];
+          }
+          continue;
         }
+      }
+      const int n = dw_;
+      {
+        const float* row = hrow_[ytab_[t0].si];
+        const float beta = ytab_[t0].alpha;
+        for (int x = 0; x < n; ++x) sum[x] = beta * row[x];
+      }
+      for (int t = t0 + 1; t < t1; ++t) {
+        const float* row = hrow_[ytab_[t].si];
+        const float beta = ytab_[t].alpha;
+        for (int x = 0; x < n; ++x) sum[x] = sum[x] + beta * row[x];
+      }
+      uint8_t* o8 = out8_.data();
+      for (int x = 0; x < n; ++x) o8[x] = Round(sum[x]);
+      if (lanes_) {
+        for (int k = 0; k < 4; ++k) {
+          uint8_t* dk = d + static_cast<size_t>(k) * P_ * px_stride;
+          for (int j = 0; j < P_; ++j) dk[j * px_stride] = o8[j * 4 + k];
+        }
+      } else if (px_stride == 1) {
+        std::memcpy(d, o8, n);
       } else {
-        for (int x = 0; x < dw_; ++x) d[x * px_stride] = Round(sum[x]);
+        for (int x = 0; x < n; ++x) d[x * px_stride] = o8[x];
       }
     }
   }
@@ -201,8 +290,8 @@ class FrameResizer {
   // cv2's saturate_cast<uchar>(float): round half to even, then clamp.
   static uint8_t Round(float v) {
     float r = (v + 12582912.0f) - 12582912.0f;  // exact round-half-even for |v| < 2^22
-    int i = static_cast<int>(r);
-    return static_cast<uint8_t>(i < 0 ? 0 : (i > 255 ? 255 : i));
+    r = r < 0.f ? 0.f : (r > 255.f ? 255.f : r);
+    return static_cast<uint8_t>(static_cast<int>(r));
   }
 
   // ---- linear (cv2 INTER_LINEAR, 8-bit fixed point) ----
@@ -270,12 +359,16 @@ class FrameResizer {
   bool area_;
   std::vector<uint8_t> pooled_;
   // area
-  std::vector<AreaTap> xtab_, ytab_, ltab_;
-  std::vector<int> ltab_start_;
+  std::vector<AreaTap> xtab_, ytab_;
+  std::vector<LaneTap> ltab_;
+  std::vector<int> ltab_start_, ystart_, ref_dy_;
   bool lanes_ = false;
   int P_ = 0, Q_ = 0;
   std::vector<v4f> rowv_;
   std::vector<float> hbuf_, sum_, rowf_;
+  std::vector<const float*> hrow_;
+  std::vector<uint8_t> out8_;
+  float lutf_[256];
   // linear
   std::vector<int> xofs_, yofs_;
   std::vector<int16_t> xalpha_, ybeta_;
