@@ -420,3 +420,11 @@ def test_async_pool_runs_and_does_not_depend_on_threads():
         n = min(len(a[i]), len(b[i]))
         assert n >= 10
         np.testing.assert_array_equal(np.stack(a[i][:n]), np.stack(b[i][:n]))
+
+
+@pytest.mark.slow
+def test_every_task_aligns_with_ale_reference():
+    """All 104 games, 60 steps each, frame by frame (about 2 minutes)."""
+    for task in sorted(e for e in pp.list_all_envs() if pp.registry.task_type(e) == "Atari"):
+        rom = pp.make_spec(task).config.task
+        _align(task, rom, 60, seed=len(rom))

@@ -195,9 +195,10 @@ class AtariEnv : public Env {
     raw_h_ = static_cast<int>(screen.height());
     raw_w_ = static_cast<int>(screen.width());
     prev_.assign(static_cast<size_t>(raw_h_) * raw_w_, 0);
-    // Palette lookup tables (ALE screens hold palette indices; ALE's palette has 128 even entries).
+    // Palette lookup tables, built by ALE's own conversion for every index: screens hold palette indices, and
+    // some games (e.g. Air Raid) write odd ones, which ALE maps in its own way; the tables reproduce that.
     uint8_t idx[256], gray[256], rgb[256 * 3];
-    for (int i = 0; i < 256; ++i) idx[i] = static_cast<uint8_t>(i & 0xFE);
+    for (int i = 0; i < 256; ++i) idx[i] = static_cast<uint8_t>(i);
     auto& palette = ale_->theOSystem->colourPalette();
     palette.applyPaletteGrayscale(gray, idx, 256);
     palette.applyPaletteRGB(rgb, idx, 256);
