@@ -29,6 +29,19 @@ rom = parallel_pool.make_spec(task).config.task
 rng = np.random.default_rng(0)
 out = {}
 
+cpu0 = wall0 = 0.0
+
+
+def mark():
+    # start of the timed part: CPU time (this process and its reaped children) and wall time from here
+    global cpu0, wall0
+    import resource
+    ru = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    cpu0 = sum(r.ru_utime + r.ru_stime for r in ru)
+    wall0 = time.perf_counter()
+    return wall0
+
+
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -38,14 +51,14 @@ def run_pool(env, n, batch):
     steps = calls = 0
     if batch == n:  # sync
         env.reset()
-        t0 = time.perf_counter()
+        t0 = mark()
         while time.perf_counter() - t0 < seconds:
             env.step(acts[calls % 4096, :n])
             calls += 1
             steps += n
     else:
         env.async_reset()
-        t0 = time.perf_counter()
+        t0 = mark()
         while time.perf_counter() - t0 < seconds:
             obs, r, te, tr, info = env.recv()
             ids = info["env_id"]
@@ -69,7 +82,7 @@ if kind == "raw":  # one ALEInterface, 4 frames per step: the emulator alone
     acts = ale.getMinimalActionSet()
     idx = rng.integers(0, len(acts), size=4096)
     steps = 0
-    t0 = time.perf_counter()
+    t0 = mark()
     while time.perf_counter() - t0 < seconds:
         a = acts[idx[steps % 4096]]
         for _ in range(4):
@@ -109,7 +122,7 @@ elif kind == "ale_vector":
     acts = rng.integers(0, env.single_action_space.n, size=(4096, batch)).astype(np.int32)
     steps = calls = 0
     env.reset()
-    t0 = time.perf_counter()
+    t0 = mark()
     if batch == n:
         while time.perf_counter() - t0 < seconds:
             env.step(acts[calls % 4096])
@@ -140,7 +153,7 @@ elif kind == "gym_async":
     env.reset(seed=0)
     acts = rng.integers(0, env.single_action_space.n, size=(4096, n))
     steps = calls = 0
-    t0 = time.perf_counter()
+    t0 = mark()
     while time.perf_counter() - t0 < seconds:
         env.step(acts[calls % 4096])
         calls += 1
@@ -148,6 +161,10 @@ elif kind == "gym_async":
     dt = time.perf_counter() - t0
     env.close()
     out = {"sps": steps / dt, "call_us": dt / calls * 1e6}
+import resource
+ru = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+out["cpu_s"] = sum(r.ru_utime + r.ru_stime for r in ru) - cpu0
+out["wall_s"] = time.perf_counter() - wall0
 print("RESULT " + json.dumps(out))
 """
 
@@ -184,7 +201,9 @@ def main() -> None:
     if have("envpool"):
         contenders += [("envpool", "EnvPool 1 env", {"num_envs": 1}),
                        ("envpool", "EnvPool sync 8 envs", {"num_envs": 8}),
-                       ("envpool", "EnvPool async 16 envs, batch 8", {"num_envs": 16, "batch_size": 8})]
+                       ("envpool", "EnvPool async 16 envs, batch 8", {"num_envs": 16, "batch_size": 8}),
+                       ("envpool", f"EnvPool async 16/8, num_threads={cores}",
+                        {"num_envs": 16, "batch_size": 8, "num_threads": cores})]
     if have("ale_py"):
         contenders += [("ale_vector", "ale_py AtariVectorEnv 8 envs", {"num_envs": 8}),
                        ("ale_vector", "ale_py AtariVectorEnv async 16, batch 8", {"num_envs": 16, "batch_size": 8}),
@@ -208,13 +227,20 @@ def main() -> None:
     med = {name: statistics.median(x["sps"] for x in v) for name, v in results.items()}
     best = {name: max(x["sps"] for x in v) for name, v in results.items()}
     call = {name: statistics.median(x["call_us"] for x in v) for name, v in results.items()}
+    # load-robust view: steps per CPU-second (all threads and child processes) and cores kept busy
+    per_cpu = {name: statistics.median(x["sps"] * x["wall_s"] / max(x["cpu_s"], 1e-9) for x in v)
+               for name, v in results.items()}
+    busy = {name: statistics.median(x["cpu_s"] / x["wall_s"] for x in v) for name, v in results.items()}
+    raw_name = "ALEInterface, 1 env (raw emulation)"
     print(f"\n{args.task}, {cores} cores, {args.rounds} rounds x {args.seconds:.0f} s, "
           f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} "
           f"(wall {time.time() - t_start:.0f} s)")
-    print(f"{'contender':47s} {'steps/s med':>11s} {'best':>9s} {'frames/s':>9s} {'us/call':>8s}")
+    print(f"{'contender':47s} {'steps/s med':>11s} {'best':>9s} {'frames/s':>9s} {'us/call':>8s} "
+          f"{'steps/CPU-s':>11s} {'vs raw':>6s} {'cores busy':>10s}")
     for name in results:
-        print(f"{name:47s} {med[name]:11.0f} {best[name]:9.0f} {4 * med[name]:9.0f} {call[name]:8.0f}")
-    limit = cores * med["ALEInterface, 1 env (raw emulation)"]
+        print(f"{name:47s} {med[name]:11.0f} {best[name]:9.0f} {4 * med[name]:9.0f} {call[name]:8.0f} "
+              f"{per_cpu[name]:11.0f} {per_cpu[name] / per_cpu[raw_name]:6.2f} {busy[name]:10.2f}")
+    limit = cores * med[raw_name]
     ours = med["ParallelPool async 16 envs, batch 8"]
     print(f"\nphysical limit (cores x raw): {limit:.0f} steps/s")
     ratios = {"ParallelPool async / physical limit (target >= 0.9)": ours / limit}
@@ -236,7 +262,8 @@ def main() -> None:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as f:
             json.dump({"task": args.task, "cores": cores, "load_before": load_before, "load_after": load_after,
-                       "results": results, "median_sps": med, "ratios": ratios, "rss_per_env_mb": rss}, f, indent=1)
+                       "results": results, "median_sps": med, "steps_per_cpu_s": per_cpu, "ratios": ratios,
+                       "rss_per_env_mb": rss}, f, indent=1)
     if args.png:
         import matplotlib
 
