@@ -59,7 +59,7 @@ class ReferenceAtari:
     """Our Atari env's semantics on ale_py.ALEInterface, for a single env, with an explicit no-op count."""
 
     def __init__(self, game: str, *, frame_skip=4, stack_num=4, img=84, gray=True, episodic_life=False,
-                 reward_clip=False, fire_reset=True, full_action_space=False):
+                 reward_clip=False, fire_reset=True, full_action_space=False, resize=None):
         import ale_py
         from ale_py import roms
 
@@ -72,6 +72,7 @@ class ReferenceAtari:
         self.fire = fire_reset and any(a == ale_py.Action.FIRE for a in self.actions)
         self.frame_skip, self.stack_num, self.img, self.gray = frame_skip, stack_num, img, gray
         self.episodic_life, self.reward_clip = episodic_life, reward_clip
+        self.resize = resize or area_resize
         self.stack = None
         self.continue_game = False
         self.lives = 0
@@ -80,7 +81,7 @@ class ReferenceAtari:
         return self.ale.getScreenGrayscale() if self.gray else self.ale.getScreenRGB()
 
     def _push(self, frame, fill):
-        f = area_resize(frame, self.img, self.img)
+        f = self.resize(frame, self.img, self.img)
         if fill or self.stack is None:
             self.stack = [f] * self.stack_num
         else:

@@ -125,10 +125,10 @@ def test_numpy_area_reference_is_cv2_inter_area():
 # ---------------------------------------------------------------- step-by-step alignment with the reference
 
 
-def _align(task, rom, steps, *, seed=0, gray=True, **kw):
+def _align(task, rom, steps, *, seed=0, gray=True, resize=None, **kw):
     """Our env (noop_max=1: one reset frame) against ReferenceAtari on raw ale_py, random actions."""
     env = pp.make(task, num_envs=1, noop_max=1, gray_scale=gray, **kw)
-    ref = ReferenceAtari(rom, gray=gray, fire_reset=kw.get("use_fire_reset", True),
+    ref = ReferenceAtari(rom, gray=gray, fire_reset=kw.get("use_fire_reset", True), resize=resize,
                          episodic_life=kw.get("episodic_life", False), reward_clip=kw.get("reward_clip", False),
                          frame_skip=kw.get("frame_skip", 4), stack_num=kw.get("stack_num", 4))
     obs, info = env.reset()
@@ -168,6 +168,15 @@ def test_breakout_aligns_with_ale_reference():
 
 def test_color_frames_align_with_ale_reference():
     _align("Breakout-v5", "breakout", 200, gray=False)
+
+
+@pytest.mark.skipif(cv2 is None, reason="opencv not installed")
+def test_bilinear_resize_aligns_with_cv2():
+    def linear(img, h, w):
+        return cv2.resize(img, (w, h), interpolation=cv2.INTER_LINEAR)
+
+    _align("MsPacman-v5", "ms_pacman", 150, use_inter_area_resize=False, resize=linear)
+    _align("Breakout-v5", "breakout", 100, gray=False, use_inter_area_resize=False, resize=linear)
 
 
 def test_frame_skip_and_stack_options_align():

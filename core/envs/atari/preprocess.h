@@ -5,8 +5,9 @@
 // same tables computed in double, the same float multiply/add order, round-half-even), so frames are bit-identical
 // to cv2.resize(..., interpolation=cv2.INTER_AREA) as used by EnvPool and gymnasium's AtariPreprocessing. This
 // needs no fused multiply-add contraction: the family compiles with -ffp-contract=off.
-// Linear resize: OpenCV's INTER_LINEAR fixed-point scheme (11-bit coefficients); may differ from cv2 by 1 on a few
-// pixels (cv2's vectorized and scalar code paths round differently).
+// Linear resize: OpenCV's INTER_LINEAR fixed-point scheme (11-bit coefficients, and the rounding of its vectorized
+// vertical pass, which cv2 uses for all but a few trailing pixels of a row: those may differ by 1 in principle;
+// none did in the tests). Enlarging with area interpolation is OpenCV's INTER_AREA-enlarge linear variant.
 //
 // No allocation after construction. All buffers are owned by the FrameResizer.
 #pragma once
@@ -55,7 +56,10 @@ class FrameResizer {
       : sh_(src_h), sw_(src_w), dh_(dst_h), dw_(dst_w), area_(area) {
     if (dst_h < 1 || dst_w < 1) throw std::invalid_argument("image size must be positive");
     pooled_.assign(static_cast<size_t>(sw_) + 32, 0);
-    if (area_ && (dst_h > src_h || dst_w > src_w)) area_ = false;  // cv2: INTER_AREA enlarging == INTER_LINEAR
+    if (area_ && (dst_h > src_h || dst_w > src_w)) {  // cv2: INTER_AREA enlarging is a linear variant
+      area_ = false;
+      linear_area_mode_ = true;
+    }
     if (area_) {
       InitArea();
     } else {
@@ -302,9 +306,9 @@ class FrameResizer {
     xofs_.resize(dw_);
     xalpha_.resize(2 * static_cast<size_t>(dw_));
     for (int dx = 0; dx < dw_; ++dx) {
-      float fx = static_cast<float>((dx + 0.5) * scale_x - 0.5);
-      int sx = static_cast<int>(std::floor(fx));
-      fx -= sx;
+      float fx;
+      int sx;
+      LinearCoord(dx, scale_x, &sx, &fx);
       if (sx < 0) fx = 0, sx = 0;
       if (sx >= sw_ - 1) fx = 0, sx = sw_ - 1;
       xofs_[dx] = sx;
@@ -314,14 +318,28 @@ class FrameResizer {
     yofs_.resize(dh_);
     ybeta_.resize(2 * static_cast<size_t>(dh_));
     for (int dy = 0; dy < dh_; ++dy) {
-      float fy = static_cast<float>((dy + 0.5) * scale_y - 0.5);
-      int sy = static_cast<int>(std::floor(fy));
-      fy -= sy;
+      float fy;
+      int sy;
+      LinearCoord(dy, scale_y, &sy, &fy);
       yofs_[dy] = sy;
       ybeta_[2 * dy] = SatShort((1.f - fy) * kScale);
       ybeta_[2 * dy + 1] = SatShort(fy * kScale);
     }
     lrows_.assign(static_cast<size_t>(sh_) * dw_, 0);
+  }
+  // cv2's source coordinate of output d: pixel centres for INTER_LINEAR; INTER_AREA when enlarging uses cell
+  // edges instead.
+  void LinearCoord(int d, double scale, int* s, float* f) const {
+    if (!linear_area_mode_) {
+      float fv = static_cast<float>((d + 0.5) * scale - 0.5);
+      *s = static_cast<int>(std::floor(fv));
+      *f = fv - *s;
+    } else {
+      const double inv = 1.0 / scale;
+      *s = static_cast<int>(std::floor(d * scale));
+      float fv = static_cast<float>((d + 1) - (*s + 1) * inv);
+      *f = fv <= 0 ? 0.f : fv - std::floor(fv);
+    }
   }
   static int16_t SatShort(float v) {
     long r = std::lrint(v);
@@ -357,6 +375,7 @@ class FrameResizer {
 
   int sh_, sw_, dh_, dw_;
   bool area_;
+  bool linear_area_mode_ = false;
   std::vector<uint8_t> pooled_;
   // area
   std::vector<AreaTap> xtab_, ytab_;
