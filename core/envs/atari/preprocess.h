@@ -48,8 +48,8 @@ inline std::vector<AreaTap> AreaTaps(int ssize, int dsize, double scale) {
   return tab;
 }
 
-// Resizes one channel of an (src_h x src_w) image given as a per-row float source, writing uint8 with a pixel
-// stride (1 for gray, 3 for one channel of interleaved RGB).
+// Max-pools two frames of palette indices through a palette table (one channel) and resizes the result, writing
+// uint8 with a pixel stride (1 for gray, 3 for one channel of interleaved RGB). Buffers are allocated once.
 class FrameResizer {
  public:
   FrameResizer(int src_h, int src_w, int dst_h, int dst_w, bool area)
@@ -380,7 +380,7 @@ class FrameResizer {
   // area
   std::vector<AreaTap> xtab_, ytab_;
   std::vector<LaneTap> ltab_;
-  std::vector<int> ltab_start_, ystart_, ref_dy_;
+  std::vector<int> ystart_, ref_dy_;
   bool lanes_ = false;
   int P_ = 0, Q_ = 0;
   std::vector<v4f> rowv_;
