@@ -55,6 +55,11 @@ def demo(task: str = "CartPole-v1", num_envs: int = 8, seconds: float = 2.0) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "bench":  # argparse's REMAINDER drops leading options (--quick), so hand over directly
+        from parallel_pool.bench import main as bench_main
+
+        return bench_main(argv[1:])
     p = argparse.ArgumentParser(prog="python -m parallel_pool")
     sub = p.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("demo", help="make a pool, step it, print throughput against gymnasium (and EnvPool)")

@@ -16,8 +16,8 @@ _MODES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_
           "disabled": AutoresetMode.DISABLED}
 
 
-class _ResetMaskMixin:
-    """reset(seed=, options={"reset_mask": mask}) and reset(env_id=...) for the gym-style front-ends."""
+class _GymStyle:
+    """step, and reset(seed=, options={"reset_mask": mask}) / reset(env_id=...), for the gym-style front-ends."""
 
     _last_obs: Any = None
 
@@ -42,7 +42,7 @@ class _ResetMaskMixin:
             full = _scatter(self._last_obs, obs, env_id)
             full_info = {}
             for k, v in info.items():
-                if isinstance(v, np.ndarray) and k != "players":
+                if isinstance(v, np.ndarray) and k != "players" and not k.startswith("_"):
                     arr = np.zeros((self.num_envs,) + v.shape[1:], dtype=v.dtype)
                     arr[env_id] = v
                     full_info[k] = arr
@@ -51,6 +51,12 @@ class _ResetMaskMixin:
             obs, info = full, full_info
         self._remember(obs, env_id)
         return obs, info
+
+    def step(self: Any, actions, env_id=None):
+        out = self._unpack(self._step_raw(actions, env_id))
+        if self.autoreset_mode == "disabled":
+            self._remember(out[0], env_id)
+        return out
 
     def _remember(self: Any, obs, env_id=None):
         if self.autoreset_mode != "disabled" or self.is_async:
@@ -84,7 +90,7 @@ def _scatter(full, part, ids):
     return full
 
 
-class GymnasiumPool(_ResetMaskMixin, BasePool, VectorEnv):
+class GymnasiumPool(_GymStyle, BasePool, VectorEnv):
     """A gymnasium.vector.VectorEnv. observation_space/action_space are batched (batch_size rows);
     single_observation_space/single_action_space are one env's."""
 
@@ -100,12 +106,6 @@ class GymnasiumPool(_ResetMaskMixin, BasePool, VectorEnv):
 
     def reset(self, *, seed=None, options=None, env_id=None):
         return self._reset_front(seed, options, env_id)
-
-    def step(self, actions, env_id=None):
-        out = self._unpack(self._step_raw(actions, env_id))
-        if self.autoreset_mode == "disabled":
-            self._remember(out[0], env_id)
-        return out
 
     def close_extras(self, **kwargs):
         BasePool.close(self)
@@ -125,7 +125,7 @@ class GymnasiumPool(_ResetMaskMixin, BasePool, VectorEnv):
         return f"GymnasiumPool({self.spec.task_id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"
 
 
-class GymPool(_ResetMaskMixin, BasePool):
+class GymPool(_GymStyle, BasePool):
     """EnvPool 1.x's "gym" env_type: the same 5-tuple step and (obs, info) reset; spaces are single-env."""
 
     def __init__(self, spec: EnvSpec):
@@ -136,12 +136,6 @@ class GymPool(_ResetMaskMixin, BasePool):
 
     def reset(self, env_id=None, seed=None, options=None):
         return self._reset_front(seed, options, env_id)
-
-    def step(self, action, env_id=None):
-        out = self._unpack(self._step_raw(action, env_id))
-        if self.autoreset_mode == "disabled":
-            self._remember(out[0], env_id)
-        return out
 
     def __repr__(self):
         return f"GymPool({self.spec.task_id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"

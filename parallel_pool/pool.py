@@ -56,9 +56,9 @@ class BasePool:
         """Block until batch_size envs have results; return (obs, reward, terminated, truncated, info)."""
         return self._unpack(self._pool.recv())
 
-    def async_reset(self) -> None:
-        """Send a reset to every env; collect the results with recv()."""
-        self._pool.send(None, None, True, None)
+    def async_reset(self, seed: Any = None) -> None:
+        """Send a reset to every env; collect the results with recv(). seed=s reseeds env i with s + i."""
+        self._pool.send(None, None, True, self._seeds(seed, self.num_envs, None))
 
     def _seeds(self, seed: Any, n: int, env_id: Any):
         if seed is None:

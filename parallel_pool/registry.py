@@ -92,6 +92,30 @@ def _coerce(key: str, value: Any, default: Any, choices: list[str]) -> Any:
     return value
 
 
+_PKGDIR = "pkgdir:"
+
+
+def _resolve_pkgdir(key: str, value: Any) -> Any:
+    """A str config value "pkgdir:<package>/<sub/path>" names a directory inside an installed Python package
+    (e.g. the MuJoCo model files gymnasium ships); it becomes an absolute path. The package is located without
+    importing it."""
+    if not (isinstance(value, str) and value.startswith(_PKGDIR)):
+        return value
+    import importlib.util
+    import os
+
+    package, _, sub = value[len(_PKGDIR):].partition("/")
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        raise ValueError(f"config key {key!r} refers to files of the Python package {package!r}, which is not "
+                         f"installed (pip install {package}), or pass {key}=<directory> yourself")
+    return os.path.join(list(spec.submodule_search_locations)[0], *sub.split("/")) if sub else \
+        list(spec.submodule_search_locations)[0]
+
+
 def resolve_config(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """Validate user kwargs against the task's keys; return (env type, full config)."""
     type_name = task_type(task_id)
@@ -103,6 +127,8 @@ def resolve_config(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str,
         if value is None and key in ("batch_size", "num_threads"):
             value = 0
         config[key] = _coerce(key, value, keys[key][0], keys[key][2])
+    for key, value in config.items():
+        config[key] = _resolve_pkgdir(key, value)
     n = config["num_envs"]
     if n < 1:
         raise ValueError(f"num_envs must be >= 1, got {n}")

@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "core/pool/handle.h"
 #include "core/pool/pool.h"
 #include "core/pool/registry.h"
+#include "core/xla/xla.h"
 
 namespace py = pybind11;
 
@@ -91,8 +93,9 @@ class PyPool {
     Config c = MakeConfig(type, config);
     {
       py::gil_scoped_release nogil;
-      pool_ = std::make_unique<Pool>(type, c);
+      handle_ = PoolHandle::Create(std::make_unique<Pool>(type, c));
     }
+    pool_ = handle_->pool.get();
     const Layout& L = pool_->layout();
     for (const auto& e : L.entries) {
       dtypes_.push_back(ToNumpy(e.dtype));
@@ -140,6 +143,16 @@ class PyPool {
   int num_threads() const { return pool_->options().num_threads; }
   py::dict spec() const { return SpecToDict(pool_->spec()); }
   int num_players(int env_id) const { return pool_->num_players(env_id); }
+  // (name, dtype, row shape, per_player) of each output array, in output order.
+  py::list output_specs() const {
+    py::list out;
+    for (const auto& e : pool_->layout().entries) {
+      out.append(py::make_tuple(e.name, DTypeName(e.dtype), py::tuple(py::cast(e.shape)), e.per_player));
+    }
+    return out;
+  }
+  // Id under which other front-ends (the XLA handlers) find this pool and its API mutex.
+  int64_t handle_id() const { return handle_->id; }
   std::vector<double> GetState(int env_id) {
     Lock lk(this);
     return pool_->GetState(env_id);
@@ -152,7 +165,7 @@ class PyPool {
  private:
   // Serialises API calls; taken with the GIL released when contended so a waiting recv never deadlocks.
   struct Lock {
-    explicit Lock(PyPool* p) : lk(p->mu_, std::try_to_lock) {
+    explicit Lock(PyPool* p) : lk(p->handle_->mu, std::try_to_lock) {
       if (!lk.owns_lock()) {
         py::gil_scoped_release nogil;
         lk.lock();
@@ -293,8 +306,8 @@ class PyPool {
     return out;
   }
 
-  std::unique_ptr<Pool> pool_;
-  std::mutex mu_;
+  std::shared_ptr<PoolHandle> handle_;  // shared with the XLA handlers, which find it by id
+  Pool* pool_ = nullptr;                // handle_->pool
   std::vector<py::dtype> dtypes_, action_dtypes_;
   py::list names_, per_player_;
   std::vector<int> all_ids_;
@@ -357,5 +370,18 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("num_envs", &PyPool::num_envs)
       .def_property_readonly("batch_size", &PyPool::batch_size)
       .def_property_readonly("num_threads", &PyPool::num_threads)
-      .def_property_readonly("spec", &PyPool::spec);
+      .def_property_readonly("spec", &PyPool::spec)
+      .def_property_readonly("output_specs", &PyPool::output_specs)
+      .def_property_readonly("_handle_id", &PyPool::handle_id);
+
+  // XLA FFI handlers (compiled in when the build found jaxlib's headers), as PyCapsules for
+  // jax.ffi.register_ffi_target: {"cpu": {name: capsule}, "CUDA": {...}}.
+  py::dict xla_targets;
+  for (const auto& [platform, handlers] : xla::Handlers()) {
+    py::dict d;
+    for (const auto& [name, fn] : handlers) d[py::str(name)] = py::capsule(fn);
+    xla_targets[py::str(platform)] = d;
+  }
+  m.attr("xla_targets") = xla_targets;
+  m.attr("has_xla") = py::bool_(xla::kEnabled);
 }

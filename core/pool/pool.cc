@@ -16,7 +16,7 @@ namespace pp {
 
 namespace {
 
-constexpr int64_t kWakeWorthNs = 20000;  // wake a sleeping worker only for at least this much work
+constexpr int64_t kWakeWorthNs = 50000;  // wake a sleeping worker only for at least this much work (a wake-up costs ~10-50 us)
 constexpr int kWorkerSpin = 2000;        // pause iterations a worker spins before sleeping
 constexpr int kWaitSpin = 4000;          // pause iterations the caller spins before blocking
 
@@ -121,6 +121,7 @@ Pool::Pool(const EnvType& type, const Config& config)
     : opts_(ParseOptions(config)),
       spec_(type.make_spec(config)),
       layout_(spec_, opts_.batch_size, std::max(spec_.num_players_max, 1), opts_.autoreset),
+      max_players_(std::max(spec_.num_players_max, 1)),
       blocks_(std::make_shared<BlockPool>(layout_.block_bytes)),
       slots_(opts_.num_envs),
       queue_(static_cast<size_t>(opts_.num_envs)) {
@@ -168,6 +169,15 @@ Pool::Pool(const EnvType& type, const Config& config)
     }
     s.out.reward_dtype = spec_.reward_dtype;
     s.out.num_players = s.players;
+    if (!sync()) {
+      size_t soff = 0;
+      for (const auto& e : layout_.entries) {
+        soff = (soff + 15) & ~size_t{15};
+        s.staging_off.push_back(soff);
+        soff += e.row_bytes * static_cast<size_t>(e.per_player ? s.players : 1);
+      }
+      s.staging.assign(soff + 16, 0);
+    }
   }
   if (!sync()) {
     int k = (opts_.num_envs + opts_.batch_size - 1) / opts_.batch_size + 1;
@@ -179,7 +189,19 @@ Pool::Pool(const EnvType& type, const Config& config)
     }
   }
   scratch_seen_.assign(opts_.num_envs, 0);
-  for (int i = 0; i < opts_.num_threads; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
+  for (int i = 0; i < opts_.num_threads; ++i) {
+    workers_.emplace_back([this] { WorkerLoop(); });
+#ifdef __linux__
+    // named and pinned from here, so both hold as soon as the pool exists
+    pthread_setname_np(workers_.back().native_handle(), "pp-worker");
+    if (opts_.thread_affinity_offset >= 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET((opts_.thread_affinity_offset + i) % Cores(), &set);
+      pthread_setaffinity_np(workers_.back().native_handle(), sizeof(set), &set);
+    }
+#endif
+  }
 }
 
 Pool::~Pool() { Close(); }
@@ -206,17 +228,7 @@ void Pool::CheckOpen() const {
   if (closed_) throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
 }
 
-void Pool::WorkerLoop(int index) {
-#ifdef __linux__
-  if (opts_.thread_affinity_offset >= 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET((opts_.thread_affinity_offset + index) % Cores(), &set);
-    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-  }
-#else
-  (void)index;
-#endif
+void Pool::WorkerLoop() {
   WorkItem item;
   while (queue_.Pop(&item, kWorkerSpin)) Execute(item);
 }
@@ -233,6 +245,7 @@ void Pool::SetState(int env_id, const std::vector<double>& state) {
   if (env_id < 0 || env_id >= opts_.num_envs) throw std::invalid_argument("env_id out of range");
   if (slots_[env_id].pending) throw std::invalid_argument("env has a result pending; recv() it first");
   slots_[env_id].env->SetState(state);
+  slots_[env_id].done = false;  // the env is mid-episode in the given state: its next step steps it
 }
 
 int Pool::ActionRows(const int* env_ids, int k) const {
@@ -343,21 +356,17 @@ void Pool::Execute(const WorkItem& it) {
   if (timed) t0 = std::chrono::steady_clock::now();
 
   Slot& s = slots_[it.env_id];
-  Batch* b;
-  int env_row, player_row;
-  if (it.batch != nullptr) {
-    b = it.batch;
-    env_row = it.pos;
-    player_row = b->player_offset[it.pos];
-  } else {
-    int64_t seq = complete_seq_.fetch_add(1, std::memory_order_acq_rel);
-    b = ring_[static_cast<size_t>((seq / opts_.batch_size) % static_cast<int64_t>(ring_.size()))].get();
-    env_row = static_cast<int>(seq % opts_.batch_size);
-    player_row = b->player_cursor.fetch_add(s.players, std::memory_order_acq_rel);
-  }
-  uint8_t* blk = b->block;
   const auto& E = layout_.entries;
-  auto at = [&](int idx, int r) { return blk + E[idx].offset + E[idx].row_bytes * static_cast<size_t>(r); };
+  // Where this env's rows are written: straight into an ordered batch, or into the env's staging rows.
+  Batch* b = it.batch;
+  const bool staged = b == nullptr;
+  uint8_t* blk = staged ? s.staging.data() : b->block;
+  const int env_row = staged ? 0 : it.pos;
+  const int player_row = staged ? 0 : b->player_offset[it.pos];
+  auto at = [&](int idx, int r) {
+    return staged ? blk + s.staging_off[idx] + E[idx].row_bytes * static_cast<size_t>(r)
+                  : blk + E[idx].offset + E[idx].row_bytes * static_cast<size_t>(r);
+  };
   auto row_of = [&](int idx) { return E[idx].per_player ? player_row : env_row; };
   Output& o = s.out;
   for (int i = 0; i < layout_.num_obs; ++i) o.obs[i].ptr = at(i, player_row);
@@ -374,6 +383,7 @@ void Pool::Execute(const WorkItem& it) {
     *o.truncated = false;
   };
   preset();
+  std::string error;
   try {
     if (it.reset || s.done) {
       if (it.seed >= 0) s.env->Seed(static_cast<uint64_t>(it.seed));
@@ -410,12 +420,27 @@ void Pool::Execute(const WorkItem& it) {
     *reinterpret_cast<int32_t*>(at(layout_.elapsed, env_row)) = s.elapsed;
   } catch (const std::exception& ex) {
     s.done = true;  // the env's state is unknown: its next step resets it
-    std::lock_guard<std::mutex> lk(b->err_mu);
-    b->errors.emplace_back(it.env_id, ex.what());
+    error = ex.what();
+    if (error.empty()) error = "C++ exception";
   } catch (...) {
     s.done = true;
+    error = "unknown C++ exception";
+  }
+  if (staged) {
+    // claim the next row of the async batch ring now that the step is done, and copy the rows there
+    int64_t seq = complete_seq_.fetch_add(1, std::memory_order_acq_rel);
+    b = ring_[static_cast<size_t>((seq / opts_.batch_size) % static_cast<int64_t>(ring_.size()))].get();
+    const int er = static_cast<int>(seq % opts_.batch_size);
+    const int pr = er * max_players_;  // fixed stride: the player rows follow from the env row (compacted in Recv)
+    for (size_t i = 0; i < E.size(); ++i) {
+      const bool pp = E[i].per_player;
+      std::memcpy(b->block + E[i].offset + E[i].row_bytes * static_cast<size_t>(pp ? pr : er),
+                  s.staging.data() + s.staging_off[i], E[i].row_bytes * static_cast<size_t>(pp ? s.players : 1));
+    }
+  }
+  if (!error.empty()) {
     std::lock_guard<std::mutex> lk(b->err_mu);
-    b->errors.emplace_back(it.env_id, "unknown C++ exception");
+    b->errors.emplace_back(it.env_id, std::move(error));
   }
   if (timed) {
     int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
@@ -453,6 +478,30 @@ void Pool::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
   waiters_.fetch_sub(1, std::memory_order_seq_cst);
 }
 
+int Pool::CompactPlayerRows(uint8_t* block, int env_rows) {
+  const auto& E = layout_.entries;
+  const int32_t* ids = reinterpret_cast<const int32_t*>(block + E[layout_.env_id].offset);
+  int total = 0;
+  bool full = true;
+  for (int i = 0; i < env_rows; ++i) {
+    total += slots_[ids[i]].players;
+    full = full && slots_[ids[i]].players == max_players_;
+  }
+  if (full) return total;
+  // some envs have fewer players than the stride: close the gaps, front to back (offsets only shrink)
+  for (const auto& e : E) {
+    if (!e.per_player) continue;
+    uint8_t* base = block + e.offset;
+    size_t dst = 0;
+    for (int i = 0; i < env_rows; ++i) {
+      size_t n = e.row_bytes * static_cast<size_t>(slots_[ids[i]].players);
+      std::memmove(base + dst, base + e.row_bytes * static_cast<size_t>(i) * max_players_, n);
+      dst += n;
+    }
+  }
+  return total;
+}
+
 RecvResult Pool::Recv(const std::function<bool()>& interrupted) {
   CheckOpen();
   RecvResult r;
@@ -477,11 +526,10 @@ RecvResult Pool::Recv(const std::function<bool()>& interrupted) {
     WaitFor(b, interrupted);
     r.block = b->block;
     r.env_rows = b->expected;
-    r.player_rows = b->player_cursor.load(std::memory_order_acquire);
     b->block = blocks_->Acquire();
-    b->player_cursor.store(0, std::memory_order_relaxed);
     b->done.store(0, std::memory_order_release);
     ++recv_seq_;
+    r.player_rows = CompactPlayerRows(r.block, r.env_rows);
   }
   const auto& eid = layout_.entries[layout_.env_id];
   const int32_t* ids = reinterpret_cast<const int32_t*>(r.block + eid.offset);

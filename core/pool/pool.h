@@ -39,7 +39,6 @@ struct Batch {
   uint8_t* block = nullptr;
   int expected = 0;
   std::atomic<int> done{0};
-  std::atomic<int> player_cursor{0};
   std::vector<int> player_offset;  // ordered batches: first player row of each position
   int player_rows = 0;             // ordered batches: total player rows
   std::mutex err_mu;
@@ -99,18 +98,24 @@ class Pool {
     std::vector<uint8_t> action;
     std::vector<const uint8_t*> action_ptrs;
     Output out;
+    // async mode: the env writes here, and the row is copied into a batch only once the step is done, so
+    // batches fill in completion order
+    std::vector<uint8_t> staging;
+    std::vector<size_t> staging_off;  // per layout entry
   };
 
   void Execute(const WorkItem& item);
   void WaitFor(Batch* b, const std::function<bool()>& interrupted);
-  void WorkerLoop(int index);
+  void WorkerLoop();
   Batch* AcquireOrderedBatch();
   void CheckOpen() const;
   int WakeCount(int items) const;
+  int CompactPlayerRows(uint8_t* block, int env_rows);
 
   PoolOptions opts_;
   Spec spec_;
   Layout layout_;
+  int max_players_;
   std::shared_ptr<BlockPool> blocks_;
   std::vector<Slot> slots_;
   std::vector<size_t> action_row_bytes_;

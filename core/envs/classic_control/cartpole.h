@@ -37,9 +37,10 @@ class CartPoleEnv : public Env {
     constexpr double kLength = 0.5, kPoleMassLength = kMassPole * kLength, kForceMag = 10.0, kTau = 0.02;
     const double force = action.Discrete() == 1 ? kForceMag : -kForceMag;
     const double cos_t = std::cos(s_[2]), sin_t = std::sin(s_[2]);
-    const double temp = (force + kPoleMassLength * s_[3] * s_[3] * sin_t) / kTotalMass;
+    // Operation order follows gymnasium's step, so results agree to the last bit where libm does.
+    const double temp = (force + kPoleMassLength * (s_[3] * s_[3]) * sin_t) / kTotalMass;
     const double theta_acc =
-        (kGravity * sin_t - cos_t * temp) / (kLength * (4.0 / 3.0 - kMassPole * cos_t * cos_t / kTotalMass));
+        (kGravity * sin_t - cos_t * temp) / (kLength * (4.0 / 3.0 - kMassPole * (cos_t * cos_t) / kTotalMass));
     const double x_acc = temp - kPoleMassLength * theta_acc * cos_t / kTotalMass;
     s_[0] += kTau * s_[1];
     s_[1] += kTau * x_acc;

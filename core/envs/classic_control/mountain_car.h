@@ -1,0 +1,69 @@
+// MountainCar-v0, aligned with gymnasium.envs.classic_control.MountainCarEnv: float64 state (position, velocity),
+// Discrete(3) action (push left / none / right), reward -1 on every step, terminated when
+// position >= 0.5 and velocity >= 0 (goal_velocity 0). Reset: position ~ U(-0.6, -0.4), velocity 0.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "core/pool/env.h"
+#include "core/pool/registry.h"
+
+namespace pp::classic_control {
+
+class MountainCarEnv : public Env {
+ public:
+  static constexpr const char* kName = "MountainCar";
+  static constexpr double kMinPosition = -1.2, kMaxPosition = 0.6, kMaxSpeed = 0.07;
+  static constexpr double kGoalPosition = 0.5, kGoalVelocity = 0.0, kForce = 0.001, kGravity = 0.0025;
+
+  static std::vector<ConfigKey> ConfigKeys() {
+    return {{"max_episode_steps", int64_t{200}, "truncate after this many steps", {}},
+            {"reward_threshold", -110.0, "solved score", {}}};
+  }
+  static void DefineSpec(const Config&, SpecBuilder& b) {
+    b.Obs("obs", DType::kFloat32, {2}, {kMinPosition, -kMaxSpeed}, {kMaxPosition, kMaxSpeed});
+    b.DiscreteAction(3);
+  }
+
+  MountainCarEnv(const Config& c, int env_id, uint64_t seed) : Env(c, env_id, seed) {}
+
+  void Reset(Output& out) override {
+    pos_ = std::uniform_real_distribution<double>(-0.6, -0.4)(gen_);
+    vel_ = 0.0;
+    Write(out);
+  }
+
+  void Step(const ActionView& action, Output& out) override {
+    // Same operations, in the same order, as gymnasium's step.
+    vel_ += (action.Discrete() - 1) * kForce + std::cos(3 * pos_) * (-kGravity);
+    vel_ = std::clamp(vel_, -kMaxSpeed, kMaxSpeed);
+    pos_ += vel_;
+    pos_ = std::clamp(pos_, kMinPosition, kMaxPosition);
+    if (pos_ == kMinPosition && vel_ < 0) vel_ = 0.0;
+    out.SetTerminated(pos_ >= kGoalPosition && vel_ >= kGoalVelocity);
+    out.SetReward(-1.0);
+    Write(out);
+  }
+
+  // gymnasium's env.unwrapped.state: (position, velocity).
+  std::vector<double> GetState() const override { return {pos_, vel_}; }
+  void SetState(const std::vector<double>& s) override {
+    if (s.size() != 2) throw std::invalid_argument("MountainCar state has 2 values (position, velocity)");
+    pos_ = s[0];
+    vel_ = s[1];
+  }
+
+ private:
+  void Write(Output& out) {
+    float* o = out.Obs<float>(0);
+    o[0] = static_cast<float>(pos_);
+    o[1] = static_cast<float>(vel_);
+  }
+  double pos_ = 0, vel_ = 0;
+};
+
+}  // namespace pp::classic_control

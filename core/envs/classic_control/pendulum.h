@@ -1,0 +1,92 @@
+// Pendulum-v1 (and EnvPool's Pendulum-v0), aligned with gymnasium.envs.classic_control.PendulumEnv (g = 10.0,
+// m = l = 1, dt = 0.05, max speed 8, max torque 2). Obs: float32 (cos th, sin th, thdot); action: float32
+// Box(-2, 2, (1,)), clipped; reward = -(angle_normalize(th)^2 + 0.1 thdot^2 + 0.001 u^2); never terminates.
+// Reset: th ~ U(-pi, pi), thdot ~ U(-1, 1) (drawn in that order, as EnvPool does).
+//
+// As in gymnasium, th is not wrapped in the state (only inside the cost). NumPy 2 computes `u**2`, `0.001 * u^2`
+// and `3.0 * u` in float32 (u is the float32 action), and so does this env.
+// `version` (EnvPool's key): 1 = gymnasium's Pendulum-v1 (th advances with the clipped thdot); 0 = the old gym
+// Pendulum-v0 order (th advances with thdot before clipping).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/envs/classic_control/py_math.h"
+#include "core/pool/env.h"
+#include "core/pool/registry.h"
+
+namespace pp::classic_control {
+
+class PendulumEnv : public Env {
+ public:
+  static constexpr const char* kName = "Pendulum";
+  static constexpr double kMaxSpeed = 8.0, kMaxTorque = 2.0, kDt = 0.05, kG = 10.0, kM = 1.0, kL = 1.0;
+
+  static std::vector<ConfigKey> ConfigKeys() {
+    return {{"max_episode_steps", int64_t{200}, "truncate after this many steps", {}},
+            {"version", int64_t{1}, "1: gymnasium Pendulum-v1 dynamics; 0: old gym Pendulum-v0 update order", {}}};
+  }
+  static void DefineSpec(const Config& c, SpecBuilder& b) {
+    const int v = c.Get<int>("version");
+    if (v != 0 && v != 1) {
+      throw std::invalid_argument("config key 'version' must be 0 or 1, got " + std::to_string(v));
+    }
+    b.Obs("obs", DType::kFloat32, {3}, {-1.0, -1.0, -kMaxSpeed}, {1.0, 1.0, kMaxSpeed});
+    b.Action("action", DType::kFloat32, {1}, {-kMaxTorque}, {kMaxTorque});
+  }
+
+  PendulumEnv(const Config& c, int env_id, uint64_t seed) : Env(c, env_id, seed), version_(c.Get<int>("version")) {}
+
+  void Reset(Output& out) override {
+    th_ = std::uniform_real_distribution<double>(-M_PI, M_PI)(gen_);
+    thdot_ = std::uniform_real_distribution<double>(-1.0, 1.0)(gen_);
+    Write(out);
+  }
+
+  void Step(const ActionView& action, Output& out) override {
+    const float u = std::clamp(action.Get<float>(0)[0], static_cast<float>(-kMaxTorque),
+                               static_cast<float>(kMaxTorque));
+    const float u_cost = 0.001f * PyPow2(u);
+    const double cost = PyPow2(AngleNormalize(th_)) + 0.1 * PyPow2(thdot_) + static_cast<double>(u_cost);
+    const double torque_term = static_cast<double>(3.0f * u);  // 3 / (m l^2) * u, in float32
+    const double new_thdot = thdot_ + (3 * kG / (2 * kL) * std::sin(th_) + torque_term) * kDt;
+    const double clipped = std::clamp(new_thdot, -kMaxSpeed, kMaxSpeed);
+    th_ = th_ + (version_ == 0 ? new_thdot : clipped) * kDt;
+    thdot_ = clipped;
+    out.SetReward(-cost);
+    Write(out);
+  }
+
+  // gymnasium's env.unwrapped.state: (th, thdot).
+  std::vector<double> GetState() const override { return {th_, thdot_}; }
+  void SetState(const std::vector<double>& s) override {
+    if (s.size() != 2) throw std::invalid_argument("Pendulum state has 2 values (th, thdot)");
+    th_ = s[0];
+    thdot_ = s[1];
+  }
+
+ private:
+  // ((x + pi) mod 2 pi) - pi with Python/NumPy's floored modulo.
+  static double AngleNormalize(double x) {
+    constexpr double k2Pi = 2 * M_PI;
+    double m = std::fmod(x + M_PI, k2Pi);
+    if (m != 0 && m < 0) m += k2Pi;
+    if (m == 0) m = 0.0;  // +0, as NumPy returns
+    return m - M_PI;
+  }
+  void Write(Output& out) {
+    float* o = out.Obs<float>(0);
+    o[0] = static_cast<float>(std::cos(th_));
+    o[1] = static_cast<float>(std::sin(th_));
+    o[2] = static_cast<float>(thdot_);
+  }
+  int version_;
+  double th_ = 0, thdot_ = 0;
+};
+
+}  // namespace pp::classic_control

@@ -1,0 +1,176 @@
+// Shared code of the MuJoCo (gymnasium suite) family; see mujoco_env.h.
+#include "core/envs/mujoco_gym/mujoco_env.h"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+namespace pp::mujoco_gym {
+
+namespace {
+
+struct CacheKey {
+  std::string path;
+  int64_t mtime_ns, size;
+  bool operator<(const CacheKey& o) const {
+    return std::tie(path, mtime_ns, size) < std::tie(o.path, o.mtime_ns, o.size);
+  }
+};
+
+void CheckLibraryVersion() {
+  static const bool ok = [] {
+    if (mj_version() != mjVERSION_HEADER) {
+      throw std::runtime_error("libmujoco version " + std::to_string(mj_version()) +
+                               " does not match the headers this extension was built with (" +
+                               std::to_string(mjVERSION_HEADER) + "); reinstall parallel-pool against the pinned mujoco");
+    }
+    return true;
+  }();
+  (void)ok;
+}
+
+// Compiler warnings (e.g. gymnasium's half_cheetah.xml uses the deprecated `settotalmass`) are about the asset,
+// not actionable by users: keep them out of stdout and out of a MUJOCO_LOG.TXT in the working directory.
+void IgnoreWarning(const char*) {}
+
+}  // namespace
+
+std::string ModelPath(const Config& c) {
+  const std::string xml = c.Get<std::string>("xml_file");
+  if (xml.empty()) throw std::invalid_argument("config key 'xml_file' is empty");
+  if (xml[0] == '/' || xml[0] == '.') return xml;
+  if (xml[0] == '~') {
+    const char* home = std::getenv("HOME");
+    return std::string(home ? home : "") + xml.substr(1);
+  }
+  std::string base = c.Get<std::string>("base_path");
+  if (base.rfind("pkgdir:", 0) == 0) {
+    throw std::invalid_argument("config key 'base_path' (" + base +
+                                ") was not resolved to a directory; create envs through parallel_pool.make()");
+  }
+  if (!base.empty() && base.back() != '/') base += '/';
+  return base + xml;
+}
+
+ModelPtr LoadModel(const std::string& path) {
+  CheckLibraryVersion();
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    throw std::invalid_argument("MuJoCo model file '" + path +
+                                "' does not exist (config keys 'base_path' and 'xml_file' select it)");
+  }
+  CacheKey key{path, static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+               static_cast<int64_t>(st.st_size)};
+  // Never destroyed: envs may outlive static destruction order at interpreter exit.
+  static auto* mu = new std::mutex;
+  static auto* cache = new std::map<CacheKey, ModelPtr>;
+  std::lock_guard<std::mutex> lk(*mu);  // also serialises the XML compiler
+  auto it = cache->find(key);
+  if (it != cache->end()) return it->second;
+  char err[1024] = {0};
+  void (*saved)(const char*) = mju_user_warning;
+  mju_user_warning = IgnoreWarning;
+  mjModel* m = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
+  mju_user_warning = saved;
+  if (m == nullptr) throw std::invalid_argument("MuJoCo could not load '" + path + "': " + err);
+  ModelPtr p(m, [](const mjModel* x) { mj_deleteModel(const_cast<mjModel*>(x)); });
+  (*cache)[key] = p;
+  return p;
+}
+
+std::vector<ConfigKey> BaseKeys(const char* xml_file, int frame_skip, int max_episode_steps, double reward_threshold) {
+  return {
+      {"max_episode_steps", int64_t{max_episode_steps}, "truncate episodes after this many steps", {}},
+      {"reward_threshold", reward_threshold, "the score at which the task counts as solved (informational)", {}},
+      {"base_path", std::string("pkgdir:gymnasium/envs/mujoco/assets"),
+       "directory of the model XML files (default: the MuJoCo assets of the installed gymnasium package)", {}},
+      {"xml_file", std::string(xml_file),
+       "model file: relative to base_path, or a path starting with '/', '.' or '~' (as gymnasium)", {}},
+      {"frame_skip", int64_t{frame_skip}, "MuJoCo steps per env step", {}},
+      {"frame_stack", int64_t{1}, "stack the last k observations (obs shape (k, dim) when k > 1)", {}},
+      {"post_constraint", true,
+       "run mj_rnePostConstraint after stepping so cfrc_ext is up to date (gymnasium 1.x does, for v4 too); "
+       "only tasks that read cfrc_ext pay for it",
+       {}},
+  };
+}
+
+void DefineCommonSpec(const Config& c, SpecBuilder& b, const mjModel* m, int obs_dim,
+                      const std::vector<const char*>& info) {
+  const int k = c.Get<int>("frame_stack");
+  if (k < 1) throw std::invalid_argument("config key 'frame_stack' must be >= 1, got " + std::to_string(k));
+  if (c.Get<int>("frame_skip") < 1) {
+    throw std::invalid_argument("config key 'frame_skip' must be >= 1, got " + std::to_string(c.Get<int>("frame_skip")));
+  }
+  if (k == 1) {
+    b.Obs("obs", DType::kFloat64, {obs_dim});
+  } else {
+    b.Obs("obs", DType::kFloat64, {k, obs_dim});
+  }
+  const Dims n(m);
+  std::vector<double> lo(n.nu), hi(n.nu);
+  for (int i = 0; i < n.nu; ++i) {
+    const bool limited = m->actuator_ctrllimited[i];
+    lo[i] = limited ? m->actuator_ctrlrange[2 * i] : -kInf;
+    hi[i] = limited ? m->actuator_ctrlrange[2 * i + 1] : kInf;
+  }
+  b.Action("action", DType::kFloat64, {n.nu}, lo, hi);
+  b.Reward(DType::kFloat64);
+  for (const char* name : info) b.Info(name, DType::kFloat64);
+}
+
+MujocoEnv::MujocoEnv(const Config& c, int env_id, uint64_t seed)
+    : Env(c, env_id, seed),
+      model_(LoadModel(c)),
+      m_(model_.get()),
+      n_(m_),
+      frame_skip_(c.Get<int>("frame_skip")),
+      post_constraint_(c.Get<bool>("post_constraint")),
+      dt_(model_->opt.timestep * c.Get<int>("frame_skip")),
+      frame_stack_(c.Get<int>("frame_stack")) {
+  d_ = mj_makeData(m_);
+  if (d_ == nullptr) throw std::runtime_error("mj_makeData failed (out of memory?)");
+}
+
+MujocoEnv::~MujocoEnv() {
+  if (d_ != nullptr) mj_deleteData(d_);
+}
+
+std::vector<double> MujocoEnv::GetState() const {
+  std::vector<double> s(static_cast<size_t>(n_.nq + n_.nv));
+  std::memcpy(s.data(), d_->qpos, sizeof(double) * n_.nq);
+  std::memcpy(s.data() + n_.nq, d_->qvel, sizeof(double) * n_.nv);
+  return s;
+}
+
+void MujocoEnv::SetState(const std::vector<double>& s) {
+  if (s.size() != static_cast<size_t>(n_.nq + n_.nv)) {
+    throw std::invalid_argument("state must have nq + nv = " + std::to_string(n_.nq) + " + " +
+                                std::to_string(n_.nv) + " values (qpos then qvel), got " + std::to_string(s.size()));
+  }
+  std::memcpy(d_->qpos, s.data(), sizeof(double) * n_.nq);
+  std::memcpy(d_->qvel, s.data() + n_.nq, sizeof(double) * n_.nv);
+  mj_forward(m_, d_);
+}
+
+void MujocoEnv::ResetUniformNoise(double scale, bool normal_qvel) {
+  for (int i = 0; i < n_.nq; ++i) d_->qpos[i] = m_->qpos0[i] + Uniform(-scale, scale);
+  for (int i = 0; i < n_.nv; ++i) d_->qvel[i] = normal_qvel ? scale * Normal() : Uniform(-scale, scale);
+}
+
+void MujocoEnv::ObsEnd(Output& out, bool reset) {
+  if (frame_stack_ == 1) return;
+  const size_t dim = static_cast<size_t>(obs_dim_);
+  double* newest = stack_.data() + (frame_stack_ - 1) * dim;
+  if (reset) {
+    for (int i = 0; i < frame_stack_ - 1; ++i) std::memcpy(stack_.data() + i * dim, newest, dim * sizeof(double));
+  }
+  std::memcpy(out.Obs<double>(0), stack_.data(), stack_.size() * sizeof(double));
+  // shift for the next step: drop the oldest frame
+  std::memmove(stack_.data(), stack_.data() + dim, (stack_.size() - dim) * sizeof(double));
+}
+
+}  // namespace pp::mujoco_gym

@@ -1,0 +1,79 @@
+// Catch-v0 (bsuite's Catch, as EnvPool has it): a ball falls from the top row of a height x width board, one row
+// per step; the agent moves a paddle on the bottom row left / stay / right (actions 0, 1, 2). When the ball reaches
+// the bottom row the episode terminates with reward +1 if the paddle is under it, else -1 (0 on every other step).
+// Observation: float32 (height, width) board with 1 at the ball and at the paddle. Aligned with EnvPool: the ball's
+// column is drawn with the same generator and distribution, so seeds reproduce EnvPool's episodes.
+#pragma once
+
+#include <algorithm>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/pool/env.h"
+#include "core/pool/registry.h"
+
+namespace pp::toy_text {
+
+class CatchEnv : public Env {
+ public:
+  static constexpr const char* kName = "Catch";
+  static std::vector<ConfigKey> ConfigKeys() {
+    return {{"max_episode_steps", int64_t{2147483647}, "truncate after this many steps", {}},
+            {"height", int64_t{10}, "board rows (the ball falls height - 1 rows)", {}},
+            {"width", int64_t{5}, "board columns", {}}};
+  }
+  static void DefineSpec(const Config& c, SpecBuilder& b) {
+    const int h = c.Get<int>("height"), w = c.Get<int>("width");
+    if (h < 2) throw std::invalid_argument("Catch: height must be >= 2, got " + std::to_string(h));
+    if (w < 1) throw std::invalid_argument("Catch: width must be >= 1, got " + std::to_string(w));
+    b.Obs("obs", DType::kFloat32, {h, w}, {0.0}, {1.0});
+    b.DiscreteAction(3);
+  }
+
+  CatchEnv(const Config& c, int env_id, uint64_t seed)
+      : Env(c, env_id, seed), height_(c.Get<int>("height")), width_(c.Get<int>("width")) {}
+
+  void Reset(Output& out) override {
+    row_ = 0;
+    col_ = std::uniform_int_distribution<int>(0, width_ - 1)(gen_);
+    paddle_ = width_ / 2;
+    Write(out);
+  }
+
+  void Step(const ActionView& action, Output& out) override {
+    paddle_ = std::clamp(paddle_ + action.Discrete() - 1, 0, width_ - 1);
+    if (++row_ >= height_ - 1) {
+      row_ = height_ - 1;
+      out.SetTerminated(true);
+      out.SetReward(col_ == paddle_ ? 1.0 : -1.0);
+    }
+    Write(out);
+  }
+
+  // (ball row, ball column, paddle column)
+  std::vector<double> GetState() const override { return {double(row_), double(col_), double(paddle_)}; }
+  void SetState(const std::vector<double>& s) override {
+    if (s.size() != 3) throw std::invalid_argument("Catch state is (ball_row, ball_col, paddle_col)");
+    const int r = static_cast<int>(s[0]), c = static_cast<int>(s[1]), p = static_cast<int>(s[2]);
+    if (r < 0 || r >= height_ - 1 || c < 0 || c >= width_ || p < 0 || p >= width_) {
+      throw std::invalid_argument("Catch state out of range (ball_row < height - 1, columns < width)");
+    }
+    row_ = r;
+    col_ = c;
+    paddle_ = p;
+  }
+
+ private:
+  void Write(Output& out) {
+    float* o = out.Obs<float>(0);
+    std::fill(o, o + height_ * width_, 0.0f);
+    o[row_ * width_ + col_] = 1.0f;
+    o[(height_ - 1) * width_ + paddle_] = 1.0f;
+  }
+  int height_, width_;
+  int row_ = 0, col_ = 0, paddle_ = 0;
+};
+
+}  // namespace pp::toy_text

@@ -1,0 +1,61 @@
+// A Pool together with the mutex that serialises calls into its API, shared by every front-end that drives it
+// (the pybind11 module on Python threads, the XLA FFI handlers on XLA's threads), and a process-wide table that
+// finds a live pool by a small integer id. A front-end that outlives the Python object (a compiled XLA program
+// holds only the id) looks the pool up per call and gets a clear error instead of a dangling pointer.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "core/pool/pool.h"
+
+namespace pp {
+
+struct PoolHandle {
+  std::unique_ptr<Pool> pool;
+  std::mutex mu;  // held for the whole of each send / recv / close / state call
+  int64_t id = 0;
+
+  // Creates the handle and lists it in the table; the table holds only a weak reference.
+  static std::shared_ptr<PoolHandle> Create(std::unique_ptr<Pool> pool) {
+    auto h = std::make_shared<PoolHandle>();
+    h->pool = std::move(pool);
+    Table& t = GetTable();
+    std::lock_guard<std::mutex> lk(t.mu);
+    h->id = ++t.next_id;
+    t.map[h->id] = h;
+    // drop entries of pools that are gone, so the table stays as small as the set of live pools
+    if (t.map.size() > 2 * t.live_hint + 16) {
+      for (auto it = t.map.begin(); it != t.map.end();) it = it->second.expired() ? t.map.erase(it) : std::next(it);
+      t.live_hint = t.map.size();
+    }
+    return h;
+  }
+
+  // The live pool with this id, or nullptr when it was destroyed (or never existed).
+  static std::shared_ptr<PoolHandle> Find(int64_t id) {
+    Table& t = GetTable();
+    std::lock_guard<std::mutex> lk(t.mu);
+    auto it = t.map.find(id);
+    if (it == t.map.end()) return nullptr;
+    auto h = it->second.lock();
+    if (!h) t.map.erase(it);
+    return h;
+  }
+
+ private:
+  struct Table {
+    std::mutex mu;
+    std::unordered_map<int64_t, std::weak_ptr<PoolHandle>> map;
+    int64_t next_id = 0;
+    size_t live_hint = 0;
+  };
+  static Table& GetTable() {
+    static Table* t = new Table();  // never destroyed: handlers may run during interpreter shutdown
+    return *t;
+  }
+};
+
+}  // namespace pp

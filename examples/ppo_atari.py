@@ -1,0 +1,296 @@
+"""Asynchronous PPO on Atari with ParallelPool's send/recv — one file, CleanRL style.
+
+    python examples/ppo_atari.py --env-id Pong-v5 --num-envs 16 --batch-size 8 --total-timesteps 10000000
+
+The pool runs ``--num-envs`` envs but hands back only the first ``--batch-size`` that finish (``recv``); the agent
+acts on those and ``send``s their actions straight back, so the envs never wait for the slowest one. Rows of a
+rollout therefore arrive in completion order, each tagged with ``info["env_id"]``. Each row's outcome (reward,
+terminated, truncated) arrives with the next row of the same env; GAE follows each env's own chain of rows, a row
+whose outcome has not arrived by the end of a rollout is carried into the next one, and a time-limit truncation is
+bootstrapped with V(final observation) (same-step autoreset: ``info["final_obs"]``). Atari is run as EnvPool's
+CleanRL scripts run it (``episodic_life=True``, ``reward_clip=True``); `EpisodeStatistics` reports the real game
+score and length. Vector-observation tasks (e.g. CartPole-v1) get an MLP instead of the Nature CNN.
+The last line printed is a summary (``SUMMARY {...}``, JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn as nn
+import tyro
+from torch.distributions.categorical import Categorical
+from tqdm import tqdm
+
+import parallel_pool
+from parallel_pool.integrations.cleanrl import EpisodeStatistics
+
+
+@dataclass
+class Args:
+    env_id: str = "Pong-v5"
+    """the task id (parallel_pool.list_all_envs())"""
+    seed: int = 1
+    total_timesteps: int = 10_000_000
+    """step budget (env steps)"""
+    num_envs: int = 16
+    """envs in the pool"""
+    batch_size: int = 8
+    """envs handed back per recv (< num_envs: asynchronous)"""
+    num_threads: int = 0
+    """pool worker threads (0: one per core, up to batch_size)"""
+    num_steps: int = 128
+    """rollout length, in steps per env (the rollout has num_steps * num_envs rows)"""
+    learning_rate: float = 2.5e-4
+    anneal_lr: bool = True
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    num_minibatches: int = 4
+    update_epochs: int = 4
+    clip_coef: float = 0.1
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    norm_adv: bool = True
+    torch_threads: int = 1
+    eval_every: int = 0
+    """evaluate the greedy policy every this many env steps (0: never)"""
+    eval_episodes: int = 10
+    final_eval_episodes: int = 0
+    """episodes of the final greedy evaluation (0: none)"""
+    target_return: float = float("inf")
+    """stop early once an evaluation's mean return reaches this"""
+    progress: bool = True
+
+
+def layer_init(layer: nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Module:
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.constant_(layer.bias, bias)
+    return layer
+
+
+class Agent(nn.Module):
+    """Nature CNN for image observations (C, H, W) uint8; a 64-64 tanh MLP for vector observations."""
+
+    def __init__(self, obs_shape: tuple[int, ...], n_actions: int):
+        super().__init__()
+        self.image = len(obs_shape) == 3
+        if self.image:
+            conv = nn.Sequential(layer_init(nn.Conv2d(obs_shape[0], 32, 8, stride=4)), nn.ReLU(),
+                                 layer_init(nn.Conv2d(32, 64, 4, stride=2)), nn.ReLU(),
+                                 layer_init(nn.Conv2d(64, 64, 3, stride=1)), nn.ReLU(), nn.Flatten())
+            with torch.no_grad():
+                n_flat = conv(torch.zeros(1, *obs_shape)).shape[1]
+            self.network = nn.Sequential(conv, layer_init(nn.Linear(n_flat, 512)), nn.ReLU())
+            self.actor = layer_init(nn.Linear(512, n_actions), std=0.01)
+            self.critic = layer_init(nn.Linear(512, 1), std=1.0)
+        else:
+            dim = int(np.prod(obs_shape))
+            self.network = nn.Identity()
+            self.actor = nn.Sequential(layer_init(nn.Linear(dim, 64)), nn.Tanh(), layer_init(nn.Linear(64, 64)),
+                                       nn.Tanh(), layer_init(nn.Linear(64, n_actions), std=0.01))
+            self.critic = nn.Sequential(layer_init(nn.Linear(dim, 64)), nn.Tanh(), layer_init(nn.Linear(64, 64)),
+                                        nn.Tanh(), layer_init(nn.Linear(64, 1), std=1.0))
+
+    def _features(self, x: torch.Tensor) -> torch.Tensor:
+        if self.image:
+            x = x.float() / 255.0
+        return self.network(x.float())
+
+    def get_value(self, x: torch.Tensor) -> torch.Tensor:
+        return self.critic(self._features(x)).flatten()
+
+    def get_action_and_value(self, x: torch.Tensor, action: torch.Tensor | None = None):
+        h = self._features(x)
+        probs = Categorical(logits=self.actor(h))
+        if action is None:
+            action = probs.sample()
+        return action, probs.log_prob(action), probs.entropy(), self.critic(h).flatten()
+
+    def greedy(self, x: torch.Tensor) -> torch.Tensor:
+        return self.actor(self._features(x)).argmax(dim=1)
+
+
+def chain_gae(groups: list[np.ndarray], succ: np.ndarray, rew: torch.Tensor, term: torch.Tensor,
+              trunc: torch.Tensor, boot: torch.Tensor, values: torch.Tensor, gamma: float, lam: float,
+              n: int) -> torch.Tensor:
+    """GAE over rows that arrived in completion order. Row j's successor (the same env's next row) is succ[j]
+    (-1: its outcome has not arrived; such rows get no advantage). A group holds at most one row per env and
+    successors always lie in later groups, so one vectorised pass per group, newest first, suffices. Terminated:
+    no bootstrap; truncated: bootstrap with V(final observation) (boot); either way the GAE recursion stops."""
+    adv = torch.zeros(n)
+    with torch.no_grad():
+        for rows in reversed(groups):
+            rows = rows[succ[rows] >= 0]
+            if len(rows) == 0:
+                continue
+            nxt = torch.as_tensor(succ[rows])
+            r = torch.as_tensor(rows)
+            done = term[r] | trunc[r]
+            next_value = torch.where(trunc[r], boot[r], values[nxt] * (~term[r]))
+            delta = rew[r] + gamma * next_value - values[r]
+            adv[r] = delta + gamma * lam * (~done) * adv[nxt]
+    return adv
+
+
+def task_kwargs(env_id: str, train: bool) -> dict:
+    """EnvPool-CleanRL's Atari settings for training; the raw game for evaluation."""
+    fields = parallel_pool.make_spec(env_id).config._fields
+    kw = {}
+    if "episodic_life" in fields:
+        kw["episodic_life"] = train
+    if "reward_clip" in fields:
+        kw["reward_clip"] = train
+    return kw
+
+
+def evaluate(agent: Agent, args: Args, episodes: int, seed: int) -> float:
+    """Mean return of the greedy policy over `episodes` episodes (one per env of a fresh sync pool)."""
+    env = parallel_pool.make(args.env_id, num_envs=episodes, seed=seed, **task_kwargs(args.env_id, train=False))
+    obs, _ = env.reset()
+    returns = np.zeros(episodes)
+    running = np.ones(episodes, dtype=bool)
+    while running.any():
+        with torch.no_grad():
+            action = agent.greedy(torch.as_tensor(obs)).numpy()
+        obs, reward, term, trunc, _ = env.step(action)
+        returns += reward * running
+        running &= ~(term | trunc)
+    env.close()
+    return float(returns.mean())
+
+
+def main(args: Args) -> dict:
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.torch_threads)
+
+    envs = EpisodeStatistics(parallel_pool.make(
+        args.env_id, num_envs=args.num_envs, batch_size=args.batch_size, num_threads=args.num_threads,
+        seed=args.seed, autoreset_mode="same_step", **task_kwargs(args.env_id, train=True)))
+    obs_space = envs.single_observation_space
+    agent = Agent(obs_space.shape, int(envs.single_action_space.n))
+    optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
+
+    N, B = args.num_envs, args.batch_size
+    recvs = -(-args.num_steps * N // B)  # recv calls per rollout
+    num_updates = max(1, args.total_timesteps // (recvs * B))
+    R = N + recvs * B  # rows: carried-over rows (at most one per env) + this rollout's rows
+    obs_buf = torch.zeros((R, *obs_space.shape), dtype=torch.as_tensor(np.zeros(0, obs_space.dtype)).dtype)
+    act_buf = torch.zeros(R, dtype=torch.long)
+    logp_buf, val_buf = torch.zeros(R), torch.zeros(R)
+    rew_buf, boot_buf = torch.zeros(R), torch.zeros(R)
+    term_buf, trunc_buf = torch.zeros(R, dtype=torch.bool), torch.zeros(R, dtype=torch.bool)
+    env_buf = np.zeros(R, dtype=np.int64)
+    succ = np.full(R, -1, dtype=np.int64)  # next row of the same env (its outcome has arrived)
+    pending = np.full(N, -1, dtype=np.int64)  # each env's row whose outcome has not arrived yet
+
+    start = time.perf_counter()
+    global_step, updates, reached_at = 0, 0, None
+    next_eval = args.eval_every
+    eval_return = None
+    stats = {"pg_loss": None, "v_loss": None, "entropy": None}
+    envs.async_reset()
+    bar = tqdm(total=num_updates * recvs * B, disable=not args.progress, unit="step")
+    for update in range(num_updates):
+        if args.anneal_lr:
+            optimizer.param_groups[0]["lr"] = (1.0 - update / num_updates) * args.learning_rate
+        # rows still waiting for their outcome move to the front of the new rollout
+        carried = np.flatnonzero(pending >= 0)
+        src = torch.as_tensor(pending[carried])
+        m = len(carried)
+        for buf in (obs_buf, act_buf, logp_buf, val_buf):
+            buf[:m] = buf[src].clone()
+        env_buf[:m] = carried
+        succ[:] = -1
+        pending[carried] = np.arange(m)
+        groups = [np.arange(m)] if m else []
+        n = m
+        for _ in range(recvs):
+            obs, reward, term, trunc, info = envs.recv()
+            ids = info["env_id"].astype(np.int64)
+            prev = pending[ids]
+            has = prev >= 0
+            p = prev[has]
+            rew_buf[p] = torch.as_tensor(reward[has], dtype=torch.float32)
+            term_buf[p] = torch.as_tensor(term[has])
+            trunc_buf[p] = torch.as_tensor(trunc[has])
+            cut = has & trunc
+            if cut.any():  # bootstrap a truncated episode with V(final observation)
+                final = torch.as_tensor(np.stack(info["final_obs"][np.flatnonzero(cut)]))
+                with torch.no_grad():
+                    boot_buf[prev[cut]] = agent.get_value(final)
+            x = torch.as_tensor(obs)
+            with torch.no_grad():
+                action, logp, _, value = agent.get_action_and_value(x)
+            envs.send(action.numpy(), ids.astype(np.int32))
+            rows = np.arange(n, n + len(ids))
+            obs_buf[rows] = x
+            act_buf[rows], logp_buf[rows], val_buf[rows] = action, logp, value
+            env_buf[rows] = ids
+            succ[p] = rows[has]
+            pending[ids] = rows
+            groups.append(rows)
+            n += len(ids)
+            global_step += len(ids)
+        bar.update(recvs * B)
+
+        adv = chain_gae(groups, succ, rew_buf, term_buf, trunc_buf, boot_buf, val_buf, args.gamma,
+                        args.gae_lambda, n)
+        train = torch.as_tensor(np.flatnonzero(succ[:n] >= 0))
+        b_adv = adv[train]
+        b_ret = b_adv + val_buf[train]
+        b_obs, b_act, b_logp = obs_buf[train], act_buf[train], logp_buf[train]
+        size = len(train)
+        mb_size = max(1, size // args.num_minibatches)
+        for _ in range(args.update_epochs):
+            perm = torch.randperm(size)
+            for s in range(0, size, mb_size):
+                mb = perm[s:s + mb_size]
+                _, newlogp, entropy, newvalue = agent.get_action_and_value(b_obs[mb], b_act[mb])
+                ratio = (newlogp - b_logp[mb]).exp()
+                mb_adv = b_adv[mb]
+                if args.norm_adv and len(mb) > 1:
+                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                pg_loss = torch.max(-mb_adv * ratio,
+                                    -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                v_loss = 0.5 * ((newvalue - b_ret[mb]) ** 2).mean()
+                ent = entropy.mean()
+                loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+                optimizer.step()
+        stats = {"pg_loss": pg_loss.item(), "v_loss": v_loss.item(), "entropy": ent.item()}
+        updates += 1
+        recent = list(envs.return_queue)[-20:]
+        bar.set_postfix(ret=f"{np.mean(recent):.1f}" if recent else "-")
+        if args.eval_every and global_step >= next_eval:
+            next_eval += args.eval_every
+            eval_return = evaluate(agent, args, args.eval_episodes, seed=args.seed + 10_000 + global_step)
+            if eval_return >= args.target_return:
+                reached_at = global_step
+                break
+    bar.close()
+    seconds = time.perf_counter() - start
+    if args.final_eval_episodes:
+        eval_return = evaluate(agent, args, args.final_eval_episodes, seed=args.seed + 20_000)
+    recent = list(envs.return_queue)[-20:]
+    envs.close()
+    summary = {"env_id": args.env_id, "seed": args.seed, "num_envs": N, "batch_size": B, "updates": updates,
+               "steps": global_step, "budget": args.total_timesteps, "eval_return": eval_return,
+               "train_return_last20": float(np.mean(recent)) if recent else None, "episodes": envs.episode_count,
+               "stopped_early_at": reached_at, "seconds": round(seconds, 1), "sps": int(global_step / seconds),
+               **stats}
+    print("SUMMARY " + json.dumps(summary))
+    return summary
+
+
+if __name__ == "__main__":
+    main(tyro.cli(Args))

@@ -1,0 +1,181 @@
+"""`python -m parallel_pool bench`: ParallelPool against EnvPool, gymnasium's vector envs, a plain for-loop and
+ale_py's AtariVectorEnv, measured in one run on one machine.
+
+    python -m parallel_pool bench --out bench_out            # full run: table + plot in bench_out/
+    python -m parallel_pool bench --quick --out /tmp/b       # seconds, tiny sizes (CI)
+
+The same from Python: `parallel_pool.bench.run(out_dir="bench_out", quick=True)` returns the results dict.
+See docs/benchmarks.md for the method.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from parallel_pool.bench.cases import DEFAULT_TASKS, QUICK_TASKS, RUNNERS, TASKS, case_label, make_plan
+
+__all__ = ["main", "run", "FULL_TIMING", "QUICK_TIMING"]
+
+FULL_TIMING = {"warmup": 0.5, "duration": 1.0, "repeats": 5, "action_batches": 64}
+QUICK_TIMING = {"warmup": 0.02, "duration": 0.05, "repeats": 2, "action_batches": 64}
+
+
+def _package_root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the worker and any processes it started
+    except ProcessLookupError:
+        pass
+    proc.communicate()
+
+
+def run_isolated(case: dict, timing: dict, timeout: float) -> dict:
+    """Measure a case in a fresh Python process (clean peak RSS); errors and timeouts become {'error': ...}."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([_package_root()] + [p for p in [env.get("PYTHONPATH")] if p])
+    proc = subprocess.Popen([sys.executable, "-m", "parallel_pool.bench.measure"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=_package_root(),  # `-m` puts the cwd first on sys.path: import this same package
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(json.dumps({"case": case, "timing": timing}), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        return {"error": f"timed out after {timeout:.0f} s"}
+    except BaseException:  # Ctrl-C: the worker runs in its own session and would not see it
+        _kill_group(proc)
+        raise
+    for line in reversed(out.splitlines()):
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    return {"error": f"worker exited with code {proc.returncode}: {(err or out).strip()[-500:]}"}
+
+
+def run(out_dir: str | None = "bench_out", *, quick: bool = False, tasks: list[str] | None = None,
+        num_envs: list[int] | None = None, threads: list[int] | None = None, runners: list[str] | None = None,
+        isolate: bool | None = None, timing: dict | None = None, timeout: float | None = None,
+        progress: bool = True) -> dict:
+    """Run the benchmark; write results.json, results.md and bench.png into out_dir (unless None); return results."""
+    from parallel_pool.bench import report
+    from parallel_pool.bench.measure import measure_case
+
+    started = time.time()
+    load_before = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+    timing = dict(timing or (QUICK_TIMING if quick else FULL_TIMING))
+    isolate = (not quick) if isolate is None else isolate
+    timeout = timeout or (120.0 if quick else 900.0)
+    plan = make_plan(list(tasks or (QUICK_TASKS if quick else DEFAULT_TASKS)), quick=quick, num_envs=num_envs,
+                     threads=threads, runners=runners)
+    results: dict = {
+        "started": datetime.datetime.now().isoformat(timespec="seconds"),
+        "machine": report.machine_info(),
+        "settings": {"quick": quick, "isolated": isolate, "timing": timing, "cores": plan.cores},
+        "load_before": load_before,
+        "tasks": plan.tasks,
+        "skipped": plan.skipped,
+        "cases": [],
+    }
+    bar = None
+    if progress:
+        try:
+            import tqdm
+
+            tqdm.tqdm.monitor_interval = 0  # no monitor thread (AsyncVectorEnv forks in in-process mode)
+            bar = tqdm.tqdm(total=len(plan.cases), desc="bench", unit="case", file=sys.stderr)
+        except ImportError:
+            bar = None
+    for case in plan.cases:
+        case = dict(case, label=case_label(case))
+        if bar is not None:
+            bar.set_postfix_str(f"{case['task']} {case['label']} n={case['num_envs']} t={case['num_threads']}")
+        if isolate:
+            res = run_isolated(case, timing, timeout)
+        else:
+            try:
+                res = measure_case(case, timing, isolated=False)
+            except Exception as e:  # record, go on with the other cases
+                res = {"error": f"{type(e).__name__}: {e}"}
+        results["cases"].append({**case, **res})
+        if bar is not None:
+            bar.update(1)
+        elif progress:
+            print(f"  {case['task']:<12} {case['label']:<40} n={case['num_envs']:<5} "
+                  f"{res.get('steps_per_s', float('nan')):>14,.0f} steps/s", file=sys.stderr)
+    if bar is not None:
+        bar.close()
+    results["load_after"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+    results["elapsed_s"] = time.time() - started
+    report.annotate(results)
+    if out_dir is not None:
+        results["files"] = report.write(results, out_dir)
+    return results
+
+
+def _ints(s: str) -> list[int]:
+    return [int(x) for x in s.split(",") if x.strip()]
+
+
+def _names(s: str) -> list[str]:
+    return [x.strip() for x in s.split(",") if x.strip()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m parallel_pool bench",
+        description="Throughput of ParallelPool against EnvPool, gymnasium vector envs, a for-loop and ale_py's "
+                    "AtariVectorEnv, in one run on this machine. Writes results.md, results.json and bench.png.")
+    p.add_argument("--out", default="bench_out", help="folder for results.md, results.json, bench.png")
+    p.add_argument("--quick", action="store_true", help="seconds, tiny sizes, one process (for CI)")
+    p.add_argument("--tasks", type=_names, default=None,
+                   help=f"comma-separated, from {','.join(TASKS)} (default: those built, of "
+                        f"{','.join(DEFAULT_TASKS)}; quick: {','.join(QUICK_TASKS)})")
+    p.add_argument("--num-envs", type=_ints, default=None, help="comma-separated sizes (default per task, e.g. 1,8,256)")
+    p.add_argument("--threads", type=_ints, default=None, help="num_threads for the scaling figure (default 1,2,4..cores)")
+    p.add_argument("--runners", type=_names, default=None, help=f"only these, from {','.join(RUNNERS)}")
+    p.add_argument("--repeats", type=int, default=None)
+    p.add_argument("--duration", type=float, default=None, help="seconds per repeat")
+    p.add_argument("--warmup", type=float, default=None, help="warm-up seconds")
+    iso = p.add_mutually_exclusive_group()
+    iso.add_argument("--isolate", dest="isolate", action="store_true", default=None,
+                     help="each case in a fresh process (default unless --quick): clean peak RSS")
+    iso.add_argument("--no-isolate", dest="isolate", action="store_false", help="all cases in this process")
+    p.add_argument("--timeout", type=float, default=None, help="seconds per isolated case")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--doc", default=None, help="also put the table and plot into this markdown file "
+                                                "(e.g. docs/benchmarks.md), as the section --doc-title")
+    p.add_argument("--doc-title", default=None, help="section title naming the machine, e.g. '2-core AMD EPYC'")
+    a = p.parse_args(argv)
+    if a.runners:
+        bad = [r for r in a.runners if r not in RUNNERS]
+        if bad:
+            p.error(f"unknown runner(s) {bad}; choose from {list(RUNNERS)}")
+    if a.tasks:
+        bad = [t for t in a.tasks if t not in TASKS]
+        if bad:
+            p.error(f"unknown task(s) {bad}; choose from {list(TASKS)}")
+    timing = dict(QUICK_TIMING if a.quick else FULL_TIMING)
+    for k in ("repeats", "duration", "warmup"):
+        if getattr(a, k) is not None:
+            timing[k] = getattr(a, k)
+    res = run(a.out, quick=a.quick, tasks=a.tasks, num_envs=a.num_envs, threads=a.threads, runners=a.runners,
+              isolate=a.isolate, timing=timing, timeout=a.timeout, progress=not a.no_progress)
+    print(open(res["files"]["markdown"]).read())
+    print(f"wrote {', '.join(res['files'].values())}")
+    if a.doc:
+        from parallel_pool.bench.report import update_doc
+
+        m = res["machine"]
+        title = a.doc_title or f"{res['settings']['cores']}-core {m.get('cpu', 'machine')}"
+        slug = update_doc(res, a.doc, title)
+        print(f"updated section {slug!r} of {a.doc}")
+    return 1 if any("error" in c for c in res["cases"]) else 0

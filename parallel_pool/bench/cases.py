@@ -1,0 +1,211 @@
+"""What to measure: the tasks, the runners that can run each task, and the list of cases of one benchmark run.
+
+A *case* is one measurement: (task, runner, mode, num_envs, batch_size, num_threads). Cases are plain dicts so they
+can be sent as JSON to a fresh worker process (see `measure.py`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass, field
+
+# runner key -> (display name, kind). kind "pool": has sync and async modes; "vector": one synchronous step API.
+RUNNERS: dict[str, str] = {
+    "parallel_pool": "ParallelPool",
+    "envpool": "EnvPool",
+    "ale_vector": "ale_py AtariVectorEnv",
+    "gym_native": "gymnasium native vector env",
+    "gym_sync": "gymnasium SyncVectorEnv",
+    "gym_async": "gymnasium AsyncVectorEnv",
+    "for_loop": "for-loop over gymnasium envs",
+}
+POOL_RUNNERS = ("parallel_pool", "envpool", "ale_vector")  # these run in both sync and async mode
+
+
+@dataclass(frozen=True)
+class Task:
+    """One benchmark task. `id` is the ParallelPool / EnvPool id; `gym_id` the gymnasium id for the baselines."""
+
+    id: str
+    gym_id: str | None
+    frame_skip: int = 1  # emulator frames per step (Atari); frames/s = steps/s x frame_skip
+    num_envs: tuple[int, ...] = (1, 8, 256)  # sizes of the full run
+    single_core_envs: int = 4096  # envs stepped on one thread to measure the single-core rate (overhead amortised)
+    max_process_envs: int = 256  # AsyncVectorEnv starts one process per env: skip it above this many envs
+    config: dict = field(default_factory=dict)  # extra config for ParallelPool and EnvPool (same for both)
+    envpool_has: bool = True  # False: do not even look for it in EnvPool (importing envpool takes seconds)
+    note: str = ""
+
+
+TASKS: dict[str, Task] = {
+    "CartPole-v1": Task("CartPole-v1", "CartPole-v1"),
+    "Pong-v5": Task("Pong-v5", "ALE/Pong-v5", frame_skip=4, num_envs=(1, 8, 64), single_core_envs=32,
+                    max_process_envs=64,
+                    note="gymnasium baselines: ALE/Pong-v5 with frameskip=1, repeat_action_probability=0, "
+                         "AtariPreprocessing(noop_max=30, frame_skip=4, screen_size=84, grayscale) and "
+                         "FrameStackObservation(4), as EnvPool's Pong-v5 defaults (gymnasium has no fire-reset "
+                         "wrapper; EnvPool and ale_py press FIRE after reset)"),
+    "Ant-v5": Task("Ant-v5", "Ant-v5", num_envs=(1, 8, 64), single_core_envs=64, max_process_envs=64),
+    "Dummy-v0": Task("Dummy-v0", None, envpool_has=False, note="the testing env with step_cost_us=0: pure engine overhead "
+                                            "(gymnasium and EnvPool 1.2.5 have no such env)"),
+}
+DEFAULT_TASKS = ("CartPole-v1", "Pong-v5", "Ant-v5", "Dummy-v0")
+QUICK_TASKS = ("CartPole-v1", "Dummy-v0")
+
+
+def available_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _has(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def envpool_tasks() -> set[str]:
+    """Task ids EnvPool has (empty if it is not installed). Imports envpool (slow: seconds)."""
+    if not _has("envpool"):
+        return set()
+    try:
+        import envpool
+
+        return set(envpool.list_all_envs())
+    except Exception:  # a broken envpool install is the same as none for the benchmark
+        return set()
+
+
+def runners_for(task: Task, ours: set[str], theirs: set[str]) -> list[str]:
+    """The runners that can run `task` here, in display order."""
+    out: list[str] = []
+    if task.id in ours:
+        out.append("parallel_pool")
+    if task.id in theirs:
+        out.append("envpool")
+    if task.gym_id is not None:
+        needs = {"ALE/": "ale_py", "Ant": "mujoco"}
+        dep = next((m for prefix, m in needs.items() if task.gym_id.startswith(prefix)), None)
+        if dep is None or _has(dep):
+            if task.gym_id.startswith("ALE/") and _has("ale_py.vector_env"):
+                out.append("ale_vector")
+            if task.gym_id == "CartPole-v1":
+                out.append("gym_native")  # gymnasium's numpy-vectorised CartPoleVectorEnv
+            out += ["gym_sync", "gym_async", "for_loop"]
+    return out
+
+
+def thread_counts(cores: int) -> list[int]:
+    """1, 2, 4, ... below `cores`, and `cores` itself."""
+    out, t = [], 1
+    while t < cores:
+        out.append(t)
+        t *= 2
+    out.append(cores)
+    return out
+
+
+@dataclass
+class Plan:
+    tasks: list[str]
+    cases: list[dict]
+    skipped: list[str]
+    cores: int
+
+
+def _async_batch(num_envs: int) -> int:
+    """Async mode keeps num_envs envs in flight and receives half of them per call (1 when num_envs is 1)."""
+    return max(1, num_envs // 2)
+
+
+def make_plan(tasks: list[str], *, quick: bool, num_envs: list[int] | None = None, threads: list[int] | None = None,
+              runners: list[str] | None = None, cores: int | None = None, ours: set[str] | None = None,
+              theirs: set[str] | None = None) -> Plan:
+    """All the cases of one run. Cases appear once even when two figures need them (e.g. the thread scaling at
+    num_threads == cores is the main run's largest size)."""
+    import parallel_pool
+
+    cores = cores or available_cores()
+    ours = set(parallel_pool.list_all_envs()) if ours is None else ours
+    if theirs is None:
+        wanted = [TASKS[t] for t in tasks if t in TASKS and TASKS[t].envpool_has]
+        theirs = envpool_tasks() if wanted and (not runners or "envpool" in runners) else set()
+    cases: list[dict] = []
+    seen: set[tuple] = set()
+    skipped: list[str] = []
+
+    def add(**c) -> None:
+        key = tuple(sorted((k, v) for k, v in c.items() if k != "purpose"))
+        if key in seen:
+            for old in cases:
+                if tuple(sorted((k, v) for k, v in old.items() if k != "purpose")) == key:
+                    old["purpose"] = sorted(set(old["purpose"]) | set(c["purpose"]))
+            return
+        seen.add(key)
+        cases.append(c)
+
+    chosen: list[str] = []
+    for name in tasks:
+        if name not in TASKS:
+            raise ValueError(f"unknown benchmark task {name!r}; choose from {sorted(TASKS)}")
+        task = TASKS[name]
+        if task.id not in ours:
+            skipped.append(f"{name}: not in parallel_pool.list_all_envs() (family not built)")
+            continue
+        chosen.append(name)
+        avail = runners_for(task, ours, theirs)
+        if runners:
+            avail = [r for r in avail if r in runners]
+        sizes = list(num_envs or ((1, 4) if quick else task.num_envs))
+        for r in avail:
+            modes = ("sync", "async") if r in POOL_RUNNERS else ("sync",)
+            for n in sizes:
+                if r == "gym_async" and n > task.max_process_envs:
+                    skipped.append(f"{name}: {RUNNERS[r]} at {n} envs (more than {task.max_process_envs} processes)")
+                    continue
+                for mode in modes:
+                    b = n if mode == "sync" else _async_batch(n)
+                    t = min(b, cores) if r in POOL_RUNNERS else 0
+                    add(task=name, runner=r, mode=mode, num_envs=n, batch_size=b, num_threads=t, purpose=["main"])
+        # thread scaling of the engines at the largest size
+        big = max(sizes)
+        for r in [r for r in avail if r in POOL_RUNNERS]:
+            for t in (threads or thread_counts(cores)):
+                for mode in ("sync", "async"):
+                    b = big if mode == "sync" else _async_batch(big)
+                    add(task=name, runner=r, mode=mode, num_envs=big, batch_size=b, num_threads=min(t, b),
+                        purpose=["scaling"])
+        # single-core rate: one thread, many envs in one call, so the per-call overhead is amortised away; the
+        # process is pinned to one CPU (ParallelPool's calling thread also steps envs while it waits)
+        m = 64 if quick else task.single_core_envs
+        for r in [r for r in avail if r in ("parallel_pool", "envpool")]:
+            add(task=name, runner=r, mode="sync", num_envs=m, batch_size=m, num_threads=1, pin_cpu=True,
+                purpose=["single_core"])
+        if "for_loop" in avail:
+            add(task=name, runner="for_loop", mode="sync", num_envs=1, batch_size=1, num_threads=0,
+                purpose=["single_core"])
+    # run the cases that are compared with each other back to back (same task and size, all runners), so a change
+    # in the machine's load during the run shifts them alike
+    order = list(RUNNERS)
+    group = {"main": 0, "scaling": 1, "single_core": 2}
+    def key(c: dict) -> tuple:
+        g = min(group[p] for p in c["purpose"])
+        return (chosen.index(c["task"]), g, c["num_envs"], c["num_threads"] if g == 1 else 0,
+                order.index(c["runner"]), c["mode"] != "sync")
+
+    cases.sort(key=key)
+    return Plan(chosen, cases, skipped, cores)
+
+
+def case_label(c: dict) -> str:
+    """Display name of a case's runner and mode, e.g. 'ParallelPool async'."""
+    name = RUNNERS[c["runner"]]
+    if c["runner"] == "gym_native":
+        name = {"CartPole-v1": "gymnasium CartPoleVectorEnv (numpy)"}.get(c["task"], name)
+    if c["runner"] in POOL_RUNNERS:
+        name += f" {c['mode']}"
+    return name

@@ -1,0 +1,230 @@
+"""Measure one case: build the runner, warm up, time several repeats, read CPU and memory.
+
+Run as `python -m parallel_pool.bench.measure` it is the worker process of an isolated measurement: it reads
+{"case": ..., "timing": ...} as JSON on stdin and prints one line `RESULT <json>` on stdout. Each case in its own
+fresh process keeps peak-RSS figures clean (no memory left over from an earlier case, no other library loaded).
+"""
+
+from __future__ import annotations
+
+import array
+import gc
+import json
+import math
+import os
+import re
+import resource
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from parallel_pool.bench import runners
+
+
+def _status_kib(field: str) -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            m = re.search(rf"^{field}:\s+(\d+) kB", f.read(), re.M)
+        return int(m.group(1)) if m else None
+    except OSError:
+        return None
+
+
+def _rss() -> int:
+    """Current resident set size of this process, bytes."""
+    kib = _status_kib("VmRSS")
+    if kib is not None:
+        return kib * 1024
+    import psutil
+
+    return psutil.Process().memory_info().rss
+
+
+def _reset_peak() -> bool:
+    """Reset this process's peak-RSS counter (Linux >= 4.0: write 5 to /proc/self/clear_refs)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return _status_kib("VmHWM") is not None
+    except OSError:
+        return False
+
+
+def _children():
+    try:
+        import psutil
+
+        return psutil.Process().children(recursive=True)
+    except Exception:
+        return []
+
+
+def _children_memory() -> int:
+    """Memory of the child processes (gymnasium AsyncVectorEnv's workers): their PSS, so pages they share with
+    this process after fork are counted once; RSS where PSS cannot be read."""
+    total = 0
+    for c in _children():
+        try:
+            mi = c.memory_full_info()
+            total += getattr(mi, "pss", mi.rss)
+        except Exception:
+            try:
+                total += c.memory_info().rss
+            except Exception:
+                pass
+    return total
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and its live children."""
+    t = os.times()
+    total = t.user + t.system
+    for c in _children():
+        try:
+            ct = c.cpu_times()
+            total += ct.user + ct.system
+        except Exception:
+            pass
+    return total
+
+
+def _call_stats(ts, lat: np.ndarray, calls: int, k50: int, k99: int) -> tuple[float, float]:
+    """Median and p99 of the call times ts[i + 1] - ts[i], computed in place in `lat` (no allocation)."""
+    tv = np.frombuffer(ts, dtype=np.float64, count=calls + 1)
+    d = lat[:calls]
+    np.subtract(tv[1:], tv[:-1], out=d)
+    d.partition((k50, k99))
+    return float(d[k50]), float(d[k99])
+
+
+def _prime(case: dict) -> None:
+    """Make, reset, step and close a 1-env instance of the same runner before the memory baseline, so lazy imports
+    (front-end modules, env entry points, wrappers) and one-time library set-up are not counted as env memory."""
+    one = dict(case, num_envs=1, batch_size=1, num_threads=min(1, case["num_threads"]))
+    r = runners.build(one)
+    try:
+        r.start()
+        ts = array.array("d", bytes(8 * 3))
+        r.loop(2, ts)
+    finally:
+        r.close()
+    del r
+    gc.collect()
+
+
+def measure_case(case: dict, timing: dict, isolated: bool) -> dict:
+    """Measure `case` (see cases.py); timing = {"warmup": s, "duration": s per repeat, "repeats": n}.
+    case["pin_cpu"]: run on one CPU only (threads created by the runner inherit the affinity)."""
+    if case.get("pin_cpu") and hasattr(os, "sched_setaffinity"):
+        before = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {min(before)})
+        try:
+            return dict(_measure(case, timing, isolated), pinned_cpu=min(before))
+        finally:
+            os.sched_setaffinity(0, before)
+    return _measure(case, timing, isolated)
+
+
+def _measure(case: dict, timing: dict, isolated: bool) -> dict:
+    warnings.filterwarnings("ignore")
+    t0 = time.perf_counter()
+    runners._import_deps(case["runner"], case["task"])
+    _prime(case)
+    warmup, duration, repeats = float(timing["warmup"]), float(timing["duration"]), int(timing["repeats"])
+    cap = max(1000, int(duration * 2_000_000))  # the Python loop cannot make more than ~2M calls/s
+    ts = array.array("d", bytes(8 * (cap + 1)))  # timestamps, allocated and touched before the memory baseline
+    lat = np.ones(cap)  # per-call latencies of one repeat, computed in place (np.ones: pages touched now)
+    _cpu_seconds(), _children_memory()  # imports psutil and reads /proc once, before the baseline
+    _call_stats(ts, lat, 10, 4, 9)  # runs the statistics code once, so its first-use cost is not env memory
+    gc.collect()
+    base_rss = _rss()
+    peak_ok = isolated and _reset_peak()
+
+    r = runners.build(case)
+    r.start()
+    setup_s = time.perf_counter() - t0
+    spc = r.steps_per_call
+
+    # warm-up: double the number of calls until `warmup` seconds have gone by; the last chunk gives the call rate
+    n, spent, offset, rate = 1, 0.0, 0, 0.0
+    while True:
+        r.loop(n, ts, offset)
+        offset += n
+        dt = ts[n] - ts[0]
+        spent += dt
+        rate = n / dt if dt > 0 else float(cap)
+        if spent >= warmup:
+            break
+        n = min(2 * n, cap)
+    calls = int(min(cap, max(3, math.ceil(duration * rate))))
+
+    rates, medians, p99s = [], [], []
+    k50, k99 = (calls - 1) // 2, min(calls - 1, int(math.ceil(0.99 * calls)) - 1)
+    cpu0, wall0 = _cpu_seconds(), time.perf_counter()
+    for _ in range(repeats):
+        r.loop(calls, ts, offset)
+        offset += calls
+        rates.append(calls * spc / (ts[calls] - ts[0]))
+        m50, m99 = _call_stats(ts, lat, calls, k50, k99)
+        medians.append(m50)
+        p99s.append(m99)
+    cpu = (_cpu_seconds() - cpu0) / (time.perf_counter() - wall0)
+
+    # memory: this process's peak since the baseline (or its current RSS) plus the children's
+    if peak_ok:
+        own = _status_kib("VmHWM") * 1024 - base_rss
+        mem_method = "peak RSS since baseline (VmHWM reset)"
+    elif isolated:
+        own = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base_rss, _rss() - base_rss)
+        mem_method = "peak RSS (ru_maxrss) minus baseline"
+    else:
+        own = _rss() - base_rss
+        mem_method = "current RSS minus baseline (in-process: approximate)"
+    children = _children_memory()
+    nproc = len(_children())
+    r.close()
+
+    steps = float(np.median(rates))
+    return {
+        "steps_per_s": steps,
+        "frames_per_s": steps * _frame_skip(case),
+        "steps_per_s_repeats": rates,
+        "calls_per_repeat": calls,
+        "steps_per_call": spc,
+        "latency_median_us": float(np.median(medians)) * 1e6,
+        "steps_per_s_at_median_call": spc / float(np.median(medians)),
+        "latency_p99_us": float(np.median(p99s)) * 1e6,
+        "cpu_cores_used": cpu,
+        "mem_bytes": own + children,
+        "mem_per_env_bytes": (own + children) / case["num_envs"],
+        "mem_children_bytes": children,
+        "child_processes": nproc,
+        "mem_method": mem_method,
+        "setup_s": setup_s,
+        "warmup_s": spent,
+    }
+
+
+def _frame_skip(case: dict) -> int:
+    from parallel_pool.bench.cases import TASKS
+
+    return TASKS[case["task"]].frame_skip
+
+
+def worker_main() -> int:
+    req = json.loads(sys.stdin.read())
+    try:
+        res = measure_case(req["case"], req["timing"], isolated=True)
+    except BaseException as e:  # report, don't crash: the parent records the error for this case
+        import traceback
+
+        res = {"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()[-4000:]}
+    sys.stdout.write("RESULT " + json.dumps(res) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(worker_main())

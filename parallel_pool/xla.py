@@ -1,0 +1,218 @@
+"""`env.xla()`: step a pool from inside `jax.jit`, `jax.lax.scan` and `jax.lax.fori_loop`.
+
+    handle, recv, send, step = env.xla()
+    env.async_reset()                       # or env.reset() for a sync pool, then start with step
+    @jax.jit
+    def rollout(handle):
+        def body(handle, _):
+            handle, (obs, reward, terminated, truncated, info) = recv(handle)
+            handle = send(handle, policy(obs), info["env_id"])
+            return handle, reward
+        return jax.lax.scan(body, handle, length=100)
+
+As in EnvPool: `recv(handle) -> (handle, state)`, `send(handle, action, env_id=None) -> handle`,
+`step(handle, action, env_id=None) -> (handle, state)`. `state` has the layout of the Python front-end of the
+same env_type: gymnasium/gym give (obs, reward, terminated, truncated, info), dm gives a dm_env.TimeStep.
+Thread the returned handle into the next call: it orders the calls (each call is also declared side-effecting,
+so XLA never drops or reorders one).
+
+The calls are XLA FFI custom calls into the C++ engine (core/xla/): send validates exactly like the Python
+API (errors surface as jax runtime errors with the same message), recv copies the finished batch into XLA's
+output buffers. 64-bit arrays follow jax's dtype rules: with jax_enable_x64 off, float64/int64 observations
+come back as float32/int32 (a warning says so once) and actions given as float32 are widened exactly.
+Differences from the Python front-end, forced by fixed shapes: same-step autoreset's `final_obs`/`final_info`
+are dense arrays (zeros where no episode ended; `_final_obs` is the mask), and multi-player envs are refused.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import namedtuple
+from typing import Any
+
+import numpy as np
+
+from parallel_pool import _core
+
+XlaFunctions = namedtuple("XlaFunctions", ["handle", "recv", "send", "step"])
+
+_registered: set[str] = set()
+
+_INSTALL_HINT = "install the jax extra and rebuild: pip install 'parallel-pool[jax]'"
+
+
+def _import_jax():
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError as e:
+        raise ImportError(f"env.xla() needs jax ({e}); {_INSTALL_HINT}") from None
+    return jax, jnp
+
+
+def _register(jax) -> None:
+    """Register the engine's FFI handlers with XLA, once per process and platform."""
+    for platform, targets in _core.xla_targets.items():
+        if platform in _registered:
+            continue
+        for name, capsule in targets.items():
+            jax.ffi.register_ffi_target(name, capsule, platform=platform, api_version=1)
+        _registered.add(platform)
+
+
+def check_xla_spec(task_id: str, spec: dict) -> None:
+    """Raise ValueError unless every array of the spec has a fixed shape and envs have one player each."""
+    if spec["max_players"] != 1:
+        raise ValueError(
+            f"env.xla() needs one player per env (fixed output shapes), but {task_id} has up to "
+            f"{spec['max_players']} players per env (max_num_players); use the Python send/recv API instead")
+    for group in ("obs", "info", "action"):
+        for a in spec[group]:
+            if any((not isinstance(d, (int, np.integer))) or d < 0 for d in a["shape"]):
+                raise ValueError(
+                    f"env.xla() needs fixed shapes, but {task_id}'s {group} array '{a['name']}' has shape "
+                    f"{tuple(a['shape'])}; use the Python send/recv API instead")
+
+
+def make_xla(env: Any) -> XlaFunctions:
+    """(handle, recv, send, step) for `env`, a parallel_pool pool; see the module docstring."""
+    jax, jnp = _import_jax()
+    if not _core.has_xla:
+        raise RuntimeError(
+            "this build of parallel_pool has no XLA support: jaxlib's FFI headers were not found when it was "
+            f"compiled; {_INSTALL_HINT} (jaxlib must be importable while building)")
+    if env.closed:
+        raise RuntimeError("env.xla() on a closed pool; create a new one with parallel_pool.make(...)")
+    from parallel_pool.frontends import DmPool
+
+    pool = env._pool
+    spec = pool.spec
+    task_id = env.spec.task_id
+    check_xla_spec(task_id, spec)
+    _register(jax)
+
+    pool_id = np.int64(pool._handle_id)
+    handle0 = np.frombuffer(pool_id.tobytes(), dtype=np.uint8).copy()
+    outputs = [(name, np.dtype(dt), tuple(shape)) for name, dt, shape, _ in pool.output_specs]
+    names = [n for n, _, _ in outputs]
+    actions = [(a["name"], np.dtype(a["dtype"]), tuple(a["shape"])) for a in spec["action"]]
+    num_envs, batch_size, is_async = env.num_envs, env.batch_size, env.is_async
+    all_ids = np.arange(num_envs, dtype=np.int32)
+    warned = []
+
+    def check_x64() -> None:
+        if warned:
+            return
+        # arrays whose dtype jax narrows under the current x64 setting
+        wide = [n for n, dt, _ in outputs + actions if jax.dtypes.canonicalize_dtype(dt) != dt]
+        if wide:
+            warned.append(True)
+            warnings.warn(
+                f"parallel_pool xla: jax_enable_x64 is off, so {task_id}'s 64-bit arrays {wide} pass through jax as "
+                "32-bit (observations rounded to float32, int64 narrowed; float32 actions are widened exactly). "
+                "Enable jax.config.update('jax_enable_x64', True) to get the engine's exact float64 values.",
+                stacklevel=4)
+
+    def out_types(rows: int):
+        check_x64()
+        return [jax.ShapeDtypeStruct((rows, *shape), jax.dtypes.canonicalize_dtype(dt)) for _, dt, shape in outputs]
+
+    def call(target: str, handle, args, results):
+        handle = jnp.asarray(handle)
+        if handle.dtype != jnp.uint8 or handle.shape != (8,):
+            raise TypeError(f"handle must be the uint8[8] array from env.xla(), got {handle.dtype}{handle.shape}")
+        f = jax.ffi.ffi_call(target, (jax.ShapeDtypeStruct(handle.shape, handle.dtype), *results),
+                             has_side_effect=True, input_output_aliases={0: 0})
+        return f(handle, *args, pool=pool_id)
+
+    def env_ids(env_id):
+        if env_id is None:
+            return jnp.asarray(all_ids)
+        ids = jnp.asarray(env_id)
+        if not (jnp.issubdtype(ids.dtype, jnp.integer)):
+            raise TypeError(f"env_id must be integers, got dtype {ids.dtype}")
+        if ids.ndim != 1:
+            raise ValueError(f"env_id must be a 1-d array of env ids, got shape {ids.shape}")
+        return ids.astype(jnp.int32)
+
+    def action_arrays(action, k: int):
+        if isinstance(action, dict):
+            action = env._actions(action)
+        if len(actions) > 1 and isinstance(action, (list, tuple)):
+            given = list(action)
+        else:
+            given = [action]
+        if len(given) != len(actions):
+            raise ValueError(f"expected {len(actions)} action arrays, got {len(given)}")
+        out = []
+        for (name, dt, shape), a in zip(actions, given):
+            a = jnp.asarray(a)
+            want_int = dt.kind in "biu"
+            if want_int and not (jnp.issubdtype(a.dtype, jnp.integer) or a.dtype == jnp.bool_):
+                raise TypeError(f"action '{name}' must be integers (dtype {dt}), got dtype {a.dtype}")
+            if not want_int and not (jnp.issubdtype(a.dtype, jnp.floating) or jnp.issubdtype(a.dtype, jnp.integer)):
+                raise TypeError(f"action '{name}' must be numeric (dtype {dt}), got dtype {a.dtype}")
+            if a.shape != (k, *shape):
+                raise ValueError(f"action '{name}' has shape {a.shape}, expected {(k, *shape)} ({k} envs in this call)")
+            out.append(a.astype(jax.dtypes.canonicalize_dtype(dt)))
+        return out
+
+    single_obs = env._single_obs
+    obs_names = env._obs_names
+    info_names = [n for n, _ in env._info_idx]
+    same_step = any(n.startswith("final:") for n in names)
+    dm = isinstance(env, DmPool)
+
+    def state(outs):
+        d = dict(zip(names, outs))
+        obs = d["obs"] if single_obs else {n: d["obs:" + n] for n in obs_names}
+        rew, term, trunc = d["reward"], d["terminated"], d["truncated"]
+        if dm:
+            import dm_env
+
+            values = dict(obs) if isinstance(obs, dict) else {"obs": obs}
+            values["env_id"] = d["env_id"]
+            values["elapsed_step"] = d["elapsed_step"]
+            values["players"] = env._Players(d["players.env_id"])
+            for n in info_names:
+                values[n] = d["info:" + n]
+            step_type = jnp.where(term | trunc, 2, jnp.where(d["elapsed_step"] == 0, 0, 1)).astype(jnp.int32)
+            discount = (~term).astype(jnp.float32)
+            return dm_env.TimeStep(step_type, rew, discount, env._State(**values))
+        info = {"env_id": d["env_id"], "elapsed_step": d["elapsed_step"], "players": {"env_id": d["players.env_id"]}}
+        for n in info_names:
+            info[n] = d["info:" + n]
+        if same_step:
+            done = term | trunc
+            info["_final_obs"] = done
+            info["_final_info"] = done
+            info["final_obs"] = (d["final:obs"] if single_obs else {n: d["final:obs:" + n] for n in obs_names})
+            final_info = {"env_id": d["env_id"], "_env_id": done, "elapsed_step": d["final:elapsed_step"],
+                          "_elapsed_step": done}
+            for n in info_names:
+                final_info[n] = d["final:info:" + n]
+                final_info["_" + n] = done
+            info["final_info"] = final_info
+        return obs, rew, term, trunc, info
+
+    def recv(handle):
+        """Wait for the next batch: (handle, state) with batch_size rows."""
+        handle, *outs = call("parallel_pool_recv", handle, [], out_types(batch_size))
+        return handle, state(outs)
+
+    def send(handle, action, env_id=None):
+        """Queue `action` for `env_id` (default: all envs); returns the new handle."""
+        ids = env_ids(env_id)
+        acts = action_arrays(action, ids.shape[0])
+        (handle,) = call("parallel_pool_send", handle, [*acts, ids], [])
+        return handle
+
+    def step(handle, action, env_id=None):
+        """send + recv in one engine call: (handle, state). Sync pools return the rows of `env_id` in order."""
+        ids = env_ids(env_id)
+        acts = action_arrays(action, ids.shape[0])
+        rows = batch_size if is_async else ids.shape[0]
+        handle, *outs = call("parallel_pool_step", handle, [*acts, ids], out_types(rows))
+        return handle, state(outs)
+
+    return XlaFunctions(handle0, recv, send, step)

@@ -1,0 +1,177 @@
+"""The benchmark runner (`python -m parallel_pool bench`): quick mode end to end, the isolated worker, the plan,
+and the timing arithmetic. Throughput itself is never asserted here (it depends on the machine and its load)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from parallel_pool.bench import QUICK_TIMING, run, run_isolated
+from parallel_pool.bench.cases import TASKS, make_plan, thread_counts
+from parallel_pool.bench.measure import measure_case
+
+import parallel_pool
+
+# the folder holding the parallel_pool this test imported (site-packages after `pip install .`, or the source tree
+# in a development build), so the CLI subprocesses run the same build
+PKG_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(parallel_pool.__file__)))
+NUMBER = re.compile(r"\d[\d,.]*[KM]?")
+
+
+def _has(mod: str) -> bool:
+    try:
+        __import__(mod)
+        return True
+    except Exception:
+        return False
+
+
+def _row(md: str, label: str) -> str:
+    rows = [ln for ln in md.splitlines() if ln.startswith(f"| {label} |")]
+    assert rows, f"no table row for {label!r} in results.md"
+    return rows[0]
+
+
+def test_quick_end_to_end(tmp_path):
+    res = run(str(tmp_path), quick=True, tasks=["CartPole-v1", "Dummy-v0"], progress=False)
+    files = res["files"]
+    for key in ("json", "markdown", "plot"):
+        assert os.path.getsize(files[key]) > 0, key
+    with open(files["plot"], "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    import matplotlib.image
+
+    h, w = matplotlib.image.imread(files["plot"]).shape[:2]
+    assert h > 300 and w > 600
+
+    cases = res["cases"]
+    errors = [(c["label"], c["num_envs"], c.get("error")) for c in cases if "error" in c]
+    assert not errors, errors
+    labels = {t: {c["label"] for c in cases if c["task"] == t} for t in ("CartPole-v1", "Dummy-v0")}
+    expected = {"ParallelPool sync", "ParallelPool async", "gymnasium SyncVectorEnv", "gymnasium AsyncVectorEnv",
+                "for-loop over gymnasium envs"}
+    if _has("envpool"):
+        expected |= {"EnvPool sync", "EnvPool async"}
+    assert expected <= labels["CartPole-v1"]
+    assert labels["Dummy-v0"] == {"ParallelPool sync", "ParallelPool async"}
+    for c in cases:
+        assert c["steps_per_s"] > 0 and math.isfinite(c["steps_per_s"])
+        assert c["frames_per_s"] == c["steps_per_s"] * TASKS[c["task"]].frame_skip
+        assert 0 < c["latency_median_us"] <= c["latency_p99_us"]
+        assert len(c["steps_per_s_repeats"]) == QUICK_TIMING["repeats"]
+        assert c["steps_per_s"] == pytest.approx(float(np.median(c["steps_per_s_repeats"])))
+        assert c["mem_per_env_bytes"] == c["mem_bytes"] / c["num_envs"]
+        assert c["steps_per_call"] == (c["num_envs"] if c["mode"] == "sync" else c["batch_size"])
+        if c["runner"] == "envpool":
+            assert c["vs_envpool"] == 1.0
+    # AsyncVectorEnv runs its envs in child processes, and their memory is counted
+    gym_async = [c for c in cases if c["runner"] == "gym_async"]
+    assert gym_async and all(c["child_processes"] == c["num_envs"] and c["mem_children_bytes"] > 0 for c in gym_async)
+
+    for c in cases:
+        assert c["steps_per_s_at_median_call"] == pytest.approx(c["steps_per_call"] / (c["latency_median_us"] * 1e-6))
+    pinned = [c for c in cases if "single_core" in c["purpose"] and c["runner"] == "parallel_pool"]
+    assert pinned and all(c["pin_cpu"] and c["pinned_cpu"] >= 0 for c in pinned)
+    assert len(os.sched_getaffinity(0)) == res["settings"]["cores"]  # the pinning was undone
+    lim = res["limits"]["CartPole-v1"]
+    assert lim["limit_steps_per_s"] == pytest.approx(lim["single_core_steps_per_s"] * res["settings"]["cores"])
+
+    md = open(files["markdown"]).read()
+    assert "## CartPole-v1" in md and "## Dummy-v0" in md and "Load average" in md
+    for task, names in labels.items():
+        section = md.split(f"## {task}")[1].split("\n## ")[0]
+        for label in names:
+            row = _row(section, label)
+            cells = [x.strip() for x in row.strip("|").split("|")[1:]]
+            assert cells and all(NUMBER.match(x) for x in cells), row
+    saved = json.load(open(files["json"]))
+    assert len(saved["cases"]) == len(cases)
+
+
+def test_timing_arithmetic():
+    """A Dummy env that busy-waits 2 ms per step cannot exceed 500 steps/s per env, and each call takes >= 2 ms."""
+    case = {"task": "Dummy-v0", "runner": "parallel_pool", "mode": "sync", "num_envs": 1, "batch_size": 1,
+            "num_threads": 1, "purpose": ["main"], "config": {"step_cost_us": 2000.0, "episode_len": 1000000}}  # no (free) reset steps
+    r = measure_case(case, {"warmup": 0.02, "duration": 0.05, "repeats": 3}, isolated=False)
+    assert 0 < r["steps_per_s"] <= 500 * 1.001
+    assert r["latency_median_us"] >= 2000
+    assert r["steps_per_call"] == 1 and r["calls_per_repeat"] >= 3
+    # async: 4 envs in flight, 2 received per call; the pool has 2 threads so at most 2 steps per 2 ms
+    case.update(mode="async", num_envs=4, batch_size=2, num_threads=2)
+    r = measure_case(case, {"warmup": 0.02, "duration": 0.05, "repeats": 2}, isolated=False)
+    assert r["steps_per_call"] == 2
+    assert 0 < r["steps_per_s"] <= 1000 * 1.001
+
+
+def test_isolated_worker_measures_peak_memory():
+    case = {"task": "Dummy-v0", "runner": "parallel_pool", "mode": "sync", "num_envs": 64, "batch_size": 64,
+            "num_threads": 1, "purpose": ["main"]}
+    r = run_isolated(case, {"warmup": 0.01, "duration": 0.02, "repeats": 2}, timeout=120)
+    assert "error" not in r, r
+    assert r["steps_per_s"] > 0 and r["steps_per_call"] == 64
+    assert r["mem_bytes"] >= 0 and r["child_processes"] == 0
+    if sys.platform.startswith("linux"):
+        assert r["mem_method"].startswith("peak RSS since baseline")
+    bad = run_isolated(dict(case, task="CartPole-v1", config={"no_such_key": 1}), QUICK_TIMING, timeout=120)
+    assert "no_such_key" in bad["error"]
+
+
+def test_plan_handles_absent_and_present_families():
+    # Pong and Ant absent from ParallelPool: skipped with a reason, nothing planned for them
+    plan = make_plan(["CartPole-v1", "Pong-v5", "Ant-v5"], quick=False, cores=2, ours={"CartPole-v1"},
+                     theirs={"CartPole-v1"})
+    assert plan.tasks == ["CartPole-v1"]
+    assert any(s.startswith("Pong-v5") for s in plan.skipped) and any(s.startswith("Ant-v5") for s in plan.skipped)
+    main = [c for c in plan.cases if "main" in c["purpose"]]
+    assert {c["num_envs"] for c in main} == {1, 8, 256}
+    for n in (1, 8, 256):
+        for mode in ("sync", "async"):
+            assert any(c["runner"] == "parallel_pool" and c["mode"] == mode and c["num_envs"] == n for c in main)
+            assert any(c["runner"] == "envpool" and c["mode"] == mode and c["num_envs"] == n for c in main)
+        for r in ("gym_sync", "gym_async", "for_loop"):
+            assert any(c["runner"] == r and c["num_envs"] == n for c in main)
+    asyncs = [c for c in main if c["mode"] == "async"]
+    assert all(c["batch_size"] == max(1, c["num_envs"] // 2) for c in asyncs)
+    assert all(c["num_threads"] == min(c["batch_size"], 2) for c in main if c["runner"] == "parallel_pool")
+    keys = [tuple(sorted((k, v) for k, v in c.items() if k != "purpose")) for c in plan.cases]
+    assert len(keys) == len(set(keys))  # each measurement once
+    assert any("single_core" in c["purpose"] for c in plan.cases)
+    # once the families land, Pong and Ant are planned with their baselines
+    plan = make_plan(["Pong-v5", "Ant-v5"], quick=False, cores=2, ours={"Pong-v5", "Ant-v5"},
+                     theirs={"Pong-v5", "Ant-v5"})
+    assert plan.tasks == ["Pong-v5", "Ant-v5"]
+    pong = {c["runner"] for c in plan.cases if c["task"] == "Pong-v5"}
+    assert {"parallel_pool", "envpool"} <= pong
+    if _has("ale_py"):
+        assert {"ale_vector", "gym_sync", "gym_async", "for_loop"} <= pong
+    assert thread_counts(16) == [1, 2, 4, 8, 16] and thread_counts(2) == [1, 2] and thread_counts(6) == [1, 2, 4, 6]
+
+
+def test_cli(tmp_path):
+    out = tmp_path / "cli"
+    doc = tmp_path / "docs" / "benchmarks.md"
+    doc.parent.mkdir()
+    doc.write_text("# Benchmarks\n\nintro\n")
+    cmd = [sys.executable, "-m", "parallel_pool", "bench", "--quick", "--tasks", "Dummy-v0", "--out", str(out),
+           "--no-progress", "--doc", str(doc), "--doc-title", "CI box"]
+    env = dict(os.environ, PYTHONPATH=PKG_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for _ in range(2):  # the second run replaces the section instead of adding another
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+        assert p.returncode == 0, p.stderr[-2000:]
+    assert "## Dummy-v0" in p.stdout
+    assert (out / "results.md").exists() and (out / "bench.png").exists() and (out / "results.json").exists()
+    text = doc.read_text()
+    assert text.startswith("# Benchmarks\n\nintro\n")
+    assert text.count("<!-- bench:ci-box -->") == 1 and "### CI box" in text and "#### Dummy-v0" in text
+    assert "![benchmark plot: CI box](img/bench_ci-box.png)" in text
+    assert (doc.parent / "img" / "bench_ci-box.png").read_bytes()[:4] == b"\x89PNG"
+    p = subprocess.run([sys.executable, "-m", "parallel_pool", "bench", "--tasks", "NoSuch-v0"], capture_output=True,
+                       text=True, timeout=120, cwd=tmp_path, env=env)
+    assert p.returncode != 0 and "unknown task" in p.stderr
