@@ -117,8 +117,8 @@ class FrameResizer {
     double scale_y = 1.0 / (static_cast<double>(dh_) / sh_);
     xtab_ = AreaTaps(sw_, dw_, scale_x);
     ytab_ = AreaTaps(sh_, dh_, scale_y);
-    hbuf_.assign(static_cast<size_t>(sh_) * dw_ + 4, 0.f);
     hrow_.assign(sh_, nullptr);
+    canon_.assign(sh_, 0);
     sum_.assign(static_cast<size_t>(dw_) + 4, 0.f);
     rowf_.assign(static_cast<size_t>(sw_) + 4, 0.f);
     out8_.assign(static_cast<size_t>(dw_) + 16, 0);
@@ -130,6 +130,11 @@ class FrameResizer {
       while (t < ytab_.size() && ytab_[t].di == static_cast<int>(dy)) ++t;
       ystart_[dy + 1] = static_cast<int>(t);
     }
+    // the ring holds more distinct rows than one output row reads (its taps span consecutive source rows)
+    int most = 1;
+    for (int dy = 0; dy < dh_; ++dy) most = std::max(most, ystart_[dy + 1] - ystart_[dy]);
+    ring_ = most + 2;
+    hbuf_.assign(static_cast<size_t>(ring_) * dw_ + 4, 0.f);
     ref_dy_.assign(dh_, -1);
     for (int dy = 0; dy < dh_; ++dy) {
       for (int r = dy - 1; r >= std::max(0, dy - 8) && ref_dy_[dy] < 0; --r) {
@@ -230,31 +235,40 @@ class FrameResizer {
 
   void RunArea(const uint8_t* a, const uint8_t* b, const uint8_t* lut, uint8_t* dst, int px_stride) {
     for (int i = 0; i < 256; ++i) lutf_[i] = static_cast<float>(lut[i]);
-    // Horizontal pass per source row. Atari frames repeat rows a lot (backgrounds, sprites several lines tall):
-    // a row whose palette indices equal the previous row's reuses its result (same input, same output).
+    // Source rows are processed lazily, in order, as output rows need them; their horizontal results live in a
+    // small ring (only the last few distinct rows are ever needed), so the working set stays in L1.
+    // Atari frames repeat rows a lot (backgrounds, sprites several lines tall): a row whose palette indices
+    // equal the previous row's is not computed again; canon_[y] names the first row of its run of equal rows.
     const size_t w = static_cast<size_t>(sw_);
-    for (int y = 0; y < sh_; ++y) {
-      const uint8_t* by = b + y * w;
-      const uint8_t* ay = a == nullptr ? nullptr : a + y * w;
-      if (y > 0 && std::memcmp(by, by - w, w) == 0 && (ay == nullptr || std::memcmp(ay, ay - w, w) == 0)) {
-        hrow_[y] = hrow_[y - 1];
-        continue;
+    int next_y = 0, distinct = 0;
+    auto process_until = [&](int last) {
+      for (; next_y <= last; ++next_y) {
+        const int y = next_y;
+        const uint8_t* by = b + y * w;
+        const uint8_t* ay = a == nullptr ? nullptr : a + y * w;
+        if (y > 0 && std::memcmp(by, by - w, w) == 0 && (ay == nullptr || std::memcmp(ay, ay - w, w) == 0)) {
+          canon_[y] = canon_[y - 1];
+          hrow_[y] = hrow_[y - 1];
+          continue;
+        }
+        float* out = hbuf_.data() + static_cast<size_t>(distinct++ % ring_) * dw_;
+        // where the two frames agree on the whole row, max-pooling is the identity: one lookup per pixel
+        HorizontalRow(ay != nullptr && std::memcmp(ay, by, w) == 0 ? nullptr : ay, by, out);
+        canon_[y] = y;
+        hrow_[y] = out;
       }
-      float* out = hbuf_.data() + static_cast<size_t>(y) * dw_;
-      // where the two frames agree on the whole row, max-pooling is the identity: one palette lookup per pixel
-      HorizontalRow(ay != nullptr && std::memcmp(ay, by, w) == 0 ? nullptr : ay, by, out);
-      hrow_[y] = out;
-    }
+    };
     // Vertical pass, in cv2's order: per output row, sum = b0*row0; sum += b1*row1; ...
     float* sum = sum_.data();
     const size_t row_stride = static_cast<size_t>(dw_) * px_stride;
     for (int dy = 0; dy < dh_; ++dy) {
       const int t0 = ystart_[dy], t1 = ystart_[dy + 1];
+      process_until(ytab_[t1 - 1].si);
       uint8_t* d = dst + dy * row_stride;
       const int r = ref_dy_[dy];
       if (r >= 0) {
         bool same = true;
-        for (int t = 0; t < t1 - t0 && same; ++t) same = hrow_[ytab_[t0 + t].si] == hrow_[ytab_[ystart_[r] + t].si];
+        for (int t = 0; t < t1 - t0 && same; ++t) same = canon_[ytab_[t0 + t].si] == canon_[ytab_[ystart_[r] + t].si];
         if (same) {
           const uint8_t* src = dst + r * row_stride;
           if (px_stride == 1) {
@@ -386,6 +400,8 @@ class FrameResizer {
   std::vector<v4f> rowv_;
   std::vector<float> hbuf_, sum_, rowf_;
   std::vector<const float*> hrow_;
+  std::vector<int> canon_;
+  int ring_ = 0;
   std::vector<uint8_t> out8_;
   float lutf_[256];
   // linear
