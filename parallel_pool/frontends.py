@@ -175,6 +175,8 @@ class DmPool(BasePool):
         elapsed = out[self._i_elapsed]
         step_type = np.where(term | trunc, 2, np.where(elapsed == 0, 0, 1)).astype(np.int32)
         discount = (~term).astype(np.float32)
+        if "discount" in values:  # an env may lower the discount itself (e.g. Atari's zero_discount_on_life_loss)
+            discount *= values["discount"]
         return self._dm.TimeStep(step_type, out[self._i_rew], discount, self._State(**values))
 
     def reset(self, env_id=None, seed=None):

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import functools
+import importlib.util
 import numbers
+import os
 from typing import Any
 
 from parallel_pool import _core
@@ -34,12 +37,37 @@ def task_type(task_id: str) -> str:
     return _TASKS[task_id][0]
 
 
+@functools.lru_cache(maxsize=None)
+def _package_dir(package: str) -> str | None:
+    """The folder of an installed Python package, found without importing it (None: not installed)."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return list(spec.submodule_search_locations)[0]
+
+
+def _resolve_default(value: Any) -> Any:
+    """A C++ default "{pkgdir:PKG}/rest" names a data folder shipped in an installed Python package (e.g. the
+    Atari ROMs in ale-py): it becomes an absolute path. Left as is when PKG is not installed (the env then raises
+    an error saying which package to install)."""
+    if isinstance(value, str) and value.startswith("{pkgdir:") and "}" in value:
+        end = value.index("}")
+        folder = _package_dir(value[len("{pkgdir:"):end])
+        if folder is not None:
+            rest = value[end + 1:].lstrip("/")
+            return os.path.join(folder, rest) if rest else folder
+    return value
+
+
 def config_keys(task_id: str) -> dict[str, tuple[Any, str, list[str]]]:
     """key -> (default for this task, doc, allowed values)."""
     type_name = task_type(task_id)
     overrides = _TASKS[task_id][1]
     return {
-        name: (overrides.get(name, default), doc, list(choices))
+        name: (_resolve_default(overrides.get(name, default)), doc, list(choices))
         for name, default, doc, choices in _TYPES[type_name]
     }
 

@@ -1,0 +1,95 @@
+# Atari family: the ALE C++ library, compiled from the ale-py source distribution and linked statically.
+#
+# At configure time the sdist is fetched with pip (by package name, from whatever index pip is configured to use)
+# into ${CMAKE_BINARY_DIR}/_deps/ale and extracted there; at build time ALE's own CMake project builds a static
+# libale.a (no Python bindings, no SDL, no vcpkg). Both steps are cached in the build dir, so incremental builds do
+# neither again. Nothing from ALE lives in this repository; the ROMs are read at run time from the installed ale-py
+# wheel. Offline builds: pass -DPP_ALE_SDIST=/path/to/ale_py-<version>.tar.gz (or an extracted source folder).
+#
+# Needs zlib headers (Debian: zlib1g-dev). pip must be importable by the build's Python (it is in
+# [build-system].requires); --no-build-isolation keeps pip from installing ale-py's own build requirements (which
+# include jax) just to read its metadata: scikit-build-core, our own build backend, is enough for that.
+
+set(PP_ALE_VERSION "0.12.1" CACHE STRING "ale-py source distribution version the Atari family is built against")
+set(PP_ALE_SDIST "" CACHE PATH "local ale-py sdist (.tar.gz) or extracted source folder (skips the download)")
+set(PP_ALE_ROOT "${CMAKE_BINARY_DIR}/_deps/ale")
+set(PP_ALE_SRC "${PP_ALE_ROOT}/ale_py-${PP_ALE_VERSION}")
+
+if(NOT EXISTS "${PP_ALE_SRC}/src/ale/ale_interface.hpp")
+  file(MAKE_DIRECTORY "${PP_ALE_ROOT}")
+  set(_pp_ale_archive "")
+  if(PP_ALE_SDIST AND IS_DIRECTORY "${PP_ALE_SDIST}")
+    file(COPY "${PP_ALE_SDIST}/" DESTINATION "${PP_ALE_SRC}")
+  elseif(PP_ALE_SDIST)
+    set(_pp_ale_archive "${PP_ALE_SDIST}")
+  else()
+    set(_pp_ale_archive "${PP_ALE_ROOT}/ale_py-${PP_ALE_VERSION}.tar.gz")
+    if(NOT EXISTS "${_pp_ale_archive}")
+      message(STATUS "atari: fetching the ale-py ${PP_ALE_VERSION} source distribution with pip")
+      execute_process(
+        COMMAND "${Python_EXECUTABLE}" -m pip download --no-deps --no-binary ale-py --no-build-isolation
+                --disable-pip-version-check -d "${PP_ALE_ROOT}" "ale-py==${PP_ALE_VERSION}"
+        RESULT_VARIABLE _pp_rc OUTPUT_VARIABLE _pp_out ERROR_VARIABLE _pp_err)
+      if(NOT _pp_rc EQUAL 0 OR NOT EXISTS "${_pp_ale_archive}")
+        message(FATAL_ERROR
+          "atari: could not fetch the ale-py ${PP_ALE_VERSION} source distribution with pip (exit ${_pp_rc}).\n"
+          "${_pp_out}\n${_pp_err}\n"
+          "Fix the network/pip, pass -DPP_ALE_SDIST=/path/to/ale_py-${PP_ALE_VERSION}.tar.gz, or leave the family "
+          "out with -DPP_SKIP_FAMILIES=atari.")
+      endif()
+    endif()
+  endif()
+  if(_pp_ale_archive)
+    message(STATUS "atari: extracting ${_pp_ale_archive}")
+    file(ARCHIVE_EXTRACT INPUT "${_pp_ale_archive}" DESTINATION "${PP_ALE_ROOT}")
+  endif()
+  if(NOT EXISTS "${PP_ALE_SRC}/src/ale/ale_interface.hpp")
+    message(FATAL_ERROR "atari: ${PP_ALE_SRC} does not hold the ALE sources")
+  endif()
+endif()
+
+find_package(ZLIB)
+if(NOT ZLIB_FOUND)
+  message(FATAL_ERROR "atari: zlib headers not found (Debian/Ubuntu: apt-get install zlib1g-dev); or leave the "
+                      "family out with -DPP_SKIP_FAMILIES=atari")
+endif()
+
+# ALE's CMake turns on IPO (LTO) for Release builds. LTO objects in a static archive would force LTO onto our
+# extension's link (minutes per relink), so build RelWithDebInfo with Release's flags instead: same -O3 code,
+# plain objects.
+set(PP_ALE_BUILD "${PP_ALE_ROOT}/build")
+set(PP_ALE_LIB "${PP_ALE_BUILD}/src/ale/${CMAKE_STATIC_LIBRARY_PREFIX}ale${CMAKE_STATIC_LIBRARY_SUFFIX}")
+set(_pp_ale_args
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O3 -DNDEBUG"
+  -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}
+  -DCMAKE_POSITION_INDEPENDENT_CODE=ON
+  -DBUILD_PYTHON_LIB=OFF -DBUILD_CPP_LIB=ON -DSDL_SUPPORT=OFF -DBUILD_SHARED_LIBS=OFF
+  -DBUILD_VECTOR_LIB=OFF -DBUILD_VECTOR_XLA_LIB=OFF)
+if(CMAKE_CXX_COMPILER_LAUNCHER)
+  list(APPEND _pp_ale_args -DCMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER})
+endif()
+include(ExternalProject)
+ExternalProject_Add(pp_ale_build
+  SOURCE_DIR "${PP_ALE_SRC}"
+  BINARY_DIR "${PP_ALE_BUILD}"
+  CMAKE_ARGS ${_pp_ale_args}
+  BUILD_COMMAND ${CMAKE_COMMAND} --build <BINARY_DIR> --target ale-lib
+  INSTALL_COMMAND ""
+  BUILD_BYPRODUCTS "${PP_ALE_LIB}"
+  LOG_CONFIGURE ON LOG_BUILD ON LOG_OUTPUT_ON_FAILURE ON)
+
+add_library(pp_ale STATIC IMPORTED GLOBAL)
+set_target_properties(pp_ale PROPERTIES IMPORTED_LOCATION "${PP_ALE_LIB}")
+add_dependencies(pp_ale pp_ale_build)
+
+file(GLOB _pp_atari_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cc)
+# The area resize reproduces OpenCV's float arithmetic step by step: no fused multiply-add contraction.
+set_source_files_properties(${_pp_atari_sources} PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
+list(APPEND PP_ENV_SOURCES ${_pp_atari_sources})
+list(APPEND PP_ENV_LIBS pp_ale ZLIB::ZLIB Threads::Threads)
+if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+  # keep ALE's symbols private to our extension (ale-py's own extension carries another copy of ALE)
+  list(APPEND PP_ENV_LIBS "-Wl,--exclude-libs,${CMAKE_STATIC_LIBRARY_PREFIX}ale${CMAKE_STATIC_LIBRARY_SUFFIX}")
+endif()
+list(APPEND PP_ENV_INCLUDES "${PP_ALE_SRC}/src" "${PP_ALE_BUILD}/src/ale")
