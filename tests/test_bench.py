@@ -103,11 +103,12 @@ def test_timing_arithmetic():
     assert 0 < r["steps_per_s"] <= 500 * 1.001
     assert r["latency_median_us"] >= 2000
     assert r["steps_per_call"] == 1 and r["calls_per_repeat"] >= 3
-    # async: 4 envs in flight, 2 received per call; the pool has 2 threads so at most 2 steps per 2 ms
+    # async: 4 envs in flight, 2 received per call; 2 worker threads plus the calling thread (which steps queued
+    # envs while it waits in recv) make at most 3 steps per 2 ms
     case.update(mode="async", num_envs=4, batch_size=2, num_threads=2)
     r = measure_case(case, {"warmup": 0.02, "duration": 0.05, "repeats": 2}, isolated=False)
     assert r["steps_per_call"] == 2
-    assert 0 < r["steps_per_s"] <= 1000 * 1.001
+    assert 0 < r["steps_per_s"] <= 1500 * 1.001
 
 
 def test_isolated_worker_measures_peak_memory():
