@@ -167,9 +167,12 @@ def test_async_scan_bit_identical_per_env(task, fused):
     got = _per_env(ys["env_id"], [{k: v[t] for k, v in ys.items()} for t in range(steps)])
     env.close()
     assert set(plain) == set(got) == set(range(n))
+    # how many results each env gets depends on thread timing (a descheduled worker can hold one env's step for
+    # the whole scan), so require enough compared rows in total rather than per env
+    lengths = [min(len(plain[e]), len(got[e])) for e in range(n)]
+    assert sum(lengths) >= steps * bs // 2 and min(lengths) >= 2, lengths
     for e in range(n):
-        m = min(len(plain[e]), len(got[e]))
-        assert m >= 20, (e, len(plain[e]), len(got[e]))
+        m = lengths[e]
         for i in range(m):
             for k in plain[e][i]:
                 assert np.array_equal(plain[e][i][k], got[e][i][k]), (e, i, k)
