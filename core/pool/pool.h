@@ -141,7 +141,6 @@ class Pool {
 
   // cost estimate (ns per item) used to decide how many workers a send is worth waking
   std::atomic<int64_t> item_cost_ns_{1000000};
-  std::vector<int32_t> scratch_env_ids_;
   std::vector<WorkItem> scratch_items_;
   std::vector<uint8_t> scratch_seen_;
 };

@@ -77,15 +77,6 @@ struct ArraySpec {
 
 using ConfigValue = std::variant<bool, int64_t, double, std::string>;
 
-inline std::string ConfigTypeName(const ConfigValue& v) {
-  switch (v.index()) {
-    case 0: return "bool";
-    case 1: return "int";
-    case 2: return "float";
-    default: return "str";
-  }
-}
-
 struct ConfigKey {
   std::string name;
   ConfigValue default_value;
