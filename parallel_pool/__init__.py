@@ -12,26 +12,44 @@ from typing import Any
 
 from parallel_pool._core import EnvError
 from parallel_pool.registry import list_all_envs
-from parallel_pool.spec import EnvSpec
+from parallel_pool.spec import AutoresetMode, EnvSpec
 
 __version__ = "0.1.0"
-__all__ = ["make", "make_gymnasium", "make_gym", "make_dm", "make_spec", "list_all_envs", "EnvSpec", "EnvError"]
+__all__ = ["make", "make_gymnasium", "make_gym", "make_dm", "make_spec", "list_all_envs", "EnvSpec", "EnvError",
+           "AutoresetMode"]
 
 _ENV_TYPES = ("gymnasium", "gym", "dm")
 
 
 def make_spec(task_id: str, **kwargs: Any) -> EnvSpec:
-    """The task's resolved config and its single-env spaces, without creating any env."""
+    """The task's resolved config and its single-env spaces, without creating any env (kwargs as make's)."""
     return EnvSpec(task_id, **kwargs)
 
 
-def make(task_id: str, env_type: str = "gymnasium", **kwargs: Any):
-    """Create a pool of `num_envs` envs of `task_id`.
+def make(task_id: str, env_type: str = "gymnasium", render_mode: str | None = None, **kwargs: Any) -> Any:
+    """Create a pool of `num_envs` envs of `task_id` (see list_all_envs()), stepped in parallel in C++.
 
-    env_type: "gymnasium" (a gymnasium.vector.VectorEnv), "gym" (EnvPool 1.x's gym API) or "dm" (dm_env).
-    Common kwargs (EnvPool's names): num_envs=1, batch_size=0 (= num_envs: sync), num_threads=0,
-    seed=42, max_episode_steps, thread_affinity_offset=-1, max_num_players=1,
-    autoreset_mode="next_step" | "same_step" | "disabled"; plus the task's own keys.
+    env_type: the front-end. "gymnasium": a gymnasium.vector.VectorEnv (batched spaces, `_key` info masks);
+        "gym": EnvPool's gym API (a gymnasium.Env with is_vector_env=True, single-env spaces); "dm": a batched
+        dm_env.Environment (TimeStep whose observation is EnvPool's State namedtuple).
+    render_mode: None, or "rgb_array" to enable env.render(env_ids=None) -> uint8 (n, H, W, 3).
+
+    Common config keys (EnvPool's names and defaults):
+      num_envs=1: how many envs the pool holds.
+      batch_size=0: how many envs each recv()/step() returns; 0 means num_envs (sync). Less than num_envs makes an
+          async pool: recv() returns whichever batch_size envs finish first, info["env_id"] says which.
+      num_threads=0: worker threads; 0 means min(batch_size, cores).
+      seed=42: env i is seeded with seed + i (64-bit, >= 0); None draws a random seed.
+      max_episode_steps: time limit; truncated = elapsed_step >= max_episode_steps (and not terminated).
+      thread_affinity_offset=-1: pin worker i to core offset + i; -1 does not pin.
+      max_num_players=1: players per env (multi-player envs: one row per player, info["players"]["env_id"]).
+      autoreset_mode="next_step": how a finished env restarts (AutoresetMode): "next_step" (EnvPool's and
+          gymnasium's default: the next step returns the reset observation), "same_step" (reset inside the step;
+          info["final_obs"] / info["final_info"] hold the last ones) or "disabled" (reset(options={"reset_mask":
+          mask}) yourself).
+      reward_threshold: the task's solved score (None where gymnasium has none).
+      gym_reset_return_info=True (EnvPool's): accepted; reset always returns (obs, info).
+    Plus the task's own keys: make_spec(task_id).config lists them all with their defaults.
     """
     from parallel_pool.frontends import DmPool, GymnasiumPool, GymPool
 
@@ -39,16 +57,19 @@ def make(task_id: str, env_type: str = "gymnasium", **kwargs: Any):
         raise ValueError(f"env_type must be one of {list(_ENV_TYPES)}, got {env_type!r}")
     spec = EnvSpec(task_id, **kwargs)
     cls = {"gymnasium": GymnasiumPool, "gym": GymPool, "dm": DmPool}[env_type]
-    return cls(spec)
+    return cls(spec, render_mode=render_mode)
 
 
-def make_gymnasium(task_id: str, **kwargs: Any):
+def make_gymnasium(task_id: str, **kwargs: Any) -> Any:
+    """make(task_id, env_type="gymnasium", **kwargs)."""
     return make(task_id, env_type="gymnasium", **kwargs)
 
 
-def make_gym(task_id: str, **kwargs: Any):
+def make_gym(task_id: str, **kwargs: Any) -> Any:
+    """make(task_id, env_type="gym", **kwargs)."""
     return make(task_id, env_type="gym", **kwargs)
 
 
-def make_dm(task_id: str, **kwargs: Any):
+def make_dm(task_id: str, **kwargs: Any) -> Any:
+    """make(task_id, env_type="dm", **kwargs)."""
     return make(task_id, env_type="dm", **kwargs)

@@ -1,193 +1,366 @@
-"""The three front-ends: gymnasium (a real gymnasium.vector.VectorEnv), gym-style (EnvPool 1.x), dm_env."""
+"""The three front-ends: gymnasium (a real gymnasium.vector.VectorEnv), gym-style (EnvPool 1.x), dm_env.
+
+Each front-end has ONE function from a raw engine batch to its result (`gym_result`, `dm_result`); the Python API
+calls it on numpy arrays and parallel_pool.xla calls the same function on jax arrays (`xp` is the array module), so
+`recv()` and `env.xla()` cannot disagree. The only difference `xp` makes: on numpy, same-step autoreset's
+`final_obs` is gymnasium's object array (None where no episode ended) and the final keys are left out when no
+episode ended, as gymnasium's SyncVectorEnv does; under jax (fixed shapes) they are always present and dense, with
+zeros where no episode ended.
+"""
 
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Any
+from typing import Any, Sequence
 
+import dm_env
+import gymnasium
 import numpy as np
-from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from parallel_pool.pool import BasePool
-from parallel_pool.spec import EnvSpec
+from parallel_pool.schema import Schema
+from parallel_pool.spec import AutoresetMode, EnvSpec
 
-_MODES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP,
-          "disabled": AutoresetMode.DISABLED}
+_TRUE: dict[int, np.ndarray] = {}
 
 
-class _GymStyle:
-    """step, and reset(seed=, options={"reset_mask": mask}) / reset(env_id=...), for the gym-style front-ends."""
+def _all_true(xp: Any, n: int) -> Any:
+    """An all-True mask of n rows: gymnasium's `_key` mask of an info key every row has (cached, read-only)."""
+    if xp is not np:
+        return xp.ones(n, dtype=bool)
+    m = _TRUE.get(n)
+    if m is None:
+        m = np.ones(n, dtype=bool)
+        m.flags.writeable = False
+        _TRUE[n] = m
+    return m
 
-    _last_obs: Any = None
 
-    def _reset_front(self: Any, seed=None, options=None, env_id=None):
+def _zero_where_not(xp: Any, done: Any, value: Any) -> Any:
+    """`value` with the rows where `done` is False zeroed (gymnasium's final_info for envs that did not finish)."""
+    cond = done.reshape(done.shape + (1,) * (value.ndim - 1))
+    return xp.where(cond, value, xp.zeros((), dtype=value.dtype))
+
+
+def gym_info(schema: Schema, arrays: Sequence[Any], xp: Any = np) -> dict[str, Any]:
+    """The info dict (EnvPool's keys) with gymnasium's `_key` masks (every row has every key)."""
+    n = arrays[schema.env_id].shape[0]
+    penv = arrays[schema.players_env_id]
+    info: dict[str, Any] = {
+        "env_id": arrays[schema.env_id], "_env_id": _all_true(xp, n),
+        "elapsed_step": arrays[schema.elapsed_step], "_elapsed_step": _all_true(xp, n),
+        "players": {"env_id": penv, "_env_id": _all_true(xp, penv.shape[0])}, "_players": _all_true(xp, n),
+    }
+    for key, value in schema.info(arrays).items():
+        info[key] = value
+        info["_" + key] = _all_true(xp, value.shape[0])
+    return info
+
+
+def _add_final(schema: Schema, arrays: Sequence[Any], info: dict[str, Any], done: Any, xp: Any) -> None:
+    """Same-step autoreset: the finished episodes' last observation and info, in gymnasium 1.4's structure."""
+    dense = xp is not np
+    if not dense and not done.any():
+        return  # gymnasium adds the final keys only on steps where some episode ended
+    final = schema.obs(arrays, "final:")
+    if dense:
+        final_obs = ({k: _zero_where_not(xp, done, v) for k, v in final.items()} if isinstance(final, dict)
+                     else _zero_where_not(xp, done, final))
+    else:
+        final_obs = np.full(len(done), None, dtype=object)
+        for i in np.flatnonzero(done):
+            final_obs[i] = {k: v[i] for k, v in final.items()} if isinstance(final, dict) else final[i]
+    final_info: dict[str, Any] = {
+        "env_id": _zero_where_not(xp, done, arrays[schema.env_id]), "_env_id": done,
+        "elapsed_step": _zero_where_not(xp, done, arrays[schema.index["final:elapsed_step"]]), "_elapsed_step": done,
+    }
+    for key, value in schema.info(arrays, "final:").items():
+        final_info[key] = _zero_where_not(xp, done, value)
+        final_info["_" + key] = done
+    info["final_obs"], info["_final_obs"] = final_obs, done
+    info["final_info"], info["_final_info"] = final_info, done
+
+
+def gym_result(schema: Schema, arrays: Sequence[Any], xp: Any = np) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+    """A raw batch as gymnasium's (obs, reward, terminated, truncated, info)."""
+    term, trunc = arrays[schema.terminated], arrays[schema.truncated]
+    info = gym_info(schema, arrays, xp)
+    if schema.has_final:
+        _add_final(schema, arrays, info, term | trunc, xp)
+    return schema.obs(arrays), arrays[schema.reward], term, trunc, info
+
+
+def dm_state_types(spec: EnvSpec) -> tuple[type, type]:
+    """The namedtuple types of the dm front-end's observation (EnvPool's `State` and `players`)."""
+    return namedtuple("State", spec.dm_state_fields), namedtuple("players", ["env_id"])
+
+
+def dm_result(schema: Schema, arrays: Sequence[Any], state: type, players: type, xp: Any = np) -> dm_env.TimeStep:
+    """A raw batch as a batched dm_env.TimeStep. discount is 0 only where an episode terminated (never on
+    truncation), times the env's own info["discount"] where it has one (Atari's zero_discount_on_life_loss)."""
+    obs = schema.obs(arrays)
+    values = dict(obs) if isinstance(obs, dict) else {"obs": obs}
+    values["env_id"] = arrays[schema.env_id]
+    values["elapsed_step"] = arrays[schema.elapsed_step]
+    values["players"] = players(arrays[schema.players_env_id])
+    values.update(schema.info(arrays))
+    term, trunc = arrays[schema.terminated], arrays[schema.truncated]
+    step_type = xp.where(term | trunc, 2, xp.where(values["elapsed_step"] == 0, 0, 1)).astype(xp.int32)
+    discount = (~term).astype(xp.float32)
+    if "discount" in values:
+        discount = discount * values["discount"]
+    return dm_env.TimeStep(step_type, arrays[schema.reward], discount, state(**values))
+
+
+# ---- rows of a full batch (sync pools) --------------------------------------------------------------------------
+
+def _tree(f: Any, *trees: Any) -> Any:
+    return {k: f(*(t[k] for t in trees)) for k in trees[0]} if isinstance(trees[0], dict) else f(*trees)
+
+
+def merge_rows(old: Any, old_owner: np.ndarray, new: Any, new_owner: np.ndarray) -> tuple[Any, np.ndarray]:
+    """The rows of `old` with those of the envs in `new_owner` replaced by `new`, ordered by env id.
+
+    `*_owner` is the env id of each row (players.env_id), so multi-player rows move with their env."""
+    keep = ~np.isin(old_owner, new_owner)
+    owner = np.concatenate([old_owner[keep], new_owner])
+    order = np.argsort(owner, kind="stable")
+    return _tree(lambda o, n: np.concatenate([o[keep], n])[order], old, new), owner[order]
+
+
+class _GymStyle(BasePool):
+    """What the gymnasium and gym front-ends share: the 5-tuple step and (obs, info) reset, with gymnasium's
+    reset(seed=, options={"reset_mask": mask}) returning the whole batch."""
+
+    _last: tuple[Any, np.ndarray] | None = None  # sync pools: (obs of every env, owner of each row)
+
+    def _result(self, arrays: Sequence[np.ndarray]) -> Any:
+        return gym_result(self.schema, arrays)
+
+    def from_arrays(self, arrays: Sequence[Any], xp: Any = np) -> Any:
+        """This front-end's step result from a raw engine batch (numpy, or jax arrays inside env.xla())."""
+        return gym_result(self.schema, arrays, xp)
+
+    def _remember(self, obs: Any, arrays: Sequence[np.ndarray], env_id: Any) -> None:
+        """Keep every env's latest observation (sync pools) for reset_mask's unchanged rows."""
+        if self.is_async:
+            return
+        owner = arrays[self.schema.players_env_id]
+        if env_id is None:
+            self._last = (obs, owner)
+        else:
+            old, old_owner = self._last if self._last is not None else self._zero_obs()
+            self._last = merge_rows(old, old_owner, obs, owner)
+
+    def _zero_obs(self) -> tuple[Any, np.ndarray]:
+        """Before the first reset: zero observations (what gymnasium's SyncVectorEnv holds then)."""
+        owner = np.repeat(self._all_ids, self.max_num_players)
+        zeros = {k: np.zeros((len(owner),) + self.schema.field(self.schema.obs_name(k)).shape,
+                             self.schema.field(self.schema.obs_name(k)).dtype) for k in self.schema.obs_keys}
+        return (zeros["obs"] if self.schema.single_obs else zeros), owner
+
+    def step(self, actions: Any, env_id: Any = None) -> Any:
+        """Step the envs `env_id` (sync default: all; async default: the envs of the last batch received) and
+        return (obs, reward, terminated, truncated, info). `actions` may also be EnvPool's dict form."""
+        arrays = self._step_raw(actions, env_id)
+        result = self._result(arrays)
+        self._remember(result[0], arrays, None if env_id is None and not isinstance(actions, dict) else
+                       arrays[self.schema.env_id])
+        return result
+
+    def _reset_front(self, seed: Any, options: Any, env_id: Any) -> tuple[Any, dict[str, Any]]:
         mask = None if options is None else options.get("reset_mask")
+        unknown = sorted(set(options or {}) - {"reset_mask"})
+        if unknown:
+            raise ValueError(f"unknown reset options {unknown}; the only option is 'reset_mask'")
         if mask is not None:
             if env_id is not None:
                 raise ValueError("give either env_id or options['reset_mask'], not both")
-            mask = np.asarray(mask)
-            if mask.dtype != bool or mask.shape != (self.num_envs,):
-                raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},), got "
-                                 f"{mask.dtype} {mask.shape}")
-            if self.is_async:
-                raise ValueError("reset_mask needs a sync pool (batch_size == num_envs)")
-            env_id = np.flatnonzero(mask).astype(np.int32)
-            if len(env_id) == 0:
-                raise ValueError("reset_mask selects no env")
-        out = self._reset_raw(env_id, seed)
-        obs, info = self._obs(out), self._info(out)
-        if mask is not None and self._last_obs is not None:
-            # gymnasium's convention: the full batch, with the masked envs reset and the rest unchanged
-            full = _scatter(self._last_obs, obs, env_id)
-            full_info = {}
-            for k, v in info.items():
-                if isinstance(v, np.ndarray) and k != "players" and not k.startswith("_"):
-                    arr = np.zeros((self.num_envs,) + v.shape[1:], dtype=v.dtype)
-                    arr[env_id] = v
-                    full_info[k] = arr
-                    full_info["_" + k] = mask.copy()
-            full_info["players"] = info["players"]
-            obs, info = full, full_info
-        self._remember(obs, env_id)
+            return self._reset_masked(self._check_mask(mask), seed)
+        arrays = self._reset_raw(env_id, seed)
+        obs, _, _, _, info = self._result(arrays)
+        self._remember(obs, arrays, env_id)
         return obs, info
 
-    def step(self: Any, actions, env_id=None):
-        out = self._unpack(self._step_raw(actions, env_id))
-        if self.autoreset_mode == "disabled":
-            self._remember(out[0], env_id)
-        return out
+    def _check_mask(self, mask: Any) -> np.ndarray:
+        if self.is_async:
+            raise ValueError("reset_mask needs a sync pool (batch_size == num_envs): an async pool returns "
+                             "whichever envs finish first; reset envs there with reset(env_id=...)")
+        if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
+            raise TypeError(f"reset_mask must be a bool numpy array, got {getattr(mask, 'dtype', type(mask))}")
+        if mask.shape != (self.num_envs,):
+            raise ValueError(f"reset_mask must have shape ({self.num_envs},), got {mask.shape}")
+        if not mask.any():
+            raise ValueError("reset_mask must select at least one env")
+        return mask
 
-    def _remember(self: Any, obs, env_id=None):
-        if self.autoreset_mode != "disabled" or self.is_async:
-            return
-        if env_id is None or self._last_obs is None:
-            self._last_obs = _copy(obs)
-        else:
-            self._last_obs = _scatter(self._last_obs, obs if len(_first(obs)) == len(env_id) else _take(obs, env_id),
-                                      env_id)
+    def _reset_masked(self, mask: np.ndarray, seed: Any) -> tuple[Any, dict[str, Any]]:
+        """gymnasium's SyncVectorEnv: every env's row, the masked envs reset, the others unchanged; info keys
+        only for the reset envs (zeros elsewhere, `_key` = mask). env_id / players describe the rows, all of them."""
+        ids = np.flatnonzero(mask).astype(np.int32)
+        if seed is not None and not isinstance(seed, (int, np.integer)):
+            seeds = list(seed)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"with reset_mask, seed must be an int or one seed per env ({self.num_envs}), "
+                                 f"got {len(seeds)}")
+            chosen = [seeds[i] for i in ids]
+            seed = None if all(s is None for s in chosen) else chosen
+        arrays = self._reset_raw(ids, seed)
+        obs = self.schema.obs(arrays)
+        self._remember(obs, arrays, ids)
+        assert self._last is not None
+        full_obs, owner = self._last
+        info: dict[str, Any] = {
+            "env_id": self._all_ids.copy(), "_env_id": _all_true(np, self.num_envs),
+            "players": {"env_id": owner, "_env_id": _all_true(np, len(owner))},
+            "_players": _all_true(np, self.num_envs),
+        }
+        per_env = {"elapsed_step": arrays[self.schema.elapsed_step], **self.schema.info(arrays)}
+        for key, value in per_env.items():
+            full = np.zeros((self.num_envs,) + value.shape[1:], dtype=value.dtype)
+            full[ids] = value
+            info[key], info["_" + key] = full, mask.copy()
+        return (_tree(np.copy, full_obs), info)
 
 
-def _first(obs):
-    return next(iter(obs.values())) if isinstance(obs, dict) else obs
-
-
-def _copy(obs):
-    return {k: v.copy() for k, v in obs.items()} if isinstance(obs, dict) else obs.copy()
-
-
-def _take(obs, ids):
-    return {k: v[ids] for k, v in obs.items()} if isinstance(obs, dict) else obs[ids]
-
-
-def _scatter(full, part, ids):
-    full = _copy(full)
-    if isinstance(full, dict):
-        for k in full:
-            full[k][ids] = part[k]
-    else:
-        full[ids] = part
-    return full
-
-
-class GymnasiumPool(_GymStyle, BasePool, VectorEnv):
+class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
     """A gymnasium.vector.VectorEnv. observation_space/action_space are batched (batch_size rows);
-    single_observation_space/single_action_space are one env's."""
+    single_observation_space/single_action_space are one env's.
 
-    def __init__(self, spec: EnvSpec):
-        BasePool.__init__(self, spec)
-        self.metadata = {"autoreset_mode": _MODES[self.autoreset_mode], "render_modes": []}
-        self.render_mode = None
+    Async pools (batch_size < num_envs) keep gymnasium's loop working: `obs, info = env.reset()` returns the first
+    batch_size envs to finish resetting, and `env.step(policy(obs))` without env_id acts on the envs of the last
+    batch returned (info["env_id"]) and returns the next batch that finishes. reset_mask needs a sync pool."""
+
+    def __init__(self, spec: EnvSpec, render_mode: str | None = None):
+        _GymStyle.__init__(self, spec, render_mode)
+        self.metadata = {"autoreset_mode": self.autoreset_mode.gymnasium,
+                         "render_modes": [] if render_mode is None else [render_mode]}
         self.single_observation_space = spec.observation_space
         self.single_action_space = spec.action_space
         self.observation_space = batch_space(self.single_observation_space, self.batch_size)
         self.action_space = batch_space(self.single_action_space, self.batch_size)
-        self.closed = False
 
-    def reset(self, *, seed=None, options=None, env_id=None):
+    def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None,
+              env_id: Any = None) -> tuple[Any, dict[str, Any]]:
+        """Reset every env (or env_id, or options={"reset_mask": mask}); seed: int s (env i gets s + i) or one per
+        env. Returns (obs, info)."""
         return self._reset_front(seed, options, env_id)
 
-    def close_extras(self, **kwargs):
+    def close(self, **kwargs: Any) -> None:
+        """Stop the worker threads and free the envs. Idempotent."""
         BasePool.close(self)
 
-    def close(self, **kwargs):
-        VectorEnv.close(self, **kwargs)
+    def close_extras(self, **kwargs: Any) -> None:
+        BasePool.close(self)
 
-    @property
-    def closed(self):
-        return getattr(self, "_closed_flag", False) or (hasattr(self, "_pool") and self._pool.closed)
+    @property  # type: ignore[override]
+    def closed(self) -> bool:
+        return BasePool.closed.fget(self)  # type: ignore[attr-defined]
 
     @closed.setter
-    def closed(self, value):
-        self._closed_flag = value
+    def closed(self, value: bool) -> None:
+        pass  # gymnasium's VectorEnv.close() assigns it; the engine's state is the truth
 
-    def __repr__(self):
-        return f"GymnasiumPool({self.spec.task_id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"
+    # ---- gymnasium's VectorEnv attribute API ----------------------------------------------------------------
+    def _env_attrs(self) -> dict[str, Any]:
+        attrs: dict[str, Any] = dict(self.config)
+        attrs.update(spec=self.spec, render_mode=self.render_mode, metadata=self.metadata,
+                     observation_space=self.single_observation_space, action_space=self.single_action_space)
+        return attrs
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """One value per env of an env attribute: its spaces, spec, render_mode, metadata or a config key."""
+        attrs = self._env_attrs()
+        if name not in attrs:
+            raise AttributeError(f"{self.spec.id} envs run in C++ and have no attribute {name!r}; available: "
+                                 f"{sorted(attrs)}")
+        return tuple(attrs[name] for _ in range(self.num_envs))
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Call a per-env method on every env ("get_state", "set_state", "render"), or read an attribute."""
+        if name == "get_state":
+            return tuple(self.get_state(i) for i in range(self.num_envs))
+        if name == "set_state":
+            return tuple(self.set_state(i, *args, **kwargs) for i in range(self.num_envs))
+        if name == "render":
+            return tuple(self.render())
+        return self.get_attr(name)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """The envs run in C++ with a fixed config: nothing can be set; make a new pool with the key instead."""
+        raise AttributeError(f"cannot set {name!r} on {self.spec.id} envs: they run in C++; pass config keys to "
+                             f"parallel_pool.make({self.spec.id!r}, {name}=...) instead")
+
+    def __repr__(self) -> str:
+        return f"GymnasiumPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"
 
 
-class GymPool(_GymStyle, BasePool):
-    """EnvPool 1.x's "gym" env_type: the same 5-tuple step and (obs, info) reset; spaces are single-env."""
+class GymPool(_GymStyle, gymnasium.Env):  # type: ignore[misc]
+    """EnvPool 1.x's "gym" env_type: the same 5-tuple step and (obs, info) reset; spaces are single-env.
+    A gymnasium.Env with is_vector_env = True, as EnvPool's."""
 
-    def __init__(self, spec: EnvSpec):
-        super().__init__(spec)
+    is_vector_env = True
+
+    def __init__(self, spec: EnvSpec, render_mode: str | None = None):
+        _GymStyle.__init__(self, spec, render_mode)
         self.observation_space = spec.observation_space
         self.action_space = spec.action_space
-        self.metadata = {"autoreset_mode": _MODES[self.autoreset_mode]}
+        self.metadata = {"autoreset_mode": self.autoreset_mode.gymnasium,
+                         "render_modes": [] if render_mode is None else [render_mode]}
 
-    def reset(self, env_id=None, seed=None, options=None):
+    def reset(self, env_id: Any = None, seed: Any = None,  # type: ignore[override]
+              options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """Reset every env (or env_id, or options={"reset_mask": mask}). Returns (obs, info)."""
         return self._reset_front(seed, options, env_id)
 
-    def __repr__(self):
-        return f"GymPool({self.spec.task_id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"
+    def close(self) -> None:
+        """Stop the worker threads and free the envs. Idempotent."""
+        BasePool.close(self)
+
+    def render(self, env_ids: Any = None) -> np.ndarray:  # type: ignore[override]
+        """Frames of `env_ids` (default: all) as uint8 (n, H, W, 3); needs render_mode="rgb_array"."""
+        return BasePool.render(self, env_ids)
+
+    def __repr__(self) -> str:
+        return f"GymPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"
 
 
-class DmPool(BasePool):
-    """dm_env style: reset/step return a batched dm_env.TimeStep. discount is 0 only where an episode
-    terminated (never on truncation), so value bootstrapping at time limits stays right."""
+class DmPool(BasePool, dm_env.Environment):
+    """A batched dm_env.Environment: reset/step return a dm_env.TimeStep whose fields have a row per env.
+    discount is 0 only where an episode terminated (never on truncation), so value bootstrapping at time limits
+    stays right. The observation is EnvPool's `State` namedtuple (obs keys, env_id, elapsed_step, players, info)."""
 
-    def __init__(self, spec: EnvSpec):
-        if spec.config.autoreset_mode != "next_step":
+    def __init__(self, spec: EnvSpec, render_mode: str | None = None):
+        if spec.autoreset_mode != AutoresetMode.NEXT_STEP:
             raise ValueError("env_type='dm' steps a finished env into a new episode (next_step autoreset); "
-                             f"autoreset_mode={spec.config.autoreset_mode!r} is not available with it")
-        super().__init__(spec)
-        import dm_env
+                             f"autoreset_mode={spec.autoreset_mode.value!r} is not available with it")
+        super().__init__(spec, render_mode)
+        self._state_type, self._players_type = dm_state_types(spec)
 
-        self._dm = dm_env
-        fields = list(self._obs_names) + ["env_id", "elapsed_step", "players"] + [n for n, _ in self._info_idx]
-        self._State = namedtuple("State", fields)
-        self._Players = namedtuple("players", ["env_id"])
-
-    def observation_spec(self):
+    def observation_spec(self) -> Any:
+        """dm_env specs with the observation's structure (a `State` namedtuple)."""
         return self.spec.observation_spec()
 
-    def action_spec(self):
+    def action_spec(self) -> Any:
+        """dm_env spec of one env's action."""
         return self.spec.action_spec()
 
-    def _timestep(self, out):
-        obs = self._obs(out)
-        values = dict(obs) if isinstance(obs, dict) else {"obs": obs}
-        values["env_id"] = out[self._i_env]
-        values["elapsed_step"] = out[self._i_elapsed]
-        values["players"] = self._Players(out[self._i_penv])
-        for name, i in self._info_idx:
-            values[name] = out[i]
-        term, trunc = out[self._i_term], out[self._i_trunc]
-        elapsed = out[self._i_elapsed]
-        step_type = np.where(term | trunc, 2, np.where(elapsed == 0, 0, 1)).astype(np.int32)
-        discount = (~term).astype(np.float32)
-        if "discount" in values:  # an env may lower the discount itself (e.g. Atari's zero_discount_on_life_loss)
-            discount *= values["discount"]
-        return self._dm.TimeStep(step_type, out[self._i_rew], discount, self._State(**values))
+    def _result(self, arrays: Sequence[np.ndarray]) -> dm_env.TimeStep:
+        return dm_result(self.schema, arrays, self._state_type, self._players_type)
 
-    def reset(self, env_id=None, seed=None):
-        return self._timestep(self._reset_raw(env_id, seed))
+    def from_arrays(self, arrays: Sequence[Any], xp: Any = np) -> dm_env.TimeStep:
+        """This front-end's result from a raw engine batch (numpy, or jax arrays inside env.xla())."""
+        return dm_result(self.schema, arrays, self._state_type, self._players_type, xp)
 
-    def step(self, action, env_id=None):
-        return self._timestep(self._step_raw(action, env_id))
+    def reset(self, env_id: Any = None, seed: Any = None) -> dm_env.TimeStep:
+        """Reset every env (or env_id); seed: int s (env i gets s + i) or one per env."""
+        return self._result(self._reset_raw(env_id, seed))
 
-    def recv(self):
-        return self._timestep(self._pool.recv())
+    def step(self, action: Any, env_id: Any = None) -> dm_env.TimeStep:
+        """Step the envs env_id (sync default: all; async default: the envs of the last batch received)."""
+        return self._result(self._step_raw(action, env_id))
 
-    def __repr__(self):
-        return f"DmPool({self.spec.task_id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"
-
+    def __repr__(self) -> str:
+        return f"DmPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"

@@ -1,173 +1,182 @@
-"""The Python side of a pool: turns the engine's flat output arrays into (obs, reward, terminated, truncated,
-info), with EnvPool's info keys. The gymnasium, gym and dm front-ends all build on `BasePool`."""
+"""`BasePool`: the engine calls every front-end shares (send / recv / step / reset, seeds, env ids, lifecycle).
+
+It hands raw engine batches (tuples of arrays laid out as `Schema` says) to the front-end's `_result`, which turns
+them into that front-end's result; front-ends live in parallel_pool.frontends. This module imports only the engine,
+the schema and the spec.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from parallel_pool import _core
-from parallel_pool.spec import EnvSpec
+from parallel_pool.schema import Schema, action_list, split_action_dict
+from parallel_pool.spec import AutoresetMode, EnvSpec
+
+RENDER_MODES = ("rgb_array",)
+
+
+def check_seed(seed: Any, what: str = "seed") -> None:
+    """Seeds are non-negative integers (the engine seeds env i with seed + i on 64 bits)."""
+    if np.any(np.asarray(seed, dtype=object) < 0):
+        raise ValueError(f"{what} must be >= 0, got {seed!r}")
 
 
 class BasePool:
-    """A pool of C++ envs stepped on worker threads. Sync when batch_size == num_envs, async otherwise."""
+    """A pool of C++ envs stepped on worker threads. Sync when batch_size == num_envs, async otherwise.
 
-    def __init__(self, spec: EnvSpec):
+    Subclasses (the front-ends) define `_result(arrays)`, the one function from a raw engine batch to their result.
+    """
+
+    def __init__(self, spec: EnvSpec, render_mode: str | None = None):
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}")
+        self._engine: Any = None  # set first, so that close() / __del__ work on a half-constructed pool
         self.spec = spec
-        self._pool = _core.Pool(spec.env_type, spec._config_dict)
-        self.num_envs: int = self._pool.num_envs
-        self.batch_size: int = self._pool.batch_size
+        self.render_mode = render_mode
+        self._engine = _core.Pool(spec.engine_type, spec.config_dict)
+        self.schema = Schema(self._engine.output_specs)
+        self.num_envs: int = self._engine.num_envs
+        self.batch_size: int = self._engine.batch_size
         self.is_async: bool = self.batch_size < self.num_envs
-        self.config = dict(spec._config_dict)
-        self.autoreset_mode: str = self.config["autoreset_mode"]
-        names: list[str] = self._pool.output_names
-        idx = {n: i for i, n in enumerate(names)}
-        self._obs_names = [a["name"] for a in spec.observation_arrays]
-        self._single_obs = len(self._obs_names) == 1 and self._obs_names[0] == "obs"
-        self._obs_idx = [idx["obs"]] if self._single_obs else [idx["obs:" + n] for n in self._obs_names]
-        self._info_idx = [(a["name"], idx["info:" + a["name"]]) for a in spec.info_arrays]
-        self._i_rew, self._i_term, self._i_trunc = idx["reward"], idx["terminated"], idx["truncated"]
-        self._i_env, self._i_elapsed, self._i_penv = idx["env_id"], idx["elapsed_step"], idx["players.env_id"]
+        self.config: dict[str, Any] = dict(spec.config_dict)
+        self.autoreset_mode: AutoresetMode = spec.autoreset_mode
+        self.max_num_players: int = spec.max_num_players
         self._action_names = [a["name"] for a in spec.action_arrays]
-        self._final_idx = {n[len("final:"):]: i for n, i in idx.items() if n.startswith("final:")}
-        self._masks: dict[int, np.ndarray] = {}
         self._all_ids = np.arange(self.num_envs, dtype=np.int32)
+        # env ids of the last batch received (async pools: step() without env_id acts on them)
+        self._last_ids: np.ndarray | None = None
 
-    # ---- engine calls -------------------------------------------------------------------------------
-    def _actions(self, action: Any):
-        if isinstance(action, dict):
-            missing = [n for n in self._action_names if n not in action]
-            extra = [k for k in action if k not in self._action_names]
-            if missing or extra:
-                raise ValueError(f"action dict must have keys {self._action_names}; missing {missing}, unexpected {extra}")
-            return [action[n] for n in self._action_names]
-        return action
+    # ---- the engine ---------------------------------------------------------------------------------------
+    @property
+    def engine(self) -> Any:
+        """The `_core.Pool` behind this front-end (for parallel_pool.xla and parallel_pool.render)."""
+        if self._engine is None or self._engine.closed:
+            raise RuntimeError(f"this {type(self).__name__} has been closed; create a new one with "
+                               "parallel_pool.make(...)")
+        return self._engine
 
-    def _env_ids(self, env_id: Any):
-        return None if env_id is None else env_id
+    def _result(self, arrays: Sequence[np.ndarray]) -> Any:
+        raise NotImplementedError
 
+    def _received(self, arrays: Sequence[np.ndarray]) -> Sequence[np.ndarray]:
+        """Book-keeping on every batch the engine returns."""
+        self._last_ids = arrays[self.schema.env_id]
+        return arrays
+
+    # ---- argument forms (values are the engine's to validate) -------------------------------------------------
+    def _action(self, action: Any, env_id: Any) -> tuple[Any, Any]:
+        action, env_id = split_action_dict(action, env_id)
+        action = action_list(self._action_names, action)
+        if isinstance(action, (int, float, np.number)) or (isinstance(action, np.ndarray) and action.ndim == 0):
+            # gymnasium's vector envs take one action per env, never a bare scalar
+            raise TypeError(f"a vector env takes a batch of actions (one row per env), got the scalar {action!r}")
+        return action, env_id
+
+    def _seeds(self, seed: Any, env_id: Any) -> np.ndarray | None:
+        """None; an int s (env i gets s + i, gymnasium's vector convention); or one seed per env being reset."""
+        if seed is None:
+            return None
+        n = self.num_envs if env_id is None else len(np.atleast_1d(env_id))
+        check_seed(seed)
+        if isinstance(seed, (int, np.integer)):
+            ids = self._all_ids if env_id is None else np.atleast_1d(np.asarray(env_id))
+            return int(seed) + ids.astype(np.int64)
+        seeds = np.asarray(seed)
+        if seeds.shape != (n,) or not np.issubdtype(seeds.dtype, np.integer):
+            raise ValueError(f"seed must be an int or one int per env being reset ({n}), got {seed!r}")
+        return seeds.astype(np.int64)
+
+    def _default_ids(self, env_id: Any) -> Any:
+        """An async pool stepped without env_id acts on the envs of the last batch it returned (gymnasium's loop:
+        obs, info = env.reset(); env.step(policy(obs)))."""
+        if env_id is None and self.is_async and self._last_ids is not None:
+            return self._last_ids
+        return env_id
+
+    # ---- engine calls -------------------------------------------------------------------------------------
     def send(self, action: Any, env_id: Any = None) -> None:
-        """Queue actions for env_id (default: all envs) and return at once."""
-        self._pool.send(self._actions(action), self._env_ids(env_id), False, None)
+        """Queue `action` for the envs `env_id` (default: all envs; async pools: the last batch received) and
+        return at once. `action` may also be EnvPool's dict {"action": ..., "env_id": ...}."""
+        action, env_id = self._action(action, env_id)
+        self.engine.send(action, self._default_ids(env_id), False, None)
 
-    def recv(self):
-        """Block until batch_size envs have results; return (obs, reward, terminated, truncated, info)."""
-        return self._unpack(self._pool.recv())
+    def recv(self) -> Any:
+        """Block until batch_size envs have results and return them (this front-end's step result)."""
+        return self._result(self._received(self.engine.recv()))
 
     def async_reset(self, seed: Any = None) -> None:
         """Send a reset to every env; collect the results with recv(). seed=s reseeds env i with s + i."""
-        self._pool.send(None, None, True, self._seeds(seed, self.num_envs, None))
+        self.engine.send(None, None, True, self._seeds(seed, None))
 
-    def _seeds(self, seed: Any, n: int, env_id: Any):
-        if seed is None:
-            return None
-        if isinstance(seed, (int, np.integer)):
-            ids = self._all_ids if env_id is None else np.asarray(env_id)
-            return int(seed) + ids.astype(np.int64)
-        seeds = np.asarray(seed, dtype=np.int64)
-        if seeds.shape != (n,):
-            raise ValueError(f"seed must be an int or one int per env being reset ({n}), got shape {seeds.shape}")
-        return seeds
-
-    def _reset_raw(self, env_id: Any = None, seed: Any = None):
-        n = self.num_envs if env_id is None else len(np.atleast_1d(env_id))
-        seeds = self._seeds(seed, n, env_id)
+    def _reset_raw(self, env_id: Any = None, seed: Any = None) -> Sequence[np.ndarray]:
+        seeds = self._seeds(seed, env_id)
         if self.is_async:
-            self._pool.send(None, self._env_ids(env_id), True, seeds)
-            return self._pool.recv()
-        return self._pool.reset(self._env_ids(env_id), seeds)
+            self.engine.send(None, env_id, True, seeds)
+            return self._received(self.engine.recv())
+        return self._received(self.engine.reset(env_id, seeds))
 
-    def _step_raw(self, action: Any, env_id: Any = None):
-        return self._pool.step(self._actions(action), self._env_ids(env_id))
+    def _step_raw(self, action: Any, env_id: Any = None) -> Sequence[np.ndarray]:
+        action, env_id = self._action(action, env_id)
+        return self._received(self.engine.step(action, self._default_ids(env_id)))
 
-    # ---- output ------------------------------------------------------------------------------------
-    def _mask(self, n: int) -> np.ndarray:
-        m = self._masks.get(n)
-        if m is None:
-            m = np.ones(n, dtype=bool)
-            m.flags.writeable = False
-            self._masks[n] = m
-        return m
+    # ---- rendering --------------------------------------------------------------------------------------------
+    def render(self, env_ids: Any = None) -> np.ndarray:
+        """Frames of `env_ids` (default: all envs) as a uint8 array (n, H, W, 3); needs make(render_mode="rgb_array")."""
+        if self.render_mode is None:
+            raise ValueError("render() needs the pool made with render_mode='rgb_array'")
+        from parallel_pool.render import render_frames  # the env families' renderers; loaded on first use
 
-    def _obs(self, out, indices=None):
-        idx = self._obs_idx if indices is None else indices
-        if self._single_obs:
-            return out[idx[0]]
-        return {n: out[i] for n, i in zip(self._obs_names, idx)}
+        ids = self._all_ids if env_ids is None else np.atleast_1d(np.asarray(env_ids, dtype=np.int32))
+        return render_frames(self.spec, self.engine, ids)
 
-    def _info(self, out) -> dict:
-        info = {
-            "env_id": out[self._i_env],
-            "elapsed_step": out[self._i_elapsed],
-            "players": {"env_id": out[self._i_penv]},
-        }
-        for name, i in self._info_idx:
-            info[name] = out[i]
-        return info
-
-    def _unpack(self, out):
-        info = self._info(out)
-        if self._final_idx:
-            self._add_final(out, info)
-        return out[self._obs_idx[0]] if self._single_obs else self._obs(out), out[self._i_rew], out[
-            self._i_term], out[self._i_trunc], info
-
-    def _add_final(self, out, info: dict) -> None:
-        """Same-step autoreset: gymnasium's final_obs / final_info (object array + masks), only where done."""
-        done = out[self._i_term] | out[self._i_trunc]
-        info["_final_obs"] = done
-        info["_final_info"] = done
-        n = len(done)
-        final_obs = np.full(n, None, dtype=object)
-        final_info: dict[str, Any] = {}
-        if done.any():
-            idx = np.flatnonzero(done)
-            obs = self._obs(out, [self._final_idx[("obs" if self._single_obs else "obs:" + k)] for k in self._obs_names])
-            for i in idx:
-                final_obs[i] = obs[i] if self._single_obs else {k: v[i] for k, v in obs.items()}
-            final_info = {"env_id": out[self._i_env], "_env_id": done,
-                          "elapsed_step": out[self._final_idx["elapsed_step"]], "_elapsed_step": done}
-            for name, _ in self._info_idx:
-                final_info[name] = out[self._final_idx["info:" + name]]
-                final_info["_" + name] = done
-        info["final_obs"] = final_obs
-        info["final_info"] = final_info
-
-    # ---- lifecycle ----------------------------------------------------------------------------------
+    # ---- lifecycle ----------------------------------------------------------------------------------------
     def close(self) -> None:
-        if not self._pool.closed:
-            self._pool.close()
+        """Stop the worker threads and free the envs. Idempotent."""
+        if self._engine is not None and not self._engine.closed:
+            self._engine.close()
 
     @property
     def closed(self) -> bool:
-        return self._pool.closed
+        return self._engine is None or self._engine.closed
 
     def __len__(self) -> int:
         return self.num_envs
 
-    def __enter__(self):
+    def __enter__(self) -> BasePool:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def __del__(self):
-        pool = getattr(self, "_pool", None)
-        if pool is not None and not pool.closed:
-            pool.close()
+    def __del__(self) -> None:
+        # never raise from a finalizer (half-constructed object, interpreter shutdown)
+        try:
+            self.close()
+        except Exception:
+            pass
 
-    def xla(self):
+    def xla(self) -> Any:
         """(handle, recv, send, step) for use inside jax.jit; see parallel_pool.xla."""
         from parallel_pool.xla import make_xla
 
+        self.engine  # noqa: B018 -- raises the closed-pool error before jax is imported
         return make_xla(self)
 
-    # ---- alignment-test hooks -------------------------------------------------------------------------
+    # ---- alignment-test hooks -----------------------------------------------------------------------------
     def get_state(self, env_id: int) -> np.ndarray:
         """The simulator state of one env (envs that expose it), for alignment tests."""
-        return np.asarray(self._pool._get_state(int(env_id)))
+        return np.asarray(self.engine._get_state(int(env_id)))
 
-    def set_state(self, env_id: int, state) -> None:
-        self._pool._set_state(int(env_id), [float(x) for x in np.ravel(state)])
+    def set_state(self, env_id: int, state: Any) -> None:
+        """Set the simulator state of one env (the layout get_state returns)."""
+        self.engine._set_state(int(env_id), [float(x) for x in np.ravel(state)])
+
+    def seed(self, seed: Any = None) -> None:
+        """Deprecated (EnvPool keeps it): reseed every env; use reset(seed=...) instead."""
+        import warnings
+
+        warnings.warn("seed() is deprecated; use reset(seed=...)", DeprecationWarning, stacklevel=2)
+        self._reset_raw(None, seed)

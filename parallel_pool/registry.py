@@ -116,12 +116,43 @@ def _resolve_pkgdir(key: str, value: Any) -> Any:
         list(spec.submodule_search_locations)[0]
 
 
+def _envpool_key(key: str, value: Any) -> None:
+    """EnvPool's common config keys that ParallelPool has no key for: accept those whose meaning holds, reject the
+    others saying what to use instead."""
+    if key == "gym_reset_return_info":
+        if value is not True:
+            raise ValueError("gym_reset_return_info: reset() always returns (obs, info) here (gymnasium's "
+                             f"convention); drop the key (got {value!r})")
+        return
+    hints = {
+        "base_path": "data files are found in the installed packages (ale-py ROMs, gymnasium MuJoCo XMLs); "
+                     "the task's own path keys (see make_spec(task_id).config) override them",
+        "env_seed": "env i is seeded with seed + i; for other per-env seeds call reset(seed=[s0, ..., sN-1])",
+    }
+    raise ValueError(f"config key {key!r} (EnvPool's) is not supported: {hints[key]}")
+
+
+_ENVPOOL_KEYS = ("gym_reset_return_info", "base_path", "env_seed")
+
+
+def _random_seed() -> int:
+    """make(seed=None): a fresh random seed, as gymnasium draws one; 62 bits leave room for seed + env id."""
+    import secrets
+
+    return secrets.randbits(62)
+
+
 def resolve_config(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """Validate user kwargs against the task's keys; return (env type, full config)."""
+    """Validate user kwargs against the task's keys; return (engine type, full config)."""
     type_name = task_type(task_id)
     keys = config_keys(task_id)
     config = {k: v[0] for k, v in keys.items()}
     for key, value in kwargs.items():
+        if key in _ENVPOOL_KEYS and key not in keys:
+            _envpool_key(key, value)
+            continue
+        if key == "seed" and value is None:
+            value = _random_seed()
         if key not in keys:
             raise ValueError(_suggest(key, keys, f"config key for {task_id}") + f"; valid keys: {sorted(keys)}")
         if value is None and key in ("batch_size", "num_threads"):
@@ -129,6 +160,8 @@ def resolve_config(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str,
         config[key] = _coerce(key, value, keys[key][0], keys[key][2])
     for key, value in config.items():
         config[key] = _resolve_pkgdir(key, value)
+    if config["seed"] < 0:
+        raise ValueError(f"seed must be >= 0, got {config['seed']}")
     n = config["num_envs"]
     if n < 1:
         raise ValueError(f"num_envs must be >= 1, got {n}")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import enum
 from collections import namedtuple
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -28,6 +29,13 @@ def _bounds(a: dict, which: str) -> np.ndarray:
         info = np.iinfo(dtype)
         arr = np.clip(arr, info.min, info.max)
     return arr.astype(dtype) if not np.issubdtype(dtype, np.floating) else arr
+
+
+def _low_high(a: dict) -> tuple[Any, Any]:
+    """An array's bounds as scalars or arrays (None, None when it declares none)."""
+    if not a["low"]:
+        return None, None
+    return _bounds(a, "low"), _bounds(a, "high")
 
 
 def is_discrete(a: dict) -> bool:
@@ -67,23 +75,68 @@ def array_dm_spec(a: dict, name: str | None = None):
     return specs.Array(a["shape"], dtype, name=name)
 
 
+class AutoresetMode(str, enum.Enum):
+    """How a finished env starts its next episode (the `autoreset_mode` config key; gymnasium's three modes).
+
+    A str enum: `AutoresetMode.SAME_STEP == "same_step"`. `.gymnasium` is gymnasium's own enum value."""
+
+    NEXT_STEP = "next_step"
+    SAME_STEP = "same_step"
+    DISABLED = "disabled"
+
+    @property
+    def gymnasium(self) -> Any:
+        from gymnasium.vector import AutoresetMode as Gym
+
+        return {"next_step": Gym.NEXT_STEP, "same_step": Gym.SAME_STEP, "disabled": Gym.DISABLED}[self.value]
+
+
+class ArraySpec(NamedTuple):
+    """One array of EnvPool's `action_array_spec` / `state_array_spec`: dtype, shape of one row (-1: the batch
+    dimension of per-player arrays, as EnvPool writes it), bounds."""
+
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    minimum: Any
+    maximum: Any
+
+
+def _array_spec(dtype: Any, shape: tuple[int, ...], per_player: bool = False, low: Any = None,
+                high: Any = None) -> ArraySpec:
+    dtype = np.dtype(dtype)
+    if low is None:
+        if dtype == np.bool_:
+            low, high = False, True
+        elif np.issubdtype(dtype, np.integer):
+            low, high = np.iinfo(dtype).min, np.iinfo(dtype).max
+        else:
+            low, high = -np.inf, np.inf
+    return ArraySpec(dtype, ((-1,) if per_player else ()) + tuple(shape), low, high)
+
+
 class EnvSpec:
     """What `make_spec(task_id, **kwargs)` returns: the task's config and its spaces.
 
+    `id` / `task_id`: the task id. `engine_type`: the C++ env class that runs it (not to be confused with
+    make()'s `env_type`, the front-end kind). `config`: every config key, resolved (a namedtuple).
     `observation_space` / `action_space` are single-env gymnasium spaces (as EnvPool's spec has them);
     the gymnasium front-end's own `observation_space` is batched, as gymnasium's vector convention says.
     """
 
     def __init__(self, task_id: str, **kwargs: Any):
         self.task_id = task_id
-        self.env_type, config = resolve_config(task_id, kwargs)
-        self._config_dict = config
-        Config = namedtuple("Config", list(config))
+        self.id = task_id  # gymnasium's name for it
+        self.engine_type, config = resolve_config(task_id, kwargs)
+        self.config_dict: dict[str, Any] = config
+        Config = namedtuple("Config", list(config))  # type: ignore[misc]
         self.config = Config(**config)
-        self._raw = _core.spec(self.env_type, config)
-        self.reward_threshold = config.get("reward_threshold")
-        self.max_episode_steps = config["max_episode_steps"]
-        self.max_num_players = self._raw["max_players"]
+        self._raw = _core.spec(self.engine_type, config)
+        threshold = config.get("reward_threshold")
+        # gymnasium's convention: None where a task has no threshold (the engine stores +inf)
+        self.reward_threshold = None if threshold is None or np.isinf(threshold) else threshold
+        self.max_episode_steps: int = config["max_episode_steps"]
+        self.max_num_players: int = self._raw["max_players"]
+        self.autoreset_mode = AutoresetMode(config["autoreset_mode"])
 
     @property
     def observation_arrays(self) -> list[dict]:
@@ -105,15 +158,62 @@ class EnvSpec:
     def action_space(self):
         return _group_space(self._raw["action"], "action")
 
-    def observation_spec(self):
-        if len(self._raw["obs"]) == 1 and self._raw["obs"][0]["name"] == "obs":
-            return array_dm_spec(self._raw["obs"][0])
-        return {a["name"]: array_dm_spec(a) for a in self._raw["obs"]}
+    @property
+    def dm_state_fields(self) -> list[str]:
+        """The fields of the dm front-end's observation (EnvPool's `State`): observation keys, env_id,
+        elapsed_step, players, then the env's info keys."""
+        return [a["name"] for a in self._raw["obs"]] + ["env_id", "elapsed_step", "players"] + \
+            [a["name"] for a in self._raw["info"]]
 
-    def action_spec(self):
+    def observation_spec(self) -> Any:
+        """dm_env specs with the structure of the dm front-end's observation: a `State` namedtuple (EnvPool's)."""
+        from dm_env import specs
+
+        State = namedtuple("State", self.dm_state_fields)  # type: ignore[misc]
+        Players = namedtuple("players", ["env_id"])  # type: ignore[misc]
+        values: dict[str, Any] = {a["name"]: array_dm_spec(a) for a in self._raw["obs"] + self._raw["info"]}
+        values["env_id"] = specs.Array((), np.int32, name="env_id")
+        values["elapsed_step"] = specs.Array((), np.int32, name="elapsed_step")
+        values["players"] = Players(specs.Array((), np.int32, name="env_id"))
+        return State(**values)
+
+    def action_spec(self) -> Any:
+        """dm_env spec of one env's action (a dict of specs for multi-key actions)."""
         if len(self._raw["action"]) == 1:
             return array_dm_spec(self._raw["action"][0])
         return {a["name"]: array_dm_spec(a) for a in self._raw["action"]}
+
+    @property
+    def action_array_spec(self) -> dict[str, ArraySpec]:
+        """EnvPool's flat description of what send() takes: "env_id", "players.env_id" and each action key."""
+        out = {"env_id": _array_spec(np.int32, ()), "players.env_id": _array_spec(np.int32, (), per_player=True)}
+        for a in self._raw["action"]:
+            out[a["name"]] = _array_spec(a["dtype"], a["shape"], a["per_player"], *_low_high(a))
+        return out
+
+    @property
+    def state_array_spec(self) -> dict[str, ArraySpec]:
+        """EnvPool's flat description of one result: ids, elapsed_step, done/trunc, reward, discount, step_type,
+        observation keys ("obs" or "obs:<key>") and info keys ("info:<key>")."""
+        reward_dtype = self._raw["reward_dtype"]
+        out = {
+            "info:env_id": _array_spec(np.int32, ()),
+            "info:players.env_id": _array_spec(np.int32, (), per_player=True),
+            "elapsed_step": _array_spec(np.int32, ()),
+            "done": _array_spec(np.bool_, ()),
+            "reward": _array_spec(reward_dtype, (), per_player=True),
+            "discount": _array_spec(np.float32, (), True, 0.0, 1.0),
+            "step_type": _array_spec(np.int32, ()),
+            "trunc": _array_spec(np.bool_, ()),
+        }
+        single = len(self._raw["obs"]) == 1 and self._raw["obs"][0]["name"] == "obs"
+        for a in self._raw["obs"]:
+            out["obs" if single else "obs:" + a["name"]] = _array_spec(a["dtype"], a["shape"], a["per_player"],
+                                                                       *_low_high(a))
+        for a in self._raw["info"]:
+            out["info:" + a["name"]] = _array_spec(a["dtype"], a["shape"], a.get("per_player", False),
+                                                   *_low_high(a))
+        return out
 
     def __repr__(self) -> str:
         return f"EnvSpec({self.task_id!r}, {self.config})"

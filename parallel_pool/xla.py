@@ -20,8 +20,11 @@ The calls are XLA FFI custom calls into the C++ engine (core/xla/): send validat
 API (errors surface as jax runtime errors with the same message), recv copies the finished batch into XLA's
 output buffers. 64-bit arrays follow jax's dtype rules: with jax_enable_x64 off, float64/int64 observations
 come back as float32/int32 (a warning says so once) and actions given as float32 are widened exactly.
-Differences from the Python front-end, forced by fixed shapes: same-step autoreset's `final_obs`/`final_info`
-are dense arrays (zeros where no episode ended; `_final_obs` is the mask), and multi-player envs are refused.
+The result is built by the front-end's own function (`env.from_arrays(arrays, jnp)`, parallel_pool.frontends),
+so it equals recv()'s value for value. Differences forced by fixed shapes: same-step autoreset's `final_obs` /
+`final_info` are always present and dense (zeros where no episode ended; `_final_obs` is the mask), where the
+Python API follows gymnasium (an object array, keys only on steps where an episode ended); multi-player envs are
+refused. This module imports only the engine and the schema: it sits below the front-ends it serves.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from parallel_pool import _core
+from parallel_pool.schema import action_list, split_action_dict
 
 XlaFunctions = namedtuple("XlaFunctions", ["handle", "recv", "send", "step"])
 
@@ -75,7 +79,11 @@ def check_xla_spec(task_id: str, spec: dict) -> None:
 
 
 def make_xla(env: Any) -> XlaFunctions:
-    """(handle, recv, send, step) for `env`, a parallel_pool pool; see the module docstring."""
+    """(handle, recv, send, step) for `env`, a parallel_pool front-end; see the module docstring.
+
+    Uses only the front-end's public interface: `engine` (the `_core.Pool`), `schema`, `spec`, `num_envs`,
+    `batch_size`, `is_async` and `from_arrays(arrays, xp)`, the front-end's own function from a raw batch to its
+    result, which is called here on the jax arrays the FFI call returns."""
     jax, jnp = _import_jax()
     if not _core.has_xla:
         raise RuntimeError(
@@ -83,19 +91,16 @@ def make_xla(env: Any) -> XlaFunctions:
             f"compiled; {_INSTALL_HINT} (jaxlib must be importable while building)")
     if env.closed:
         raise RuntimeError("env.xla() on a closed pool; create a new one with parallel_pool.make(...)")
-    from parallel_pool.frontends import DmPool
-
-    pool = env._pool
-    spec = pool.spec
+    pool = env.engine
     task_id = env.spec.task_id
-    check_xla_spec(task_id, spec)
+    check_xla_spec(task_id, pool.spec)
     _register(jax)
 
     pool_id = np.int64(pool._handle_id)
     handle0 = np.frombuffer(pool_id.tobytes(), dtype=np.uint8).copy()
-    outputs = [(name, np.dtype(dt), tuple(shape)) for name, dt, shape, _ in pool.output_specs]
-    names = [n for n, _, _ in outputs]
-    actions = [(a["name"], np.dtype(a["dtype"]), tuple(a["shape"])) for a in spec["action"]]
+    outputs = [(f.name, f.dtype, f.shape) for f in env.schema.fields]
+    actions = [(a["name"], np.dtype(a["dtype"]), tuple(a["shape"])) for a in env.spec.action_arrays]
+    action_names = [name for name, _, _ in actions]
     num_envs, batch_size, is_async = env.num_envs, env.batch_size, env.is_async
     all_ids = np.arange(num_envs, dtype=np.int32)
     warned = []
@@ -136,12 +141,11 @@ def make_xla(env: Any) -> XlaFunctions:
         return ids.astype(jnp.int32)
 
     def action_arrays(action, k: int):
-        if isinstance(action, dict):
-            action = env._actions(action)
-        if len(actions) > 1 and isinstance(action, (list, tuple)):
-            given = list(action)
-        else:
-            given = [action]
+        """The FFI call's action buffers: one per action key, of static shape (k, ...) and the engine's dtype
+        (the engine checks the values; a float given for an integer action is refused here, as the engine would,
+        because the cast to the buffer's dtype would otherwise hide it)."""
+        action = action_list(action_names, action)
+        given = list(action) if len(actions) > 1 and isinstance(action, (list, tuple)) else [action]
         if len(given) != len(actions):
             raise ValueError(f"expected {len(actions)} action arrays, got {len(given)}")
         out = []
@@ -157,51 +161,19 @@ def make_xla(env: Any) -> XlaFunctions:
             out.append(a.astype(jax.dtypes.canonicalize_dtype(dt)))
         return out
 
-    single_obs = env._single_obs
-    obs_names = env._obs_names
-    info_names = [n for n, _ in env._info_idx]
-    same_step = any(n.startswith("final:") for n in names)
-    dm = isinstance(env, DmPool)
-
-    def state(outs):
-        d = dict(zip(names, outs))
-        obs = d["obs"] if single_obs else {n: d["obs:" + n] for n in obs_names}
-        rew, term, trunc = d["reward"], d["terminated"], d["truncated"]
-        if dm:
-            import dm_env
-
-            values = dict(obs) if isinstance(obs, dict) else {"obs": obs}
-            values["env_id"] = d["env_id"]
-            values["elapsed_step"] = d["elapsed_step"]
-            values["players"] = env._Players(d["players.env_id"])
-            for n in info_names:
-                values[n] = d["info:" + n]
-            step_type = jnp.where(term | trunc, 2, jnp.where(d["elapsed_step"] == 0, 0, 1)).astype(jnp.int32)
-            discount = (~term).astype(jnp.float32)
-            return dm_env.TimeStep(step_type, rew, discount, env._State(**values))
-        info = {"env_id": d["env_id"], "elapsed_step": d["elapsed_step"], "players": {"env_id": d["players.env_id"]}}
-        for n in info_names:
-            info[n] = d["info:" + n]
-        if same_step:
-            done = term | trunc
-            info["_final_obs"] = done
-            info["_final_info"] = done
-            info["final_obs"] = (d["final:obs"] if single_obs else {n: d["final:obs:" + n] for n in obs_names})
-            final_info = {"env_id": d["env_id"], "_env_id": done, "elapsed_step": d["final:elapsed_step"],
-                          "_elapsed_step": done}
-            for n in info_names:
-                final_info[n] = d["final:info:" + n]
-                final_info["_" + n] = done
-            info["final_info"] = final_info
-        return obs, rew, term, trunc, info
+    def split(action, env_id):
+        if isinstance(action, dict):
+            action, env_id = split_action_dict(action, env_id)
+        return action, env_id
 
     def recv(handle):
         """Wait for the next batch: (handle, state) with batch_size rows."""
         handle, *outs = call("parallel_pool_recv", handle, [], out_types(batch_size))
-        return handle, state(outs)
+        return handle, env.from_arrays(outs, jnp)
 
     def send(handle, action, env_id=None):
         """Queue `action` for `env_id` (default: all envs); returns the new handle."""
+        action, env_id = split(action, env_id)
         ids = env_ids(env_id)
         acts = action_arrays(action, ids.shape[0])
         (handle,) = call("parallel_pool_send", handle, [*acts, ids], [])
@@ -209,10 +181,11 @@ def make_xla(env: Any) -> XlaFunctions:
 
     def step(handle, action, env_id=None):
         """send + recv in one engine call: (handle, state). Sync pools return the rows of `env_id` in order."""
+        action, env_id = split(action, env_id)
         ids = env_ids(env_id)
         acts = action_arrays(action, ids.shape[0])
         rows = batch_size if is_async else ids.shape[0]
         handle, *outs = call("parallel_pool_step", handle, [*acts, ids], out_types(rows))
-        return handle, state(outs)
+        return handle, env.from_arrays(outs, jnp)
 
     return XlaFunctions(handle0, recv, send, step)

@@ -142,7 +142,9 @@ def test_use_after_close():
 
 def test_bad_reset_mask_and_seed():
     env = pp.make("Dummy-v0", num_envs=3, autoreset_mode="disabled")
-    with pytest.raises(ValueError, match="reset_mask must be a bool array"):
+    with pytest.raises(TypeError, match="reset_mask must be a bool numpy array"):  # gymnasium: TypeError too
         env.reset(options={"reset_mask": np.array([1, 0, 1])})
+    with pytest.raises(ValueError, match=r"reset_mask must have shape \(3,\)"):
+        env.reset(options={"reset_mask": np.array([True, False])})
     with pytest.raises(ValueError, match="one int per env"):
         env.reset(seed=[1, 2])

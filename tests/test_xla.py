@@ -295,7 +295,7 @@ def test_unsupported_envs_and_states():
         parallel_pool.make("TwoPlayer-v0", num_envs=2).xla()
     from parallel_pool.xla import check_xla_spec
 
-    spec = parallel_pool.make("CartPole-v1")._pool.spec
+    spec = parallel_pool.make("CartPole-v1").engine.spec
     spec["obs"][0]["shape"] = (-1, 4)
     with pytest.raises(ValueError, match="fixed shapes"):
         check_xla_spec("Fake-v0", spec)
@@ -429,7 +429,7 @@ def test_every_registered_env(task):
     fixed shape (multi-player), is refused with a clear error."""
     kw = dict(num_envs=3, seed=1)
     env = parallel_pool.make(task, **kw)
-    if env._pool.spec["max_players"] > 1:
+    if env.engine.spec["max_players"] > 1:
         with pytest.raises(ValueError, match="one player per env"):
             env.xla()
         return

@@ -1,0 +1,101 @@
+"""The layout of one result batch, read once from the engine's `output_specs`.
+
+The engine returns a batch as a flat tuple of arrays; `_core.Pool.output_specs` names each one:
+"obs" or "obs:<key>" (observations), "reward", "terminated", "truncated", "env_id", "elapsed_step",
+"players.env_id", "info:<key>" (env info) and "final:<name>" (same-step autoreset's copies of the finished
+episode's last observation/info). `Schema` turns those names into indices once, so every front-end (and the XLA
+path, on jax arrays) reads a batch the same way. This module sits at the bottom of the package: it imports only
+numpy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["Field", "Schema", "action_list"]
+
+
+@dataclass(frozen=True)
+class Field:
+    """One output array: its name, dtype, shape of one row, and whether it has a row per player (else per env)."""
+
+    name: str
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    per_player: bool
+
+
+class Schema:
+    """Where each part of a result batch sits in the engine's output tuple."""
+
+    def __init__(self, output_specs: Sequence[tuple[str, Any, Sequence[int], bool]]):
+        self.fields: tuple[Field, ...] = tuple(
+            Field(name, np.dtype(dtype), tuple(shape), bool(per_player)) for name, dtype, shape, per_player in output_specs)
+        self.index: dict[str, int] = {f.name: i for i, f in enumerate(self.fields)}
+        names = [f.name for f in self.fields]
+        # observation keys: ("obs",) for a plain array observation, else the dict keys in engine order
+        self.single_obs: bool = "obs" in self.index
+        self.obs_keys: tuple[str, ...] = ("obs",) if self.single_obs else tuple(
+            n[len("obs:"):] for n in names if n.startswith("obs:"))
+        self.info_keys: tuple[str, ...] = tuple(n[len("info:"):] for n in names if n.startswith("info:"))
+        self.has_final: bool = any(n.startswith("final:") for n in names)
+        self.reward, self.terminated, self.truncated = (self.index[n] for n in ("reward", "terminated", "truncated"))
+        self.env_id, self.elapsed_step = self.index["env_id"], self.index["elapsed_step"]
+        self.players_env_id = self.index["players.env_id"]
+
+    def obs_name(self, key: str) -> str:
+        """The engine's name of observation key `key`."""
+        return "obs" if self.single_obs else "obs:" + key
+
+    def obs(self, arrays: Sequence[Any], prefix: str = "") -> Any:
+        """The observation (an array, or a dict of arrays) out of `arrays`; prefix="final:" reads the final copy."""
+        if self.single_obs:
+            return arrays[self.index[prefix + "obs"]]
+        return {k: arrays[self.index[prefix + "obs:" + k]] for k in self.obs_keys}
+
+    def info(self, arrays: Sequence[Any], prefix: str = "") -> dict[str, Any]:
+        """The env's own info arrays (without env_id / elapsed_step / players), by key."""
+        return {k: arrays[self.index[prefix + "info:" + k]] for k in self.info_keys}
+
+    def field(self, name: str) -> Field:
+        return self.fields[self.index[name]]
+
+
+def action_list(action_names: Sequence[str], action: Any) -> Any:
+    """Convert an action given in one of EnvPool's forms to what the engine takes (an array, or a list of
+    arrays in `action_names` order). Values, shapes and dtypes are the engine's to check.
+
+    Forms: an array (single action key); a dict keyed by the action names; EnvPool's full dict, which may also
+    carry "env_id" and "players.env_id" (those are taken out by `split_action_dict`)."""
+    if not isinstance(action, dict):
+        return action
+    missing = [n for n in action_names if n not in action]
+    extra = [k for k in action if k not in action_names]
+    if missing or extra:
+        raise ValueError(f"action dict must have the keys {list(action_names)}; missing {missing}, unexpected {extra}")
+    if len(action_names) == 1:
+        return action[action_names[0]]
+    return [action[n] for n in action_names]
+
+
+_ID_KEYS = ("env_id", "players.env_id")
+
+
+def split_action_dict(action: Any, env_id: Any) -> tuple[Any, Any]:
+    """EnvPool's send/step accept {"env_id": ..., "players.env_id": ..., <action keys>...}: take the ids out.
+
+    Returns (action without the id keys, env_id). "players.env_id" is implied by env_id (each env's players act
+    together), so it is dropped; an env_id given both ways must agree."""
+    if not isinstance(action, dict) or not any(k in action for k in _ID_KEYS):
+        return action, env_id
+    action = dict(action)
+    given = action.pop("env_id", None)
+    action.pop("players.env_id", None)
+    if given is not None:
+        if env_id is not None and not np.array_equal(np.asarray(given), np.asarray(env_id)):
+            raise ValueError("env_id is given both in the action dict and as an argument, with different values")
+        env_id = given
+    return action, env_id
