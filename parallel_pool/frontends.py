@@ -143,12 +143,14 @@ class _GymStyle(BasePool):
         """This front-end's step result from a raw engine batch (numpy, or jax arrays inside env.xla())."""
         return gym_result(self.schema, arrays, xp)
 
-    def _remember(self, obs: Any, arrays: Sequence[np.ndarray], env_id: Any) -> None:
-        """Keep every env's latest observation (sync pools) for reset_mask's unchanged rows."""
+    def _remember(self, obs: Any, arrays: Sequence[np.ndarray]) -> None:
+        """Keep every env's latest observation (sync pools) for reset_mask's unchanged rows: the batch itself when
+        it holds every env in order (no copy), else merged into the kept one."""
         if self.is_async:
             return
         owner = arrays[self.schema.players_env_id]
-        if env_id is None:
+        ids = arrays[self.schema.env_id]
+        if len(ids) == self.num_envs and np.array_equal(ids, self._all_ids):
             self._last = (obs, owner)
         else:
             old, old_owner = self._last if self._last is not None else self._zero_obs()
@@ -166,8 +168,7 @@ class _GymStyle(BasePool):
         return (obs, reward, terminated, truncated, info). `actions` may also be EnvPool's dict form."""
         arrays = self._step_raw(actions, env_id)
         result = self._result(arrays)
-        self._remember(result[0], arrays, None if env_id is None and not isinstance(actions, dict) else
-                       arrays[self.schema.env_id])
+        self._remember(result[0], arrays)
         return result
 
     def _reset_front(self, seed: Any, options: Any, env_id: Any) -> tuple[Any, dict[str, Any]]:
@@ -181,7 +182,7 @@ class _GymStyle(BasePool):
             return self._reset_masked(self._check_mask(mask), seed)
         arrays = self._reset_raw(env_id, seed)
         obs, _, _, _, info = self._result(arrays)
-        self._remember(obs, arrays, env_id)
+        self._remember(obs, arrays)
         return obs, info
 
     def _check_mask(self, mask: Any) -> np.ndarray:
@@ -209,7 +210,7 @@ class _GymStyle(BasePool):
             seed = None if all(s is None for s in chosen) else chosen
         arrays = self._reset_raw(ids, seed)
         obs = self.schema.obs(arrays)
-        self._remember(obs, arrays, ids)
+        self._remember(obs, arrays)
         assert self._last is not None
         full_obs, owner = self._last
         info: dict[str, Any] = {

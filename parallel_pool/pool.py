@@ -125,12 +125,13 @@ class BasePool:
     # ---- rendering --------------------------------------------------------------------------------------------
     def render(self, env_ids: Any = None) -> np.ndarray:
         """Frames of `env_ids` (default: all envs) as a uint8 array (n, H, W, 3); needs make(render_mode="rgb_array")."""
+        engine = self.engine
         if self.render_mode is None:
             raise ValueError("render() needs the pool made with render_mode='rgb_array'")
         from parallel_pool.render import render_frames  # the env families' renderers; loaded on first use
 
-        ids = self._all_ids if env_ids is None else np.atleast_1d(np.asarray(env_ids, dtype=np.int32))
-        return render_frames(self.spec, self.engine, ids)
+        ids = self._all_ids if env_ids is None else np.atleast_1d(np.asarray(env_ids))
+        return render_frames(self.spec, engine, ids)
 
     # ---- lifecycle ----------------------------------------------------------------------------------------
     def close(self) -> None:
@@ -179,4 +180,7 @@ class BasePool:
         import warnings
 
         warnings.warn("seed() is deprecated; use reset(seed=...)", DeprecationWarning, stacklevel=2)
-        self._reset_raw(None, seed)
+        if self.is_async:
+            self.async_reset(seed)  # the reset batches are collected with recv(), as after async_reset()
+        else:
+            self.reset(seed=seed)  # type: ignore[attr-defined]  # every front-end's reset takes seed=
