@@ -199,7 +199,8 @@ class _GymStyle(BasePool):
 
     def _reset_masked(self, mask: np.ndarray, seed: Any) -> tuple[Any, dict[str, Any]]:
         """gymnasium's SyncVectorEnv: every env's row, the masked envs reset, the others unchanged; info keys
-        only for the reset envs (zeros elsewhere, `_key` = mask). env_id / players describe the rows, all of them."""
+        only for the reset envs (zeros elsewhere, `_key` = mask). info["players"]["env_id"] names the owner of every
+        observation row (multi-player envs), its mask saying which rows were reset."""
         ids = np.flatnonzero(mask).astype(np.int32)
         if seed is not None and not isinstance(seed, (int, np.integer)):
             seeds = list(seed)
@@ -213,12 +214,9 @@ class _GymStyle(BasePool):
         self._remember(obs, arrays)
         assert self._last is not None
         full_obs, owner = self._last
-        info: dict[str, Any] = {
-            "env_id": self._all_ids.copy(), "_env_id": _all_true(np, self.num_envs),
-            "players": {"env_id": owner, "_env_id": _all_true(np, len(owner))},
-            "_players": _all_true(np, self.num_envs),
-        }
-        per_env = {"elapsed_step": arrays[self.schema.elapsed_step], **self.schema.info(arrays)}
+        info: dict[str, Any] = {"players": {"env_id": owner, "_env_id": mask[owner]}, "_players": mask.copy()}
+        per_env = {"env_id": arrays[self.schema.env_id], "elapsed_step": arrays[self.schema.elapsed_step],
+                   **self.schema.info(arrays)}
         for key, value in per_env.items():
             full = np.zeros((self.num_envs,) + value.shape[1:], dtype=value.dtype)
             full[ids] = value
@@ -254,10 +252,12 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
         BasePool.close(self)
 
     def close_extras(self, **kwargs: Any) -> None:
+        """gymnasium's hook for VectorEnv.close(): stop the engine."""
         BasePool.close(self)
 
-    @property  # type: ignore[override]
+    @property
     def closed(self) -> bool:
+        """True once close() has run."""
         return BasePool.closed.fget(self)  # type: ignore[attr-defined]
 
     @closed.setter
@@ -284,7 +284,9 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
         if name == "get_state":
             return tuple(self.get_state(i) for i in range(self.num_envs))
         if name == "set_state":
-            return tuple(self.set_state(i, *args, **kwargs) for i in range(self.num_envs))
+            for i in range(self.num_envs):
+                self.set_state(i, *args, **kwargs)
+            return (None,) * self.num_envs
         if name == "render":
             return tuple(self.render())
         return self.get_attr(name)
@@ -311,7 +313,7 @@ class GymPool(_GymStyle, gymnasium.Env):  # type: ignore[misc]
         self.metadata = {"autoreset_mode": self.autoreset_mode.gymnasium,
                          "render_modes": [] if render_mode is None else [render_mode]}
 
-    def reset(self, env_id: Any = None, seed: Any = None,  # type: ignore[override]
+    def reset(self, env_id: Any = None, seed: Any = None,
               options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Reset every env (or env_id, or options={"reset_mask": mask}). Returns (obs, info)."""
         return self._reset_front(seed, options, env_id)
@@ -320,7 +322,7 @@ class GymPool(_GymStyle, gymnasium.Env):  # type: ignore[misc]
         """Stop the worker threads and free the envs. Idempotent."""
         BasePool.close(self)
 
-    def render(self, env_ids: Any = None) -> np.ndarray:  # type: ignore[override]
+    def render(self, env_ids: Any = None) -> np.ndarray:
         """Frames of `env_ids` (default: all) as uint8 (n, H, W, 3); needs render_mode="rgb_array"."""
         return BasePool.render(self, env_ids)
 

@@ -141,6 +141,7 @@ class BasePool:
 
     @property
     def closed(self) -> bool:
+        """True once close() has run."""
         return self._engine is None or self._engine.closed
 
     def __len__(self) -> int:

@@ -61,6 +61,7 @@ class Schema:
         return {k: arrays[self.index[prefix + "info:" + k]] for k in self.info_keys}
 
     def field(self, name: str) -> Field:
+        """The output array called `name`."""
         return self.fields[self.index[name]]
 
 

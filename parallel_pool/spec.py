@@ -170,7 +170,7 @@ class EnvSpec:
         from dm_env import specs
 
         State = namedtuple("State", self.dm_state_fields)  # type: ignore[misc]
-        Players = namedtuple("players", ["env_id"])  # type: ignore[misc]
+        Players = namedtuple("players", ["env_id"])  # type: ignore[name-match]  # EnvPool's type name
         values: dict[str, Any] = {a["name"]: array_dm_spec(a) for a in self._raw["obs"] + self._raw["info"]}
         values["env_id"] = specs.Array((), np.int32, name="env_id")
         values["elapsed_step"] = specs.Array((), np.int32, name="elapsed_step")

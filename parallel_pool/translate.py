@@ -246,7 +246,7 @@ class Translator:
         final_info = info["final_info"]
         step_flat = self._flat_info(info)
         final_flat = dict(self._flat_info(final_info))
-        infos: list[dict] = []
+        infos = []
         reset_infos: dict[int, dict] = {}
         for i in range(n):
             if done[i]:

@@ -103,7 +103,7 @@ def make_xla(env: Any) -> XlaFunctions:
     action_names = [name for name, _, _ in actions]
     num_envs, batch_size, is_async = env.num_envs, env.batch_size, env.is_async
     all_ids = np.arange(num_envs, dtype=np.int32)
-    warned = []
+    warned: list[bool] = []
 
     def check_x64() -> None:
         if warned:

@@ -180,7 +180,7 @@ def test_reset_mask_matches_sync_vector_env(mode):
         np.testing.assert_array_equal(_strip(oa), _strip(ob), err_msg=f"t={t} mask={mask}")
         for key in ib:
             np.testing.assert_array_equal(ia[key], ib[key], err_msg=f"info[{key}] t={t}")
-        for key in ("elapsed_step", "score"):
+        for key in ("env_id", "elapsed_step", "score"):
             np.testing.assert_array_equal(ia["_" + key], mask)
             assert not ia[key][~mask].any()
     assert resets >= 5
@@ -210,7 +210,7 @@ def test_reset_mask_cartpole_against_gymnasium(mode):
     np.testing.assert_array_equal(oa[mask], tw)
     assert set(ib) <= set(ia)  # gymnasium's CartPole has no info; ours has only masked keys besides ids
     for key, value in ia.items():
-        if not key.startswith("_") and key not in ("env_id", "players"):
+        if not key.startswith("_") and key != "players":
             np.testing.assert_array_equal(ia["_" + key], mask)
 
 
