@@ -23,19 +23,26 @@ from parallel_pool.pool import BasePool
 from parallel_pool.schema import Schema
 from parallel_pool.spec import AutoresetMode, EnvSpec
 
-_TRUE: dict[int, np.ndarray] = {}
+def _info_masks(schema: Schema, n: int, player_rows: int, xp: Any) -> tuple[dict[str, Any], Any]:
+    """gymnasium's `_key` masks for an info dict whose every row has every key (all True), and the mask of the
+    player rows. On numpy they are built once per batch shape and shared read-only (nothing per step)."""
+    cached = schema.mask_cache.get((n, player_rows)) if xp is np else None
+    if cached is not None:
+        return cached
 
+    def true(rows: int) -> Any:
+        m = xp.ones(rows, dtype=bool)
+        if xp is np:
+            m.flags.writeable = False
+        return m
 
-def _all_true(xp: Any, n: int) -> Any:
-    """An all-True mask of n rows: gymnasium's `_key` mask of an info key every row has (cached, read-only)."""
-    if xp is not np:
-        return xp.ones(n, dtype=bool)
-    m = _TRUE.get(n)
-    if m is None:
-        m = np.ones(n, dtype=bool)
-        m.flags.writeable = False
-        _TRUE[n] = m
-    return m
+    env_mask, player_mask = true(n), true(player_rows)
+    masks = {"_env_id": env_mask, "_elapsed_step": env_mask, "_players": env_mask}
+    for k in schema.info_keys:
+        masks["_" + k] = player_mask if schema.field("info:" + k).per_player else env_mask
+    if xp is np:
+        schema.mask_cache[(n, player_rows)] = (masks, player_mask)
+    return masks, player_mask
 
 
 def _zero_where_not(xp: Any, done: Any, value: Any) -> Any:
@@ -46,16 +53,12 @@ def _zero_where_not(xp: Any, done: Any, value: Any) -> Any:
 
 def gym_info(schema: Schema, arrays: Sequence[Any], xp: Any = np) -> dict[str, Any]:
     """The info dict (EnvPool's keys) with gymnasium's `_key` masks (every row has every key)."""
-    n = arrays[schema.env_id].shape[0]
     penv = arrays[schema.players_env_id]
-    info: dict[str, Any] = {
-        "env_id": arrays[schema.env_id], "_env_id": _all_true(xp, n),
-        "elapsed_step": arrays[schema.elapsed_step], "_elapsed_step": _all_true(xp, n),
-        "players": {"env_id": penv, "_env_id": _all_true(xp, penv.shape[0])}, "_players": _all_true(xp, n),
-    }
-    for key, value in schema.info(arrays).items():
-        info[key] = value
-        info["_" + key] = _all_true(xp, value.shape[0])
+    masks, player_mask = _info_masks(schema, arrays[schema.env_id].shape[0], penv.shape[0], xp)
+    info: dict[str, Any] = {"env_id": arrays[schema.env_id], "elapsed_step": arrays[schema.elapsed_step],
+                            "players": {"env_id": penv, "_env_id": player_mask}}
+    info.update(schema.info(arrays))
+    info.update(masks)
     return info
 
 
@@ -143,14 +146,13 @@ class _GymStyle(BasePool):
         """This front-end's step result from a raw engine batch (numpy, or jax arrays inside env.xla())."""
         return gym_result(self.schema, arrays, xp)
 
-    def _remember(self, obs: Any, arrays: Sequence[np.ndarray]) -> None:
+    def _remember(self, obs: Any, arrays: Sequence[np.ndarray], every_env: bool) -> None:
         """Keep every env's latest observation (sync pools) for reset_mask's unchanged rows: the batch itself when
-        it holds every env in order (no copy), else merged into the kept one."""
+        it holds every env in env order (no copy), else merged into the kept one."""
         if self.is_async:
             return
         owner = arrays[self.schema.players_env_id]
-        ids = arrays[self.schema.env_id]
-        if len(ids) == self.num_envs and np.array_equal(ids, self._all_ids):
+        if every_env:
             self._last = (obs, owner)
         else:
             old, old_owner = self._last if self._last is not None else self._zero_obs()
@@ -166,9 +168,9 @@ class _GymStyle(BasePool):
     def step(self, actions: Any, env_id: Any = None) -> Any:
         """Step the envs `env_id` (sync default: all; async default: the envs of the last batch received) and
         return (obs, reward, terminated, truncated, info). `actions` may also be EnvPool's dict form."""
-        arrays = self._step_raw(actions, env_id)
+        arrays, every_env = self._step_raw(actions, env_id)
         result = self._result(arrays)
-        self._remember(result[0], arrays)
+        self._remember(result[0], arrays, every_env)
         return result
 
     def _reset_front(self, seed: Any, options: Any, env_id: Any) -> tuple[Any, dict[str, Any]]:
@@ -182,7 +184,7 @@ class _GymStyle(BasePool):
             return self._reset_masked(self._check_mask(mask), seed)
         arrays = self._reset_raw(env_id, seed)
         obs, _, _, _, info = self._result(arrays)
-        self._remember(obs, arrays)
+        self._remember(obs, arrays, env_id is None)
         return obs, info
 
     def _check_mask(self, mask: Any) -> np.ndarray:
@@ -211,7 +213,7 @@ class _GymStyle(BasePool):
             seed = None if all(s is None for s in chosen) else chosen
         arrays = self._reset_raw(ids, seed)
         obs = self.schema.obs(arrays)
-        self._remember(obs, arrays)
+        self._remember(obs, arrays, False)
         assert self._last is not None
         full_obs, owner = self._last
         info: dict[str, Any] = {"players": {"env_id": owner, "_env_id": mask[owner]}, "_players": mask.copy()}
@@ -363,7 +365,7 @@ class DmPool(BasePool, dm_env.Environment):
 
     def step(self, action: Any, env_id: Any = None) -> dm_env.TimeStep:
         """Step the envs env_id (sync default: all; async default: the envs of the last batch received)."""
-        return self._result(self._step_raw(action, env_id))
+        return self._result(self._step_raw(action, env_id)[0])
 
     def __repr__(self) -> str:
         return f"DmPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"

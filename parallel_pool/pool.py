@@ -68,6 +68,8 @@ class BasePool:
 
     # ---- argument forms (values are the engine's to validate) -------------------------------------------------
     def _action(self, action: Any, env_id: Any) -> tuple[Any, Any]:
+        if type(action) is np.ndarray and action.ndim:  # the common form, checked first (per-step cost)
+            return action, env_id
         action, env_id = split_action_dict(action, env_id)
         action = action_list(self._action_names, action)
         if isinstance(action, (int, float, np.number)) or (isinstance(action, np.ndarray) and action.ndim == 0):
@@ -118,9 +120,11 @@ class BasePool:
             return self._received(self.engine.recv())
         return self._received(self.engine.reset(env_id, seeds))
 
-    def _step_raw(self, action: Any, env_id: Any = None) -> Sequence[np.ndarray]:
+    def _step_raw(self, action: Any, env_id: Any = None) -> tuple[Sequence[np.ndarray], bool]:
+        """The engine's batch, and whether it holds every env in env order (a sync step of all envs)."""
         action, env_id = self._action(action, env_id)
-        return self._received(self.engine.step(action, self._default_ids(env_id)))
+        arrays = self._received(self.engine.step(action, self._default_ids(env_id)))
+        return arrays, env_id is None and not self.is_async
 
     # ---- rendering --------------------------------------------------------------------------------------------
     def render(self, env_ids: Any = None) -> np.ndarray:

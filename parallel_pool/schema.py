@@ -45,6 +45,12 @@ class Schema:
         self.reward, self.terminated, self.truncated = (self.index[n] for n in ("reward", "terminated", "truncated"))
         self.env_id, self.elapsed_step = self.index["env_id"], self.index["elapsed_step"]
         self.players_env_id = self.index["players.env_id"]
+        self.mask_cache: dict[tuple[int, int], Any] = {}  # the front-ends' read-only info masks, per batch shape
+        # (key, index) pairs per prefix ("" and "final:"), computed once: read on every batch
+        self._obs_at = {p: tuple((k, self.index[p + self.obs_name(k)]) for k in self.obs_keys)
+                        for p in ("", "final:") if p + self.obs_name(self.obs_keys[0]) in self.index}
+        self._info_at = {p: tuple((k, self.index[p + "info:" + k]) for k in self.info_keys)
+                         for p in ("", "final:") if all(p + "info:" + k in self.index for k in self.info_keys)}
 
     def obs_name(self, key: str) -> str:
         """The engine's name of observation key `key`."""
@@ -52,13 +58,14 @@ class Schema:
 
     def obs(self, arrays: Sequence[Any], prefix: str = "") -> Any:
         """The observation (an array, or a dict of arrays) out of `arrays`; prefix="final:" reads the final copy."""
+        at = self._obs_at[prefix]
         if self.single_obs:
-            return arrays[self.index[prefix + "obs"]]
-        return {k: arrays[self.index[prefix + "obs:" + k]] for k in self.obs_keys}
+            return arrays[at[0][1]]
+        return {k: arrays[i] for k, i in at}
 
     def info(self, arrays: Sequence[Any], prefix: str = "") -> dict[str, Any]:
         """The env's own info arrays (without env_id / elapsed_step / players), by key."""
-        return {k: arrays[self.index[prefix + "info:" + k]] for k in self.info_keys}
+        return {k: arrays[i] for k, i in self._info_at[prefix]}
 
     def field(self, name: str) -> Field:
         """The output array called `name`."""
