@@ -101,9 +101,6 @@ def _resolve_pkgdir(key: str, value: Any) -> Any:
     importing it."""
     if not (isinstance(value, str) and value.startswith(_PKGDIR)):
         return value
-    import importlib.util
-    import os
-
     package, _, sub = value[len(_PKGDIR):].partition("/")
     try:
         spec = importlib.util.find_spec(package)
