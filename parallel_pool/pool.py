@@ -20,7 +20,7 @@ RENDER_MODES = ("rgb_array",)
 
 def check_seed(seed: Any, what: str = "seed") -> None:
     """Seeds are non-negative integers (the engine seeds env i with seed + i on 64 bits)."""
-    if np.any(np.asarray(seed, dtype=object) < 0):
+    if np.any(np.asarray(seed) < 0):
         raise ValueError(f"{what} must be >= 0, got {seed!r}")
 
 
@@ -81,14 +81,15 @@ class BasePool:
         """None; an int s (env i gets s + i, gymnasium's vector convention); or one seed per env being reset."""
         if seed is None:
             return None
-        n = self.num_envs if env_id is None else len(np.atleast_1d(env_id))
-        check_seed(seed)
         if isinstance(seed, (int, np.integer)):
+            check_seed(seed)
             ids = self._all_ids if env_id is None else np.atleast_1d(np.asarray(env_id))
             return int(seed) + ids.astype(np.int64)
+        n = self.num_envs if env_id is None else len(np.atleast_1d(env_id))
         seeds = np.asarray(seed)
         if seeds.shape != (n,) or not np.issubdtype(seeds.dtype, np.integer):
             raise ValueError(f"seed must be an int or one int per env being reset ({n}), got {seed!r}")
+        check_seed(seed)
         return seeds.astype(np.int64)
 
     def _default_ids(self, env_id: Any) -> Any:
