@@ -8,11 +8,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, Union, overload
 
 from parallel_pool._core import EnvError
 from parallel_pool.registry import list_all_envs
 from parallel_pool.spec import AutoresetMode, EnvSpec
+
+if TYPE_CHECKING:
+    from parallel_pool.frontends import DmPool, GymnasiumPool, GymPool
+
+Pool = Union["GymnasiumPool", "GymPool", "DmPool"]
 
 __version__ = "0.1.0"
 __all__ = ["make", "make_gymnasium", "make_gym", "make_dm", "make_spec", "list_all_envs", "EnvSpec", "EnvError",
@@ -26,7 +31,18 @@ def make_spec(task_id: str, **kwargs: Any) -> EnvSpec:
     return EnvSpec(task_id, **kwargs)
 
 
-def make(task_id: str, env_type: str = "gymnasium", render_mode: str | None = None, **kwargs: Any) -> Any:
+@overload
+def make(task_id: str, env_type: Literal["gymnasium"] = "gymnasium", render_mode: str | None = None,
+         **kwargs: Any) -> GymnasiumPool: ...
+@overload
+def make(task_id: str, env_type: Literal["gym"], render_mode: str | None = None, **kwargs: Any) -> GymPool: ...
+@overload
+def make(task_id: str, env_type: Literal["dm"], render_mode: str | None = None, **kwargs: Any) -> DmPool: ...
+@overload
+def make(task_id: str, env_type: str, render_mode: str | None = None, **kwargs: Any) -> Pool: ...
+
+
+def make(task_id: str, env_type: str = "gymnasium", render_mode: str | None = None, **kwargs: Any) -> Pool:
     """Create a pool of `num_envs` envs of `task_id` (see list_all_envs()), stepped in parallel in C++.
 
     env_type: the front-end. "gymnasium": a gymnasium.vector.VectorEnv (batched spaces, `_key` info masks);
@@ -56,20 +72,23 @@ def make(task_id: str, env_type: str = "gymnasium", render_mode: str | None = No
     if env_type not in _ENV_TYPES:
         raise ValueError(f"env_type must be one of {list(_ENV_TYPES)}, got {env_type!r}")
     spec = EnvSpec(task_id, **kwargs)
-    cls = {"gymnasium": GymnasiumPool, "gym": GymPool, "dm": DmPool}[env_type]
-    return cls(spec, render_mode=render_mode)
+    if env_type == "gym":
+        return GymPool(spec, render_mode=render_mode)
+    if env_type == "dm":
+        return DmPool(spec, render_mode=render_mode)
+    return GymnasiumPool(spec, render_mode=render_mode)
 
 
-def make_gymnasium(task_id: str, **kwargs: Any) -> Any:
+def make_gymnasium(task_id: str, **kwargs: Any) -> GymnasiumPool:
     """make(task_id, env_type="gymnasium", **kwargs)."""
     return make(task_id, env_type="gymnasium", **kwargs)
 
 
-def make_gym(task_id: str, **kwargs: Any) -> Any:
+def make_gym(task_id: str, **kwargs: Any) -> GymPool:
     """make(task_id, env_type="gym", **kwargs)."""
     return make(task_id, env_type="gym", **kwargs)
 
 
-def make_dm(task_id: str, **kwargs: Any) -> Any:
+def make_dm(task_id: str, **kwargs: Any) -> DmPool:
     """make(task_id, env_type="dm", **kwargs)."""
     return make(task_id, env_type="dm", **kwargs)
