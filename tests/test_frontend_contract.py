@@ -396,6 +396,20 @@ def test_envpool_common_keys():
         pp.make("CartPole-v1", env_seed=[1, 2])
 
 
+@pytest.mark.parametrize("task", ["CartPole-v1", "Ant-v4", "Pong-v5"])
+def test_every_envpool_common_key_is_accepted_or_explained(task):
+    envpool = pytest.importorskip("envpool")
+    common = set(envpool.make_spec("CartPole-v1").config._fields) & set(envpool.make_spec("Pong-v5").config._fields)
+    ours = set(pp.make_spec(task).config._fields)
+    for key in sorted(common - ours):
+        default = getattr(envpool.make_spec(task).config, key)
+        if key == "gym_reset_return_info":
+            pp.make_spec(task, **{key: True})
+            continue
+        with pytest.raises(ValueError, match=f"'{key}'.* instead|'{key}'.*: "):
+            pp.make_spec(task, **{key: default})
+
+
 @pytest.mark.parametrize("task", ["CartPole-v1", "Pendulum-v1", "MountainCar-v0", "Acrobot-v1"])
 def test_reward_threshold_as_gymnasium(task):
     assert pp.make_spec(task).reward_threshold == gym.spec(task).reward_threshold
