@@ -97,7 +97,7 @@ class Translator:
         mode = getattr(env, "autoreset_mode", None)
         if mode != "same_step":
             raise ValueError("Translator needs a pool made with autoreset_mode='same_step' (got "
-                             f"{mode!r}); use Translator.make(task_id, ...) or parallel_pool.make(task_id, "
+                             f"{getattr(mode, 'value', mode)!r}); use Translator.make(task_id, ...) or parallel_pool.make(task_id, "
                              "autoreset_mode='same_step', ...)")
         if getattr(env.spec, "max_num_players", 1) != 1:
             raise ValueError(f"{env.spec.task_id} is a multi-player env ({env.spec.max_num_players} players); "
