@@ -31,9 +31,9 @@ class BasePool:
     """
 
     def __init__(self, spec: EnvSpec, render_mode: str | None = None):
+        self._engine: Any = None  # set first, so that close() / __del__ work on a half-constructed pool
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}")
-        self._engine: Any = None  # set first, so that close() / __del__ work on a half-constructed pool
         self.spec = spec
         self.render_mode = render_mode
         self._engine = _core.Pool(spec.engine_type, spec.config_dict)
