@@ -30,8 +30,10 @@ class BasePool:
     Subclasses (the front-ends) define `_result(arrays)`, the one function from a raw engine batch to their result.
     """
 
+    _engine: Any = None  # class default: an object whose __init__ never ran still reads as closed
+
     def __init__(self, spec: EnvSpec, render_mode: str | None = None):
-        self._engine: Any = None  # set first, so that close() / __del__ work on a half-constructed pool
+        self._engine = None  # set first, so that close() / __del__ work on a half-constructed pool
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}")
         self.spec = spec

@@ -480,6 +480,8 @@ def test_two_player_disabled_subsets_and_reset_mask():
 def test_del_never_raises_on_a_half_constructed_pool():
     obj = GymnasiumPool.__new__(GymnasiumPool)
     obj.__del__()
+    assert obj.closed
+    obj.close()
     with pytest.raises(ValueError):
         pp.make("CartPole-v1", num_envs=0)
 
