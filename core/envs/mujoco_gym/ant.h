@@ -81,11 +81,7 @@ class AntEnv : public MujocoEnv {
         f_min_(c.Get<double>("contact_force_min")),
         f_max_(c.Get<double>("contact_force_max")),
         noise_(c.Get<double>("reset_noise_scale")),
-        main_body_(c.Get<int>("main_body")) {
-    if (main_body_ < 0 || main_body_ >= n_.nbody) {
-      throw std::invalid_argument("config key 'main_body' must be a body index in [0, " + std::to_string(n_.nbody - 1) +
-                                  "], got " + std::to_string(main_body_));
-    }
+        main_body_(IntInRange(c, "main_body", 0, n_.nbody - 1)) {
     pay_contact_ = V == 5 || use_contact_force_;
     need_cfrc_ = use_contact_force_ || (pay_contact_ && contact_w_ != 0.0);
     SetObsDim(ObsDim(c, m_));

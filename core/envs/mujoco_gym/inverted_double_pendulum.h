@@ -19,12 +19,7 @@ class InvertedDoublePendulumEnv : public MujocoEnv {
     return {"reward_survive", "distance_penalty", "velocity_penalty"};
   }
   static int ConstraintDim(const Config& c, const mjModel* m) {
-    const int k = c.Get<int>("constraint_obs_dim");
-    if (k < 0 || k > Dims(m).nv) {
-      throw std::invalid_argument("config key 'constraint_obs_dim' must be in [0, " + std::to_string(Dims(m).nv) +
-                                  "], got " + std::to_string(k));
-    }
-    return k;
+    return IntInRange(c, "constraint_obs_dim", 0, Dims(m).nv);
   }
   static int ObsDim(const Config& c, const mjModel* m) {
     const Dims d(m);

@@ -100,11 +100,8 @@ std::vector<ConfigKey> BaseKeys(const char* xml_file, int frame_skip, int max_ep
 
 void DefineCommonSpec(const Config& c, SpecBuilder& b, const mjModel* m, int obs_dim,
                       const std::vector<const char*>& info) {
-  const int k = c.Get<int>("frame_stack");
-  if (k < 1) throw std::invalid_argument("config key 'frame_stack' must be >= 1, got " + std::to_string(k));
-  if (c.Get<int>("frame_skip") < 1) {
-    throw std::invalid_argument("config key 'frame_skip' must be >= 1, got " + std::to_string(c.Get<int>("frame_skip")));
-  }
+  const int k = IntInRange(c, "frame_stack", 1, 1024);
+  IntInRange(c, "frame_skip", 1, 100000);
   if (k == 1) {
     b.Obs("obs", DType::kFloat64, {obs_dim});
   } else {

@@ -30,7 +30,7 @@ class FrozenLakeEnv : public Env {
             {"success_rate", 1.0 / 3.0, "with is_slippery: probability of moving in the intended direction", {}}};
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
-    const int n = CheckSize(c.Get<int>("size"));
+    const int n = CheckSize(c);
     const double p = c.Get<double>("success_rate");
     if (!(p >= 0.0 && p <= 1.0)) {
       throw std::invalid_argument("FrozenLake: success_rate must be in [0, 1], got " + std::to_string(p));
@@ -41,7 +41,7 @@ class FrozenLakeEnv : public Env {
 
   FrozenLakeEnv(const Config& c, int env_id, uint64_t seed)
       : Env(c, env_id, seed),
-        size_(CheckSize(c.Get<int>("size"))),
+        size_(CheckSize(c)),
         map_(size_ == 8 ? kMap8 : kMap4),
         slippery_(c.Get<bool>("is_slippery")),
         success_(c.Get<double>("success_rate")),
@@ -83,9 +83,10 @@ class FrozenLakeEnv : public Env {
   }
 
  private:
-  static int CheckSize(int n) {
-    if (n != 4 && n != 8) throw std::invalid_argument("FrozenLake: size must be 4 or 8, got " + std::to_string(n));
-    return n;
+  static int CheckSize(const Config& c) {
+    const int64_t n = c.Get<int64_t>("size");
+    if (n != 4 && n != 8) throw std::invalid_argument("config key 'size' must be 4 or 8, got " + std::to_string(n));
+    return static_cast<int>(n);
   }
   // -1, 0 or +1 added to the intended direction.
   int Slip() {
