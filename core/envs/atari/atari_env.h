@@ -8,7 +8,7 @@
 // info: lives, reward (unclipped), terminated (the real game over, also under episodic_life), ram (the 128 bytes
 // of console RAM after the step, as EnvPool and ALE's getRAM give it), and discount (only with
 // zero_discount_on_life_loss: 0 on a step that lost a life; the dm front-end multiplies it in).
-// render: the full-size RGB screen (ALE's getScreenRGB), drawn on the calling thread.
+// render: the full-size RGB screen (ALE's getScreenRGB: 210 x 160 for most ROMs), drawn on the calling thread.
 //
 // Semantics (EnvPool's unless noted):
 //  * Reset: reset the game (unless episodic_life and the previous episode ended by a life loss: then the game
@@ -46,9 +46,10 @@
 
 namespace pp::atari {
 
-// What the spec needs to know about a ROM, read without starting the emulator.
+// What the spec needs to know about a ROM.
 struct RomInfo {
   int num_minimal = 0, num_legal = 0;
+  int screen_height = 0, screen_width = 0;  // most ROMs 210 x 160; a few (e.g. some PAL games) are taller
   std::vector<int> modes, difficulties;
 };
 
@@ -86,6 +87,12 @@ inline RomInfo ReadRomInfo(const std::string& path, const std::string& task) {
   info.num_legal = static_cast<int>(settings->getAllActions().size());
   for (auto m : settings->getAvailableModes()) info.modes.push_back(static_cast<int>(m));
   for (auto d : settings->getAvailableDifficulties()) info.difficulties.push_back(static_cast<int>(d));
+  // The screen size is known only once the emulator has loaded the ROM (once per ROM and process; the checks
+  // above guarantee loadROM accepts it).
+  ale::ALEInterface ale;
+  ale.loadROM(path);
+  info.screen_height = static_cast<int>(ale.getScreen().height());
+  info.screen_width = static_cast<int>(ale.getScreen().width());
   cache[path] = info;
   return info;
 }
@@ -148,7 +155,7 @@ class AtariEnv : public Env {
     if (c.Get<bool>("zero_discount_on_life_loss")) b.Info("discount", DType::kFloat32);
     b.DiscreteAction(c.Get<bool>("full_action_space") ? rom.num_legal : rom.num_minimal);
     b.Reward(DType::kFloat32);
-    b.RenderSize(kScreenHeight, kScreenWidth);
+    b.RenderSize(rom.screen_height, rom.screen_width);
   }
 
   // ALE's getScreenRGB: each palette index through ALE's own RGB table (the one the colour frames use).
@@ -192,10 +199,6 @@ class AtariEnv : public Env {
     const ale::ALEScreen& screen = ale_->getScreen();
     raw_h_ = static_cast<int>(screen.height());
     raw_w_ = static_cast<int>(screen.width());
-    if (raw_h_ != kScreenHeight || raw_w_ != kScreenWidth) {
-      throw std::runtime_error("ALE screen is " + std::to_string(raw_h_) + "x" + std::to_string(raw_w_) +
-                               ", expected " + std::to_string(kScreenHeight) + "x" + std::to_string(kScreenWidth));
-    }
     prev_.assign(static_cast<size_t>(raw_h_) * raw_w_, 0);
     // Palette lookup tables, built by ALE's own conversion for every index: screens hold palette indices, and
     // some games (e.g. Air Raid) write odd ones, which ALE maps in its own way; the tables reproduce that.
@@ -285,8 +288,6 @@ class AtariEnv : public Env {
  private:
   enum { kLives = 0, kReward = 1, kTerminated = 2, kRam = 3, kDiscount = 4 };
   static constexpr int kRamBytes = 128;
-  // Every ROM ALE supports draws a 210 x 160 screen.
-  static constexpr int kScreenHeight = 210, kScreenWidth = 160;
 
   // The int keys that size buffers and loops, each within a range that keeps every buffer size in int.
   static void CheckSizes(const Config& c) {
