@@ -26,7 +26,7 @@ class PlanarWalkerEnv : public MujocoTask<PlanarWalkerEnv<V, kHopper>> {
     const char* xml = kHopper ? "hopper.xml" : (V == 4 ? "walker2d.xml" : "walker2d_v5.xml");
     const double z_min = kHopper ? 0.7 : 0.8, z_max = kHopper ? kInf : 2.0, angle = kHopper ? 0.2 : 1.0;
     auto keys = TaskKeys(
-        V, xml, 4, kHopper ? 3800.0 : kInf,
+        V, xml, 4, 1000, kHopper ? 3800.0 : kInf,
         {TerminateKey(), LegacyHealthyKey(V), ExcludePositionsKey("x"), ForwardWeightKey(1.0), CtrlWeightKey(1e-3),
          HealthyRewardKey(1.0), MinKey("healthy_z", z_min, "healthy torso height (exclusive)"),
          MaxKey("healthy_z", z_max, "healthy torso height (exclusive)"),
