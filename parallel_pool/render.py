@@ -71,7 +71,9 @@ def _drawer(spec) -> Callable[[np.ndarray], np.ndarray]:
     """A function from one env's state to its frame, for the spec's env type."""
     cfg = spec._config_dict
     if "xml_file" in cfg:
-        return _mujoco_drawer(spec.task_id, _model_path(cfg["xml_file"], cfg["base_path"]))
+        # EnvPool's gymnasium_v5_render_camera: the camera of gymnasium's -v5 task, else of its -v4 task
+        camera_id = spec.task_id.rsplit("-", 1)[0] + ("-v5" if cfg["gymnasium_v5_render_camera"] else "-v4")
+        return _mujoco_drawer(camera_id, _model_path(cfg["xml_file"], cfg["base_path"]))
     if spec.env_type in _GYMNASIUM_DRAWN:
         gym_id, set_state = _GYMNASIUM_DRAWN[spec.env_type]
         kwargs = {"map_name": f"{cfg['size']}x{cfg['size']}"} if spec.env_type == "FrozenLake" else {}
@@ -110,8 +112,8 @@ def _model_path(xml_file: str, base_path: str) -> str:
     return os.path.join(base_path, xml_file)
 
 
-def _mujoco_drawer(task_id: str, model_path: str) -> Callable[[np.ndarray], np.ndarray]:
-    env = _mujoco_env(task_id, model_path)
+def _mujoco_drawer(gym_id: str, model_path: str) -> Callable[[np.ndarray], np.ndarray]:
+    env = _mujoco_env(gym_id, model_path)
     nq = env.unwrapped.model.nq
 
     def draw(state: np.ndarray) -> np.ndarray:
@@ -122,19 +124,21 @@ def _mujoco_drawer(task_id: str, model_path: str) -> Callable[[np.ndarray], np.n
 
 
 @functools.lru_cache(maxsize=32)
-def _mujoco_env(task_id: str, model_path: str):
-    """gymnasium's env of the same id on the same model file: its MujocoRenderer (mujoco.Renderer) and the task's
-    default camera draw the frame."""
+def _mujoco_env(gym_id: str, model_path: str):
+    """gymnasium's env `gym_id` on the model file the pool loaded: its MujocoRenderer (mujoco.Renderer) and the
+    task's default camera draw the frame."""
     if "MUJOCO_GL" not in os.environ and "mujoco" not in sys.modules and not os.environ.get("DISPLAY"):
         os.environ["MUJOCO_GL"] = "egl"  # headless: GLFW (mujoco's default) needs a display
     import gymnasium as gym
 
     try:
-        env = gym.make(task_id, render_mode="rgb_array", xml_file=model_path)
+        env = gym.make(gym_id, render_mode="rgb_array", xml_file=model_path)
     except TypeError:  # some -v4 envs take no xml_file: they always load gymnasium's own model
-        env = gym.make(task_id, render_mode="rgb_array")
+        env = gym.make(gym_id, render_mode="rgb_array")
         if os.path.realpath(env.unwrapped.fullpath) != os.path.realpath(model_path):
-            raise NotImplementedError(f"render: gymnasium's {task_id} cannot load {model_path}; "
-                                      f"use the -v5 id for a custom xml_file") from None
+            raise NotImplementedError(f"render: gymnasium's {gym_id} cannot load {model_path}; "
+                                      f"pass gymnasium_v5_render_camera=True for a custom xml_file") from None
     env.reset(seed=0)
     return env
+
+
