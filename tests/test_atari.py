@@ -102,6 +102,13 @@ def test_bad_config_raises():
         pp.make("Pong-v5", stack_num=0)
     with pytest.raises(ValueError, match="repeat_action_probability"):
         pp.make("Pong-v5", repeat_action_probability=1.5)
+    # size keys are range-checked as int64, before narrowing could wrap them into valid sizes
+    with pytest.raises(ValueError, match=r"'img_height' must be in \[1, 1024\], got 4294967380"):
+        pp.make_spec("Pong-v5", img_height=2**32 + 84)
+    with pytest.raises(ValueError, match=r"'stack_num' must be in \[1, 256\], got 1000"):
+        pp.make_spec("Pong-v5", stack_num=1000)
+    with pytest.raises(ValueError, match=r"'noop_max' must be in \[0, 1000000\], got -1"):
+        pp.make_spec("Pong-v5", noop_max=-1)
 
 
 # ---------------------------------------------------------------- the resize kernel's reference

@@ -218,6 +218,20 @@ def test_bad_config():
         pp.make("FrozenLake-v1", success_rate=1.5)
     with pytest.raises(ValueError, match="height"):
         pp.make("Catch-v0", height=1)
+
+
+@pytest.mark.parametrize("task,key,value,allowed", [
+    ("FrozenLake-v1", "size", 2**32 + 4, "4 or 8"),  # would wrap to a valid 4 if narrowed first
+    ("Catch-v0", "height", 2**32 + 10, r"\[2, 4096\]"),
+    ("Catch-v0", "width", -(2**32) + 5, r"\[1, 4096\]"),
+    ("Catch-v0", "width", 5000, r"\[1, 4096\]"),
+])
+def test_size_keys_are_range_checked_before_narrowing(task, key, value, allowed):
+    with pytest.raises(ValueError, match=f"'{key}' must be (in )?{allowed}, got {value}"):
+        pp.make_spec(task, **{key: value})
+
+
+def test_bad_set_state():
     env = pp.make("Taxi-v3")
     with pytest.raises(ValueError):
         env.set_state(0, [500])
