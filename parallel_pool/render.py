@@ -19,8 +19,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-# env type -> (gymnasium id, how to put the pool's state into the gymnasium env)
-
 
 def _set_array_state(env, state: np.ndarray) -> None:
     env.state = np.array(state, dtype=np.float64)
@@ -36,6 +34,7 @@ def _set_discrete_state(env, state: np.ndarray) -> None:
     env.lastaction = None  # the pool keeps no last action: the agent sprite faces gymnasium's default way
 
 
+# env type -> (the gymnasium id that draws it, how to put the pool's state into that gymnasium env)
 _GYMNASIUM_DRAWN: dict[str, tuple[str, Callable[[Any, np.ndarray], None]]] = {
     "CartPole": ("CartPole-v1", _set_array_state),
     "MountainCar": ("MountainCar-v0", _set_array_state),

@@ -235,6 +235,13 @@ def test_bad_set_state():
     env = pp.make("Taxi-v3")
     with pytest.raises(ValueError):
         env.set_state(0, [500])
+    for task, n in (("Taxi-v3", 500), ("FrozenLake-v1", 16), ("CliffWalking-v0", 48)):
+        env = pp.make(task)
+        for bad in ([3.5], [float("nan")], [-1], [n], [2.0**40], [1, 2]):
+            with pytest.raises(ValueError, match=r"one integer index in \[0, " + str(n)):
+                env.set_state(0, bad)
+        env.set_state(0, [n - 1])
+        assert env.get_state(0)[0] == n - 1
     env = pp.make("Blackjack-v1")
     with pytest.raises(ValueError):
         env.set_state(0, [2, 1, 11, 2, 10, 10])

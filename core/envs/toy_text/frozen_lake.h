@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/envs/toy_text/state_index.h"
 #include "core/pool/env.h"
 #include "core/pool/registry.h"
 
@@ -76,8 +77,7 @@ class FrozenLakeEnv : public Env {
   // (state index row * size + col), as gymnasium's env.unwrapped.s
   std::vector<double> GetState() const override { return {double(row_ * size_ + col_)}; }
   void SetState(const std::vector<double>& s) override {
-    const int v = s.size() == 1 ? static_cast<int>(s[0]) : -1;
-    if (v < 0 || v >= size_ * size_) throw std::invalid_argument("FrozenLake state is one index in [0, size^2)");
+    const int v = StateIndex(s, size_ * size_, "FrozenLake");
     row_ = v / size_;
     col_ = v % size_;
   }
