@@ -17,6 +17,16 @@ def _frames(env, env_ids):
     return render_frames(env.spec, env._pool, np.asarray(env_ids))
 
 
+def _stepped(task, num_envs, steps, seed):
+    """A pool of `task` after `steps` seeded random steps (the envs are in different states)."""
+    env = pp.make(task, num_envs=num_envs, seed=seed)
+    env.reset()
+    env.single_action_space.seed(seed)
+    for _ in range(steps):
+        env.step(np.stack([env.single_action_space.sample() for _ in range(num_envs)]))
+    return env
+
+
 # ---------------------------------------------------------------- Atari: ALE's screen, drawn in C++
 
 
@@ -91,10 +101,7 @@ def _gymnasium_frame(gym_id, set_state, **kwargs):
                                          ("Pendulum-v0", "Pendulum-v1"), ("Acrobot-v1", "Acrobot-v1")])
 def test_classic_control_frames_are_gymnasiums(task, gym_id):
     pytest.importorskip("pygame")
-    env = pp.make(task, num_envs=3, seed=7)
-    env.reset()
-    for _ in range(5):
-        env.step(np.array([env.single_action_space.sample() for _ in range(3)]))
+    env = _stepped(task, 3, 5, seed=7)
     frames = _frames(env, [2, 0])
     assert frames.dtype == np.uint8 and frames.shape[0] == 2 and frames.shape[-1] == 3
     for row, i in enumerate([2, 0]):
@@ -115,10 +122,7 @@ def test_classic_control_frames_are_gymnasiums(task, gym_id):
                                                 ("CliffWalking-v0", "CliffWalking-v1", {})])
 def test_toy_text_frames_are_gymnasiums(task, gym_id, kwargs):
     pytest.importorskip("pygame")
-    env = pp.make(task, num_envs=2, seed=3)
-    env.reset()
-    for _ in range(3):
-        env.step(np.array([env.single_action_space.sample() for _ in range(2)]))
+    env = _stepped(task, 2, 3, seed=3)
     frames = _frames(env, [0, 1])
     for i in range(2):
         s = int(env._pool._get_state(i)[0])
@@ -156,10 +160,7 @@ def test_mujoco_frames_are_gymnasiums(task):
         pytest.skip("no OpenGL backend for mujoco.Renderer (MUJOCO_GL=egl needs libegl1, osmesa libosmesa6)")
     import gymnasium as gym
 
-    env = pp.make(task, num_envs=2, seed=1)
-    env.reset()
-    for _ in range(10):
-        env.step(np.stack([env.single_action_space.sample() for _ in range(2)]))
+    env = _stepped(task, 2, 10, seed=1)
     frames = _frames(env, [1, 0])
     assert frames.shape == (2, 480, 480, 3) and frames.dtype == np.uint8
     g = gym.make(task, render_mode="rgb_array")
