@@ -75,17 +75,15 @@ class HumanoidEnv : public MujocoTask<HumanoidEnv<V>> {
  public:
   static constexpr const char* kName = V == 4 ? "Humanoid-v4" : "Humanoid-v5";
   static std::vector<ConfigKey> ConfigKeys() {
-    auto keys = TaskKeys(
+    return TaskKeys(
         V, "humanoid.xml", 5, 1000, kInf,
         {LegacyHealthyKey(V), {"use_contact_force", V == 5, "subtract the contact cost from the reward (v5)", {}},
          TerminateKey(), ForwardWeightKey(1.25), CtrlWeightKey(0.1), HealthyRewardKey(5.0),
          MinKey("healthy_z", 1.0, "healthy torso height (exclusive)"),
          MaxKey("healthy_z", 2.0, "healthy torso height (exclusive)"), ContactWeightKey(5e-7),
          MinKey("contact_cost", -kInf, "contact cost clip"), MaxKey("contact_cost", 10.0, "contact cost clip"),
-         ResetNoiseKey(1e-2, false)});
-    auto obs = HumanoidObs::Keys(V);
-    keys.insert(keys.end(), obs.begin(), obs.end());
-    return keys;
+         ResetNoiseKey(1e-2, false)},
+        HumanoidObs::Keys(V));
   }
   static std::vector<const char*> InfoNames() {
     if (V == 4) {

@@ -18,16 +18,14 @@ class HumanoidStandupEnv : public MujocoTask<HumanoidStandupEnv<V>> {
  public:
   static constexpr const char* kName = V == 4 ? "HumanoidStandup-v4" : "HumanoidStandup-v5";
   static std::vector<ConfigKey> ConfigKeys() {
-    auto keys = TaskKeys(
+    return TaskKeys(
         V, "humanoidstandup.xml", 5, 1000, kInf,
         {{"forward_reward_weight", 1.0, "weight of the height reward qpos[2] / timestep (gymnasium's uph_cost_weight)",
           {}},
          CtrlWeightKey(0.1), ContactWeightKey(5e-7), MinKey("contact_cost", -kInf, "impact cost clip"),
          MaxKey("contact_cost", 10.0, "impact cost clip"), {"healthy_reward", 1.0, "constant reward per step", {}},
-         ResetNoiseKey(1e-2, false)});
-    auto obs = HumanoidObs::Keys(V);
-    keys.insert(keys.end(), obs.begin(), obs.end());
-    return keys;
+         ResetNoiseKey(1e-2, false)},
+        HumanoidObs::Keys(V));
   }
   static std::vector<const char*> InfoNames() {
     if (V == 4) return {"reward_linup", "reward_quadctrl", "reward_impact", "reward_alive"};

@@ -82,7 +82,8 @@ ModelPtr LoadModel(const std::string& path) {
 }
 
 std::vector<ConfigKey> TaskKeys(int version, const char* xml_file, int frame_skip, int max_episode_steps,
-                                double reward_threshold, std::initializer_list<ConfigKey> own) {
+                                double reward_threshold, std::initializer_list<ConfigKey> own,
+                                const std::vector<ConfigKey>& more) {
   std::vector<ConfigKey> keys = {
       {"max_episode_steps", int64_t{max_episode_steps}, "truncate episodes after this many steps", {}},
       {"reward_threshold", reward_threshold, "the score at which the task counts as solved (informational)", {}},
@@ -100,6 +101,7 @@ std::vector<ConfigKey> TaskKeys(int version, const char* xml_file, int frame_ski
        "render with the camera of gymnasium's -v5 task (else -v4's); EnvPool's key and defaults", {}},
   };
   keys.insert(keys.end(), own.begin(), own.end());
+  keys.insert(keys.end(), more.begin(), more.end());
   return keys;
 }
 

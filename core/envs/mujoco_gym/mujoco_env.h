@@ -52,10 +52,12 @@ inline int BodyId(const mjModel* m, const char* name) {
 }
 
 // ---- config keys
-// A task's keys: the family's (model file, frame skip, ... with the task's defaults), then the task's own.
-// `version` (4 or 5) sets the defaults EnvPool gives per version (gymnasium_v5_render_camera).
+// A task's keys: the family's (model file, frame skip, ... with the task's defaults), then the task's own, then
+// `more` (keys a task shares with a sibling, e.g. the Humanoid observation's). `version` (4 or 5) sets the
+// defaults EnvPool gives per version (gymnasium_v5_render_camera).
 std::vector<ConfigKey> TaskKeys(int version, const char* xml_file, int frame_skip, int max_episode_steps,
-                                double reward_threshold, std::initializer_list<ConfigKey> own);
+                                double reward_threshold, std::initializer_list<ConfigKey> own,
+                                const std::vector<ConfigKey>& more = {});
 // Keys several tasks share, each with one meaning and one doc (only the default differs between tasks).
 ConfigKey ExcludePositionsKey(const char* what);  // what: "x" or "x, y" (the root coordinates dropped)
 ConfigKey ForwardWeightKey(double w);
