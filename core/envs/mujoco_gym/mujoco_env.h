@@ -1,6 +1,7 @@
 // Shared code of the MuJoCo (gymnasium suite) family: model loading and caching, the base env (stepping,
-// reset noise, qpos/qvel state, frame stacking), common config keys and observation/info helpers.
-// Each task header (ant.h, hopper.h, ...) only adds its own reward terms, termination rule and observation.
+// reset noise, qpos/qvel state, frame stacking), the shared config keys and their values, the info fields, and
+// MujocoTask, the base of every task (spec, usual reset, locomotion step). Each task header (ant.h,
+// planar_walker.h, ...) only adds its own defaults, observation, reward terms and termination rule.
 //
 // Behaviour follows gymnasium 1.4's MujocoEnv: a step sets data.ctrl = action (no clipping: MuJoCo clamps
 // internally to ctrlrange), runs mj_step `frame_skip` times, then mj_rnePostConstraint (here only when the
