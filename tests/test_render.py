@@ -5,6 +5,7 @@ toy text, MuJoCo with each task's default camera)."""
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -131,6 +132,20 @@ def test_toy_text_frames_are_gymnasiums(task, gym_id, kwargs):
             u.s, u.lastaction = s, None
 
         np.testing.assert_array_equal(frames[i], _gymnasium_frame(gym_id, put, **kwargs))
+
+
+def test_missing_pygame_names_the_extra(monkeypatch):
+    from parallel_pool import render
+
+    monkeypatch.setitem(sys.modules, "pygame", None)  # `import pygame` now raises ImportError
+    render._gymnasium_env.cache_clear()
+    env = pp.make("CartPole-v1", num_envs=1)
+    env.reset()
+    try:
+        with pytest.raises(ImportError, match=r"gymnasium\[classic-control\]"):
+            _frames(env, [0])
+    finally:
+        render._gymnasium_env.cache_clear()
 
 
 @pytest.mark.parametrize("task", ["Catch-v0", "NChain-v0", "Blackjack-v1"])
