@@ -16,8 +16,8 @@ _TYPES: dict[str, list[tuple[str, Any, str, list[str]]]] = _core.env_types()
 
 
 def list_all_envs() -> list[str]:
-    """All registered task ids, sorted."""
-    return sorted(_TASKS)
+    """All registered task ids, sorted; ids of env types named "_..." (test and example envs) are left out."""
+    return sorted(task for task, (env_type, _) in _TASKS.items() if not env_type.startswith("_"))
 
 
 def _suggest(word: str, options, what: str) -> str:

@@ -82,11 +82,13 @@ class ReferenceAtari:
 
     def _push(self, frame, fill):
         f = self.resize(frame, self.img, self.img)
+        if not self.gray:  # EnvPool's colour layout: the R, G, B planes of each frame, (3 * stack, H, W)
+            f = f.transpose(2, 0, 1)
         if fill or self.stack is None:
             self.stack = [f] * self.stack_num
         else:
             self.stack = self.stack[1:] + [f]
-        return np.stack(self.stack)
+        return np.concatenate(self.stack) if not self.gray else np.stack(self.stack)
 
     def reset(self, noops: int):
         """noops: the number of reset frames drawn (1..noop_max); FIRE takes the last one when fire reset applies."""
@@ -129,4 +131,5 @@ class ReferenceAtari:
             self.continue_game = True
         self.lives = lives
         r = float(np.sign(reward)) if self.reward_clip else float(reward)
-        return obs, r, terminated, {"lives": lives, "reward": float(reward), "terminated": int(over)}
+        return obs, r, terminated, {"lives": lives, "reward": float(reward), "terminated": int(over),
+                                    "ram": self.ale.getRAM().copy()}

@@ -82,7 +82,7 @@ def test_spec_shapes_and_action_sets():
     s = pp.make_spec("Breakout-v5")
     assert s.observation_space.shape == (4, 84, 84) and s.observation_space.dtype == np.uint8
     s = pp.make_spec("Breakout-v5", gray_scale=False, stack_num=2, img_height=64, img_width=48)
-    assert s.observation_space.shape == (2, 64, 48, 3)
+    assert s.observation_space.shape == (6, 64, 48)  # EnvPool's colour layout: 3 planes per stacked frame
     for rom in ["pong", "breakout", "ms_pacman", "freeway", "space_invaders"]:
         ale = ale_py.ALEInterface()
         ale.setLoggerMode(ale_py.LoggerMode.Error)
@@ -102,6 +102,13 @@ def test_bad_config_raises():
         pp.make("Pong-v5", stack_num=0)
     with pytest.raises(ValueError, match="repeat_action_probability"):
         pp.make("Pong-v5", repeat_action_probability=1.5)
+    # size keys are range-checked as int64, before narrowing could wrap them into valid sizes
+    with pytest.raises(ValueError, match=r"'img_height' must be in \[1, 1024\], got 4294967380"):
+        pp.make_spec("Pong-v5", img_height=2**32 + 84)
+    with pytest.raises(ValueError, match=r"'stack_num' must be in \[1, 256\], got 1000"):
+        pp.make_spec("Pong-v5", stack_num=1000)
+    with pytest.raises(ValueError, match=r"'noop_max' must be in \[0, 1000000\], got -1"):
+        pp.make_spec("Pong-v5", noop_max=-1)
 
 
 # ---------------------------------------------------------------- the resize kernel's reference
@@ -133,13 +140,15 @@ def _align(task, rom, steps, *, seed=0, gray=True, resize=None, **kw):
                          frame_skip=kw.get("frame_skip", 4), stack_num=kw.get("stack_num", 4))
     obs, info = env.reset()
     np.testing.assert_array_equal(obs[0], ref.reset(1))
+    np.testing.assert_array_equal(info["ram"][0], ref.ale.getRAM())
     rng = np.random.default_rng(seed)
     done, ends, rewards, life_losses = False, 0, 0.0, 0
     for t in range(steps):
         a = int(rng.integers(env.single_action_space.n))
         obs, r, term, trunc, info = env.step(np.array([a]))
         if done:
-            robs, rr, rterm, rinfo = ref.reset(1), 0.0, False, {"lives": ref.lives, "reward": 0.0, "terminated": 0}
+            robs, rr, rterm = ref.reset(1), 0.0, False
+            rinfo = {"lives": ref.lives, "reward": 0.0, "terminated": 0, "ram": ref.ale.getRAM()}
         else:
             lives_before = ref.lives
             robs, rr, rterm, rinfo = ref.step(a)
@@ -149,6 +158,7 @@ def _align(task, rom, steps, *, seed=0, gray=True, resize=None, **kw):
         assert int(info["lives"][0]) == rinfo["lives"]
         assert float(info["reward"][0]) == rinfo["reward"]
         assert int(info["terminated"][0]) == rinfo["terminated"]
+        np.testing.assert_array_equal(info["ram"][0], rinfo["ram"], err_msg=f"step {t}")
         assert not trunc[0]
         done = bool(term[0])
         ends += done
@@ -221,23 +231,20 @@ def test_aligns_with_envpool_defaults(task, kw):
     n = 3
     e = envpool.make(task, env_type="gymnasium", num_envs=n, seed=11, **kw)
     p = pp.make(task, num_envs=n, seed=11, **kw)
-    eo, _ = e.reset()
-    po, _ = p.reset()
-    if po.ndim == 5:  # ours (stack, H, W, 3); EnvPool (stack * 3, H, W)
-        po = po.transpose(0, 1, 4, 2, 3).reshape(eo.shape)
+    eo, ei = e.reset()
+    po, pi = p.reset()
     np.testing.assert_array_equal(po, eo)
+    np.testing.assert_array_equal(pi["ram"], ei["ram"])
     rng = np.random.default_rng(3)
     final_steps = 0
     for t in range(400):
         a = rng.integers(p.single_action_space.n, size=n)
         eo, er, ete, etr, ei = e.step(a)
         po, pr, pte, ptr, pi = p.step(a)
-        if po.ndim == 5:
-            po = po.transpose(0, 1, 4, 2, 3).reshape(eo.shape)
         np.testing.assert_array_equal(pr, er)
         np.testing.assert_array_equal(pte, ete)
         np.testing.assert_array_equal(ptr, etr)
-        for k in ("lives", "reward", "terminated"):
+        for k in ("lives", "reward", "terminated", "ram"):
             np.testing.assert_array_equal(pi[k], ei[k])
         ended = pte | ptr
         final_steps += ended.sum()

@@ -293,6 +293,8 @@ def test_pendulum_version_key():
     assert pp.make_spec("Pendulum-v0").config.version == 0
     with pytest.raises(ValueError, match="version"):
         pp.make("Pendulum-v1", version=2)
+    with pytest.raises(ValueError, match="'version' must be 0 or 1, got 4294967297"):
+        pp.make("Pendulum-v1", version=2**32 + 1)  # not narrowed to a valid 1 first
 
 
 # ---- EnvPool -------------------------------------------------------------------------------------------------

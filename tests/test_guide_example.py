@@ -55,8 +55,17 @@ class CorridorModel:
         return o
 
 
+def test_test_envs_are_made_but_not_listed():
+    listed = set(pp.list_all_envs())
+    for task in ("Dummy-v0", "TwoPlayer-v0", "Corridor-v0", "CorridorLong-v0"):
+        assert task not in listed
+        pp.make(task, num_envs=1).close()
+    assert {"CartPole-v1", "Taxi-v3"} <= listed
+
+
 def test_registered_with_spec_and_defaults():
-    assert {"Corridor-v0", "CorridorLong-v0"} <= set(pp.list_all_envs())
+    # an example type ("_Corridor"): made like any env, but not in the public list
+    assert not {"Corridor-v0", "CorridorLong-v0"} & set(pp.list_all_envs())
     spec = pp.make_spec("Corridor-v0")
     assert spec.config.length == 8 and spec.config.slip_prob == 0.1 and spec.config.max_episode_steps == 100
     long = pp.make_spec("CorridorLong-v0")

@@ -418,6 +418,13 @@ def test_bad_values():
         pp.make("Ant-v5", main_body=99)
     with pytest.raises(ValueError, match="constraint_obs_dim"):
         pp.make_spec("InvertedDoublePendulum-v5", constraint_obs_dim=7)
+    # int keys are range-checked as int64, before narrowing could wrap them into valid values
+    with pytest.raises(ValueError, match=r"'frame_stack' must be in \[1, 1024\], got 4294967298"):
+        pp.make_spec("Hopper-v5", frame_stack=2**32 + 2)
+    with pytest.raises(ValueError, match=r"'main_body' must be in \[0, \d+\], got 4294967297"):
+        pp.make("Ant-v5", main_body=2**32 + 1)
+    with pytest.raises(ValueError, match=r"'constraint_obs_dim' must be in \[0, 3\], got -4294967295"):
+        pp.make_spec("InvertedDoublePendulum-v5", constraint_obs_dim=-(2**32) + 1)
 
 
 def test_async_and_seeding_independent_of_threads():

@@ -218,9 +218,30 @@ def test_bad_config():
         pp.make("FrozenLake-v1", success_rate=1.5)
     with pytest.raises(ValueError, match="height"):
         pp.make("Catch-v0", height=1)
+
+
+@pytest.mark.parametrize("task,key,value,allowed", [
+    ("FrozenLake-v1", "size", 2**32 + 4, "4 or 8"),  # would wrap to a valid 4 if narrowed first
+    ("Catch-v0", "height", 2**32 + 10, r"\[2, 4096\]"),
+    ("Catch-v0", "width", -(2**32) + 5, r"\[1, 4096\]"),
+    ("Catch-v0", "width", 5000, r"\[1, 4096\]"),
+])
+def test_size_keys_are_range_checked_before_narrowing(task, key, value, allowed):
+    with pytest.raises(ValueError, match=f"'{key}' must be (in )?{allowed}, got {value}"):
+        pp.make_spec(task, **{key: value})
+
+
+def test_bad_set_state():
     env = pp.make("Taxi-v3")
     with pytest.raises(ValueError):
         env.set_state(0, [500])
+    for task, n in (("Taxi-v3", 500), ("FrozenLake-v1", 16), ("CliffWalking-v0", 48)):
+        env = pp.make(task)
+        for bad in ([3.5], [float("nan")], [-1], [n], [2.0**40], [1, 2]):
+            with pytest.raises(ValueError, match=r"one integer index in \[0, " + str(n)):
+                env.set_state(0, bad)
+        env.set_state(0, [n - 1])
+        assert env.get_state(0)[0] == n - 1
     env = pp.make("Blackjack-v1")
     with pytest.raises(ValueError):
         env.set_state(0, [2, 1, 11, 2, 10, 10])

@@ -78,6 +78,7 @@ py::dict SpecToDict(const Spec& s) {
   d["action"] = act;
   d["reward_dtype"] = DTypeName(s.reward_dtype);
   d["max_players"] = s.num_players_max;
+  d["render_shape"] = py::tuple(py::cast(s.render_shape));
   return d;
 }
 
@@ -160,6 +161,27 @@ class PyPool {
   void SetState(int env_id, const std::vector<double>& state) {
     Lock lk(this);
     pool_->SetState(env_id, state);
+  }
+  // (k, H, W, 3) uint8 frames of the envs named by env_ids (a 1-d int sequence), drawn in C++.
+  py::array Render(const py::object& env_ids) {
+    auto ids64 = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(env_ids);
+    if (!ids64 || ids64.ndim() != 1) throw py::value_error("render: env_ids must be a 1-d sequence of ints");
+    std::vector<int> ids(static_cast<size_t>(ids64.shape(0)));
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const int64_t id = ids64.at(static_cast<py::ssize_t>(i));
+      if (id < 0 || id >= pool_->options().num_envs) {
+        throw py::value_error("render: env_id " + std::to_string(id) + " out of range [0, " +
+                              std::to_string(pool_->options().num_envs) + ")");
+      }
+      ids[i] = static_cast<int>(id);
+    }
+    const auto& shape = pool_->spec().render_shape;
+    if (shape.size() != 2) throw py::value_error("render: this env type has no C++ renderer");
+    py::array_t<uint8_t> out({static_cast<py::ssize_t>(ids.size()), static_cast<py::ssize_t>(shape[0]),
+                              static_cast<py::ssize_t>(shape[1]), py::ssize_t{3}});
+    Lock lk(this);
+    pool_->Render(ids.data(), static_cast<int>(ids.size()), out.mutable_data());
+    return out;
   }
 
  private:
@@ -364,6 +386,7 @@ PYBIND11_MODULE(_core, m) {
       .def("num_players", &PyPool::num_players)
       .def("_get_state", &PyPool::GetState)
       .def("_set_state", &PyPool::SetState)
+      .def("render", &PyPool::Render, py::arg("env_ids"))
       .def_property_readonly("closed", &PyPool::closed)
       .def_property_readonly("output_names", &PyPool::output_names)
       .def_property_readonly("output_per_player", &PyPool::output_per_player)

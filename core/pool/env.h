@@ -94,6 +94,12 @@ class Env {
     (void)state;
     throw std::runtime_error("this env does not expose its state");
   }
+  // Optional: draw the current frame as RGB into `rgb` (height x width x 3 uint8, the size the spec declares
+  // with SpecBuilder::RenderSize). Envs without it are drawn by the Python side (parallel_pool.render).
+  virtual void Render(uint8_t* rgb) {
+    (void)rgb;
+    throw std::runtime_error("this env has no C++ renderer");
+  }
 
  protected:
   int env_id_;

@@ -85,6 +85,9 @@ class Pool {
   // Alignment-test hooks, on the calling thread; the env must have no result pending.
   std::vector<double> GetState(int env_id);
   void SetState(int env_id, const std::vector<double>& state);
+  // RGB frames of k envs, on the calling thread, into out (k x render_shape x 3 uint8); every env must have no
+  // result pending. Throws std::invalid_argument (bad id, pending, no C++ renderer) before drawing anything.
+  void Render(const int* env_ids, int k, uint8_t* out);
   // Action rows needed for these envs (sum of their player counts).
   int ActionRows(const int* env_ids, int k) const;
 

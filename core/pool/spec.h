@@ -118,6 +118,7 @@ struct Spec {
   std::vector<ArraySpec> action;  // action arrays
   DType reward_dtype = DType::kFloat32;
   int num_players_max = 1;        // largest player count an env of this config can have
+  std::vector<int> render_shape;  // (height, width) of Env::Render's RGB frame; empty: no C++ renderer
 };
 
 // Helper used by env headers to declare arrays readably.
@@ -145,6 +146,8 @@ class SpecBuilder {
   }
   void Reward(DType t) { s_->reward_dtype = t; }
   void MaxPlayers(int n) { s_->num_players_max = n; }
+  // The env draws RGB frames of this size in Env::Render.
+  void RenderSize(int height, int width) { s_->render_shape = {height, width}; }
 
  private:
   Spec* s_;
@@ -164,6 +167,17 @@ inline std::vector<ConfigKey> CommonConfigKeys() {
        {"next_step", "same_step", "disabled"}},
       {"reward_threshold", kInf, "the score at which the task counts as solved (informational)", {}},
   };
+}
+
+// An int config key that sizes arrays or loops, checked against [lo, hi] before it is narrowed to int (so a huge
+// value cannot wrap around into a plausible one). Throws std::invalid_argument naming the key and the range.
+inline int IntInRange(const Config& c, const std::string& key, int64_t lo, int64_t hi) {
+  const int64_t v = c.Get<int64_t>(key);
+  if (v < lo || v > hi) {
+    throw std::invalid_argument("config key '" + key + "' must be in [" + std::to_string(lo) + ", " +
+                                std::to_string(hi) + "], got " + std::to_string(v));
+  }
+  return static_cast<int>(v);
 }
 
 }  // namespace pp

@@ -2,10 +2,13 @@
 // preprocessing options and defaults: no-op starts, fire reset, frame skip with max-pooling of the last two frames,
 // grayscale, area resize, frame stacking, episodic life, reward clipping.
 //
-// Observation: uint8 (stack_num, img_height, img_width), or (stack_num, img_height, img_width, 3) with
-// gray_scale=False; oldest frame first. Action: Discrete(minimal action set), or all 18 with full_action_space.
-// info: lives, reward (unclipped), terminated (the real game over, also under episodic_life), and discount
-// (only with zero_discount_on_life_loss: 0 on a step that lost a life; the dm front-end multiplies it in).
+// Observation: uint8 (stack_num, img_height, img_width), or (3 * stack_num, img_height, img_width) with
+// gray_scale=False (EnvPool's layout: each frame's R, G, B planes in turn); oldest frame first.
+// Action: Discrete(minimal action set), or all 18 with full_action_space.
+// info: lives, reward (unclipped), terminated (the real game over, also under episodic_life), ram (the 128 bytes
+// of console RAM after the step, as EnvPool and ALE's getRAM give it), and discount (only with
+// zero_discount_on_life_loss: 0 on a step that lost a life; the dm front-end multiplies it in).
+// render: the full-size RGB screen (ALE's getScreenRGB: 210 x 160 for most ROMs), drawn on the calling thread.
 //
 // Semantics (EnvPool's unless noted):
 //  * Reset: reset the game (unless episodic_life and the previous episode ended by a life loss: then the game
@@ -43,9 +46,10 @@
 
 namespace pp::atari {
 
-// What the spec needs to know about a ROM, read without starting the emulator.
+// What the spec needs to know about a ROM.
 struct RomInfo {
   int num_minimal = 0, num_legal = 0;
+  int screen_height = 0, screen_width = 0;  // most ROMs 210 x 160; a few (e.g. some PAL games) are taller
   std::vector<int> modes, difficulties;
 };
 
@@ -83,6 +87,12 @@ inline RomInfo ReadRomInfo(const std::string& path, const std::string& task) {
   info.num_legal = static_cast<int>(settings->getAllActions().size());
   for (auto m : settings->getAvailableModes()) info.modes.push_back(static_cast<int>(m));
   for (auto d : settings->getAvailableDifficulties()) info.difficulties.push_back(static_cast<int>(d));
+  // The screen size is known only once the emulator has loaded the ROM (once per ROM and process; the checks
+  // above guarantee loadROM accepts it).
+  ale::ALEInterface ale;
+  ale.loadROM(path);
+  info.screen_height = static_cast<int>(ale.getScreen().height());
+  info.screen_width = static_cast<int>(ale.getScreen().width());
   cache[path] = info;
   return info;
 }
@@ -111,24 +121,12 @@ class AtariEnv : public Env {
         {"full_action_space", false, "all 18 actions instead of the game's minimal set", {}},
         {"repeat_action_probability", 0.0, "sticky actions: per frame, keep the previous action with this probability", {}},
         {"use_inter_area_resize", true, "resize with area interpolation (False: bilinear)", {}},
-        {"gray_scale", true, "grayscale frames (False: RGB, obs shape (stack, H, W, 3))", {}},
+        {"gray_scale", true, "grayscale frames (False: RGB, obs shape (3 * stack, H, W))", {}},
     };
   }
 
   static void DefineSpec(const Config& c, SpecBuilder& b) {
-    auto positive = [&](const char* k) {
-      if (c.Get<int>(k) < 1) {
-        throw std::invalid_argument(std::string("config key '") + k + "' must be >= 1, got " +
-                                    std::to_string(c.Get<int>(k)));
-      }
-    };
-    positive("stack_num");
-    positive("frame_skip");
-    positive("img_height");
-    positive("img_width");
-    if (c.Get<int>("noop_max") < 0) {
-      throw std::invalid_argument("config key 'noop_max' must be >= 0, got " + std::to_string(c.Get<int>("noop_max")));
-    }
+    CheckSizes(c);
     double p = c.Get<double>("repeat_action_probability");
     if (!(p >= 0.0 && p <= 1.0)) {
       throw std::invalid_argument("config key 'repeat_action_probability' must be in [0, 1], got " + std::to_string(p));
@@ -149,17 +147,24 @@ class AtariEnv : public Env {
     check_choice("mode", c.Get<int>("mode"), rom.modes);
     check_choice("difficulty", c.Get<int>("difficulty"), rom.difficulties);
     const int stack = c.Get<int>("stack_num"), h = c.Get<int>("img_height"), w = c.Get<int>("img_width");
-    if (c.Get<bool>("gray_scale")) {
-      b.Obs("obs", DType::kUInt8, {stack, h, w}, {0.0}, {255.0});
-    } else {
-      b.Obs("obs", DType::kUInt8, {stack, h, w, 3}, {0.0}, {255.0});
-    }
+    b.Obs("obs", DType::kUInt8, {stack * (c.Get<bool>("gray_scale") ? 1 : 3), h, w}, {0.0}, {255.0});
     b.Info("lives", DType::kInt32);
     b.Info("reward", DType::kFloat32);
     b.Info("terminated", DType::kInt32);
+    b.Info("ram", DType::kUInt8, {kRamBytes});
     if (c.Get<bool>("zero_discount_on_life_loss")) b.Info("discount", DType::kFloat32);
     b.DiscreteAction(c.Get<bool>("full_action_space") ? rom.num_legal : rom.num_minimal);
     b.Reward(DType::kFloat32);
+    b.RenderSize(rom.screen_height, rom.screen_width);
+  }
+
+  // ALE's getScreenRGB: each palette index through ALE's own RGB table (the one the colour frames use).
+  void Render(uint8_t* rgb) override {
+    const uint8_t* screen = ale_->getScreen().getArray();
+    const size_t n = static_cast<size_t>(raw_h_) * raw_w_;
+    for (size_t i = 0; i < n; ++i) {
+      for (int ch = 0; ch < 3; ++ch) rgb[3 * i + ch] = lut_rgb_[ch][screen[i]];
+    }
   }
 
   AtariEnv(const Config& c, int env_id, uint64_t seed)
@@ -236,6 +241,7 @@ class AtariEnv : public Env {
     *out.Info<int32_t>(kLives) = lives_;
     *out.Info<float>(kReward) = 0.f;
     *out.Info<int32_t>(kTerminated) = ale_->game_over() ? 1 : 0;
+    WriteRam(out);
     if (zero_discount_) *out.Info<float>(kDiscount) = 1.f;
     WriteObs(out);
   }
@@ -274,12 +280,28 @@ class AtariEnv : public Env {
     *out.Info<int32_t>(kLives) = lives;
     *out.Info<float>(kReward) = r;
     *out.Info<int32_t>(kTerminated) = over ? 1 : 0;
+    WriteRam(out);
     if (zero_discount_) *out.Info<float>(kDiscount) = life_lost ? 0.f : 1.f;
     WriteObs(out);
   }
 
  private:
-  enum { kLives = 0, kReward = 1, kTerminated = 2, kDiscount = 3 };
+  enum { kLives = 0, kReward = 1, kTerminated = 2, kRam = 3, kDiscount = 4 };
+  static constexpr int kRamBytes = 128;
+
+  // The int keys that size buffers and loops, each within a range that keeps every buffer size in int.
+  static void CheckSizes(const Config& c) {
+    IntInRange(c, "stack_num", 1, 256);
+    IntInRange(c, "frame_skip", 1, 1000);
+    IntInRange(c, "img_height", 1, 1024);
+    IntInRange(c, "img_width", 1, 1024);
+    IntInRange(c, "noop_max", 0, 1000000);
+  }
+
+  void WriteRam(Output& out) {
+    const ale::ALERAM& ram = ale_->getRAM();
+    std::memcpy(out.Info<uint8_t>(kRam), ram.array(), kRamBytes);
+  }
 
   // One emulator frame, with ALE's sticky-action rule drawn from this env's generator.
   ale::reward_t Frame(ale::Action a) {
@@ -295,8 +317,9 @@ class AtariEnv : public Env {
     uint8_t* dst = stack_.data() + frame_bytes_ * newest_;
     if (gray_) {
       resizer_->Run(a, b, lut_gray_, dst, 1);
-    } else {
-      for (int ch = 0; ch < 3; ++ch) resizer_->Run(a, b, lut_rgb_[ch], dst + ch, 3);
+    } else {  // planar: the R, G and B planes of the frame in turn
+      const size_t plane = frame_bytes_ / 3;
+      for (int ch = 0; ch < 3; ++ch) resizer_->Run(a, b, lut_rgb_[ch], dst + plane * ch, 1);
     }
     if (fill_all) {
       for (int i = 0; i < stack_num_; ++i) {

@@ -32,7 +32,7 @@ class PendulumEnv : public Env {
             {"version", int64_t{1}, "1: gymnasium Pendulum-v1 dynamics; 0: old gym Pendulum-v0 update order", {}}};
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
-    const int v = c.Get<int>("version");
+    const int64_t v = c.Get<int64_t>("version");
     if (v != 0 && v != 1) {
       throw std::invalid_argument("config key 'version' must be 0 or 1, got " + std::to_string(v));
     }

@@ -19,7 +19,7 @@ namespace pp::examples {
 class CorridorEnv : public Env {
  public:
   // The env type's name (task ids are given in register.cc).
-  static constexpr const char* kName = "Corridor";
+  static constexpr const char* kName = "_Corridor";  // leading "_": makeable, but not listed by list_all_envs()
 
   // The env's own config keys with their defaults. Re-declaring a common key changes its default.
   static std::vector<ConfigKey> ConfigKeys() {
@@ -31,9 +31,8 @@ class CorridorEnv : public Env {
   // Arrays the env writes and reads, for a given config. Throw std::invalid_argument for bad values:
   // make() and make_spec() raise it as a ValueError.
   static void DefineSpec(const Config& c, SpecBuilder& b) {
-    const int length = c.Get<int>("length");
+    const int length = IntInRange(c, "length", 2, 1 << 20);  // checked before narrowing: no wrap-around
     const double slip = c.Get<double>("slip_prob");
-    if (length < 2) throw std::invalid_argument("Corridor: length must be >= 2, got " + std::to_string(length));
     if (!(slip >= 0.0 && slip <= 1.0)) {
       throw std::invalid_argument("Corridor: slip_prob must be in [0, 1], got " + std::to_string(slip));
     }

@@ -9,76 +9,40 @@
 namespace pp::mujoco_gym {
 
 template <int V>
-class InvertedPendulumEnv : public MujocoEnv {
-  enum Field { kRewardSurvive, kNumFields };
-  static constexpr std::array<const char*, kNumFields> kFields = {"reward_survive"};
-  static std::vector<const char*> InfoNames() {
-    if (V == 4) return {};
-    return {"reward_survive"};
-  }
-  static int ObsDim(const mjModel* m) { return Dims(m).nq + Dims(m).nv; }
+class InvertedPendulumEnv : public MujocoTask<InvertedPendulumEnv<V>> {
+  using Base = MujocoTask<InvertedPendulumEnv<V>>;
+  using Base::d_, Base::n_, Base::p_, Base::info_;
 
  public:
   static constexpr const char* kName = V == 4 ? "InvertedPendulum-v4" : "InvertedPendulum-v5";
   static std::vector<ConfigKey> ConfigKeys() {
-    auto k = BaseKeys("inverted_pendulum.xml", 2, 1000, 950.0);
-    std::vector<ConfigKey> own = {
-        {"healthy_reward", 1.0, "reward per step", {}},
-        {"reward_if_not_terminated", V == 5, "pay healthy_reward only on non-terminal steps (v5)", {}},
-        {"healthy_z_min", -0.2, "healthy pole angle range (inclusive)", {}},
-        {"healthy_z_max", 0.2, "healthy pole angle range (inclusive)", {}},
-        {"reset_noise_scale", 0.01, "qpos += U(-s, s), qvel = U(-s, s) on reset", {}},
-    };
-    k.insert(k.end(), own.begin(), own.end());
-    return k;
+    return TaskKeys(V, "inverted_pendulum.xml", 2, 1000, 950.0,
+                    {HealthyRewardKey(1.0), RewardIfNotTerminatedKey(V),
+                     MinKey("healthy_z", -0.2, "healthy pole angle (inclusive)"),
+                     MaxKey("healthy_z", 0.2, "healthy pole angle (inclusive)"), ResetNoiseKey(0.01, false)});
   }
-  static void DefineSpec(const Config& c, SpecBuilder& b) {
-    ModelPtr m = LoadModel(c);
-    DefineCommonSpec(c, b, m.get(), ObsDim(m.get()), InfoNames());
+  static std::vector<const char*> InfoNames() {
+    if (V == 4) return {};
+    return {"reward_survive"};
   }
+  static int ObsDim(const Config&, const mjModel* m) { return Dims(m).nq + Dims(m).nv; }
 
-  InvertedPendulumEnv(const Config& c, int env_id, uint64_t seed)
-      : MujocoEnv(c, env_id, seed),
-        info_(kFields, InfoNames()),
-        healthy_reward_(c.Get<double>("healthy_reward")),
-        only_if_alive_(c.Get<bool>("reward_if_not_terminated")),
-        min_(c.Get<double>("healthy_z_min")),
-        max_(c.Get<double>("healthy_z_max")),
-        noise_(c.Get<double>("reset_noise_scale")) {
-    SetObsDim(ObsDim(m_));
-  }
+  InvertedPendulumEnv(const Config& c, int env_id, uint64_t seed) : Base(c, env_id, seed, /*normal_qvel=*/false) {}
 
-  void Reset(Output& out) override {
-    ResetData();
-    ResetUniformNoise(noise_, /*normal_qvel=*/false);
-    Forward();
-    WriteObs(out, true);
-    info_.Set(out, kRewardSurvive, 0.0);
-  }
+  void Reset(Output& out) override { this->ResetWithNoise(out); }
 
   void Step(const ActionView& action, Output& out) override {
-    Simulate(action.Get<double>(0), false);
-    WriteObs(out, false);
+    this->Simulate(action.Get<double>(0), false);
+    this->WriteObs(out, false);
     const double angle = d_->qpos[1];
-    const bool terminated = !StateFinite() || angle < min_ || angle > max_;
-    const double reward = (only_if_alive_ && terminated) ? 0.0 : healthy_reward_;
+    const bool terminated = !this->StateFinite() || angle < p_.z_min || angle > p_.z_max;
+    const double reward = (p_.if_not_terminated && terminated) ? 0.0 : p_.healthy_reward;
     out.SetReward(reward);
     out.SetTerminated(terminated);
     info_.Set(out, kRewardSurvive, reward);
   }
 
- private:
-  void WriteObs(Output& out, bool reset) {
-    double* o = ObsBegin(out);
-    o = Put(o, d_->qpos, n_.nq);
-    Put(o, d_->qvel, n_.nv);
-    ObsEnd(out, reset);
-  }
-
-  InfoFields<kNumFields> info_;
-  double healthy_reward_;
-  bool only_if_alive_;
-  double min_, max_, noise_;
+  void WriteFrame(double* o) { Put(Put(o, d_->qpos, n_.nq), d_->qvel, n_.nv); }
 };
 
 }  // namespace pp::mujoco_gym

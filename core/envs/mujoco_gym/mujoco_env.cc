@@ -81,8 +81,10 @@ ModelPtr LoadModel(const std::string& path) {
   return p;
 }
 
-std::vector<ConfigKey> BaseKeys(const char* xml_file, int frame_skip, int max_episode_steps, double reward_threshold) {
-  return {
+std::vector<ConfigKey> TaskKeys(int version, const char* xml_file, int frame_skip, int max_episode_steps,
+                                double reward_threshold, std::initializer_list<ConfigKey> own,
+                                const std::vector<ConfigKey>& more) {
+  std::vector<ConfigKey> keys = {
       {"max_episode_steps", int64_t{max_episode_steps}, "truncate episodes after this many steps", {}},
       {"reward_threshold", reward_threshold, "the score at which the task counts as solved (informational)", {}},
       {"base_path", std::string("pkgdir:gymnasium/envs/mujoco/assets"),
@@ -95,16 +97,89 @@ std::vector<ConfigKey> BaseKeys(const char* xml_file, int frame_skip, int max_ep
        "run mj_rnePostConstraint after stepping so cfrc_ext is up to date (gymnasium 1.x does, for v4 too); "
        "only tasks that read cfrc_ext pay for it",
        {}},
+      {"gymnasium_v5_render_camera", version == 5,
+       "render with the camera of gymnasium's -v5 task (else -v4's); EnvPool's key and defaults", {}},
   };
+  keys.insert(keys.end(), own.begin(), own.end());
+  keys.insert(keys.end(), more.begin(), more.end());
+  return keys;
+}
+
+ConfigKey ExcludePositionsKey(const char* what) {
+  return {"exclude_current_positions_from_observation", true,
+          std::string("drop the root ") + what + " from the observation", {}};
+}
+ConfigKey ForwardWeightKey(double w) { return {"forward_reward_weight", w, "weight of the forward velocity reward", {}}; }
+ConfigKey CtrlWeightKey(double w) { return {"ctrl_cost_weight", w, "weight of the control cost", {}}; }
+ConfigKey ContactWeightKey(double w) { return {"contact_cost_weight", w, "weight of the contact cost", {}}; }
+ConfigKey HealthyRewardKey(double r) { return {"healthy_reward", r, "reward per healthy (alive) step", {}}; }
+ConfigKey TerminateKey() {
+  return {"terminate_when_unhealthy", true, "terminate when the state leaves the healthy range", {}};
+}
+ConfigKey LegacyHealthyKey(int version) {
+  return {"legacy_healthy_reward", version == 4,
+          "v4: healthy reward also when unhealthy if terminate_when_unhealthy", {}};
+}
+ConfigKey RewardIfNotTerminatedKey(int version) {
+  return {"reward_if_not_terminated", version == 5, "pay healthy_reward only on non-terminal steps (v5)", {}};
+}
+ConfigKey RewardAfterStepKey(int version) {
+  return {"reward_after_step", version == 5, "compute the reward from the state after the step (v5) or before (v4)",
+          {}};
+}
+ConfigKey ResetNoiseKey(double s, bool normal_qvel) {
+  return {"reset_noise_scale", s,
+          normal_qvel ? "qpos += U(-s, s), qvel = s * N(0, 1) on reset" : "qpos += U(-s, s), qvel = U(-s, s) on reset",
+          {}};
+}
+ConfigKey MinKey(const std::string& name, double lo, const std::string& doc) { return {name + "_min", lo, doc, {}}; }
+ConfigKey MaxKey(const std::string& name, double hi, const std::string& doc) { return {name + "_max", hi, doc, {}}; }
+
+namespace {
+template <typename T>
+T Optional(const Config& c, const char* key) {
+  return c.Has(key) ? c.Get<T>(key) : T{};
+}
+}  // namespace
+
+SharedParams::SharedParams(const Config& c)
+    : no_pos(Optional<bool>(c, "exclude_current_positions_from_observation")),
+      terminate(Optional<bool>(c, "terminate_when_unhealthy")),
+      legacy_healthy(Optional<bool>(c, "legacy_healthy_reward")),
+      if_not_terminated(Optional<bool>(c, "reward_if_not_terminated")),
+      after_step(Optional<bool>(c, "reward_after_step")),
+      forward_w(Optional<double>(c, "forward_reward_weight")),
+      ctrl_w(Optional<double>(c, "ctrl_cost_weight")),
+      contact_w(Optional<double>(c, "contact_cost_weight")),
+      healthy_reward(Optional<double>(c, "healthy_reward")),
+      z_min(Optional<double>(c, "healthy_z_min")),
+      z_max(Optional<double>(c, "healthy_z_max")),
+      noise(Optional<double>(c, "reset_noise_scale")) {}
+
+double SharedParams::CtrlCost(const double* a, int n) const {
+  double s = 0;
+  for (int i = 0; i < n; ++i) s += a[i] * a[i];
+  return ctrl_w * s;
+}
+
+InfoFields::InfoFields(const std::vector<const char*>& declared) {
+  static constexpr std::array<const char*, kNumFields> kNames = {
+      "x_position", "y_position", "distance_from_origin", "z_distance_from_origin", "x_velocity", "y_velocity",
+      "reward_forward", "reward_run", "reward_fwd", "forward_reward", "reward_ctrl", "reward_contact",
+      "reward_survive", "reward_linvel", "reward_quadctrl", "reward_alive", "reward_impact", "reward_linup",
+      "reward_dist", "reward_near", "distance_penalty", "velocity_penalty"};
+  slot_.fill(-1);
+  for (int f = 0; f < kNumFields; ++f) {
+    for (size_t j = 0; j < declared.size(); ++j) {
+      if (std::strcmp(kNames[f], declared[j]) == 0) slot_[f] = static_cast<int>(j);
+    }
+  }
 }
 
 void DefineCommonSpec(const Config& c, SpecBuilder& b, const mjModel* m, int obs_dim,
                       const std::vector<const char*>& info) {
-  const int k = c.Get<int>("frame_stack");
-  if (k < 1) throw std::invalid_argument("config key 'frame_stack' must be >= 1, got " + std::to_string(k));
-  if (c.Get<int>("frame_skip") < 1) {
-    throw std::invalid_argument("config key 'frame_skip' must be >= 1, got " + std::to_string(c.Get<int>("frame_skip")));
-  }
+  const int k = IntInRange(c, "frame_stack", 1, 1024);
+  IntInRange(c, "frame_skip", 1, 100000);
   if (k == 1) {
     b.Obs("obs", DType::kFloat64, {obs_dim});
   } else {

@@ -1,6 +1,7 @@
 // Shared code of the MuJoCo (gymnasium suite) family: model loading and caching, the base env (stepping,
-// reset noise, qpos/qvel state, frame stacking), common config keys and observation/info helpers.
-// Each task header (ant.h, hopper.h, ...) only adds its own reward terms, termination rule and observation.
+// reset noise, qpos/qvel state, frame stacking), the shared config keys and their values, the info fields, and
+// MujocoTask, the base of every task (spec, usual reset, locomotion step). Each task header (ant.h,
+// planar_walker.h, ...) only adds its own defaults, observation, reward terms and termination rule.
 //
 // Behaviour follows gymnasium 1.4's MujocoEnv: a step sets data.ctrl = action (no clipping: MuJoCo clamps
 // internally to ctrlrange), runs mj_step `frame_skip` times, then mj_rnePostConstraint (here only when the
@@ -13,10 +14,12 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/pool/env.h"
@@ -35,9 +38,6 @@ std::string ModelPath(const Config& c);
 ModelPtr LoadModel(const std::string& path);
 inline ModelPtr LoadModel(const Config& c) { return LoadModel(ModelPath(c)); }
 
-// Config keys every task of the family has (EnvPool's names and defaults).
-std::vector<ConfigKey> BaseKeys(const char* xml_file, int frame_skip, int max_episode_steps, double reward_threshold);
-
 // Model sizes as int (mjModel stores them as int64 mjtSize).
 struct Dims {
   int nq, nv, nu, nbody, ntendon;
@@ -52,32 +52,83 @@ inline int BodyId(const mjModel* m, const char* name) {
   return id;
 }
 
+// ---- config keys
+// A task's keys: the family's (model file, frame skip, ... with the task's defaults), then the task's own, then
+// `more` (keys a task shares with a sibling, e.g. the Humanoid observation's). `version` (4 or 5) sets the
+// defaults EnvPool gives per version (gymnasium_v5_render_camera).
+std::vector<ConfigKey> TaskKeys(int version, const char* xml_file, int frame_skip, int max_episode_steps,
+                                double reward_threshold, std::initializer_list<ConfigKey> own,
+                                const std::vector<ConfigKey>& more = {});
+// Keys several tasks share, each with one meaning and one doc (only the default differs between tasks).
+ConfigKey ExcludePositionsKey(const char* what);  // what: "x" or "x, y" (the root coordinates dropped)
+ConfigKey ForwardWeightKey(double w);
+ConfigKey CtrlWeightKey(double w);
+ConfigKey ContactWeightKey(double w);
+ConfigKey HealthyRewardKey(double r);
+ConfigKey TerminateKey();
+ConfigKey LegacyHealthyKey(int version);
+ConfigKey RewardIfNotTerminatedKey(int version);
+ConfigKey RewardAfterStepKey(int version);
+ConfigKey ResetNoiseKey(double s, bool normal_qvel);
+// A closed range as two float keys <name>_min and <name>_max.
+ConfigKey MinKey(const std::string& name, double lo, const std::string& doc);
+ConfigKey MaxKey(const std::string& name, double hi, const std::string& doc);
+// Reads such a pair.
+struct Range {
+  double min, max;
+};
+inline Range ReadRange(const Config& c, const std::string& name) {
+  return {c.Get<double>(name + "_min"), c.Get<double>(name + "_max")};
+}
+
+// The values of the shared keys a task declares (keys it does not declare read as 0 / false).
+struct SharedParams {
+  explicit SharedParams(const Config& c);
+  bool no_pos, terminate, legacy_healthy, if_not_terminated, after_step;
+  double forward_w, ctrl_w, contact_w, healthy_reward, z_min, z_max, noise;
+  // gymnasium's healthy reward: paid when healthy, and by v4 also when unhealthy if terminate_when_unhealthy.
+  double HealthyReward(bool healthy) const {
+    return (healthy || (legacy_healthy && terminate)) ? healthy_reward : 0.0;
+  }
+  double CtrlCost(const double* a, int n) const;
+};
+
+// ---- info fields
+// Every scalar info field of the family. A task declares the names it reports (gymnasium's order, per version);
+// fields it did not declare are not written.
+enum Field {
+  kXPosition, kYPosition, kDistanceFromOrigin, kZDistanceFromOrigin, kXVelocity, kYVelocity, kRewardForward,
+  kRewardRun, kRewardFwd, kForwardReward, kRewardCtrl, kRewardContact, kRewardSurvive, kRewardLinvel,
+  kRewardQuadctrl, kRewardAlive, kRewardImpact, kRewardLinup, kRewardDist, kRewardNear, kDistancePenalty,
+  kVelocityPenalty, kNumFields
+};
+
+class InfoFields {
+ public:
+  explicit InfoFields(const std::vector<const char*>& declared);
+  void Set(Output& out, Field f, double v) const {
+    if (slot_[f] >= 0) *out.Info<double>(slot_[f]) = v;
+  }
+  // Several fields at once: {{kRewardForward, forward}, {kRewardCtrl, -ctrl_cost}}.
+  void Set(Output& out, std::initializer_list<std::pair<Field, double>> values) const {
+    for (const auto& [f, v] : values) Set(out, f, v);
+  }
+  // x, y and their distance from the origin.
+  void SetPlanePosition(Output& out, double x, double y) const {
+    Set(out, {{kXPosition, x}, {kYPosition, y}, {kDistanceFromOrigin, std::sqrt(x * x + y * y)}});
+  }
+  void Clear(Output& out) const {
+    for (int f = 0; f < kNumFields; ++f) Set(out, static_cast<Field>(f), 0.0);
+  }
+
+ private:
+  std::array<int, kNumFields> slot_;
+};
+
 // Declares the float64 observation (frame-stacked if frame_stack > 1), the float64 action box from the
 // actuators' ctrlrange, float64 reward, and the scalar float64 info fields `info`.
 void DefineCommonSpec(const Config& c, SpecBuilder& b, const mjModel* m, int obs_dim,
                       const std::vector<const char*>& info);
-
-// Scalar float64 info fields, addressed by a per-task enum. The task lists the names it declares (they may
-// differ between -v4 and -v5); fields it did not declare are not written.
-template <size_t N>
-class InfoFields {
- public:
-  InfoFields(const std::array<const char*, N>& all, const std::vector<const char*>& declared) {
-    slot_.fill(-1);
-    for (size_t f = 0; f < N; ++f) {
-      for (size_t j = 0; j < declared.size(); ++j) {
-        if (std::strcmp(all[f], declared[j]) == 0) slot_[f] = static_cast<int>(j);
-      }
-    }
-  }
-  void Set(Output& out, size_t field, double v) const {
-    if (slot_[field] >= 0) *out.Info<double>(slot_[field]) = v;
-  }
-  int slot(size_t field) const { return slot_[field]; }
-
- private:
-  std::array<int, N> slot_;
-};
 
 class MujocoEnv : public Env {
  public:
@@ -163,5 +214,65 @@ inline double* PutClipped(double* o, const double* src, int n, double lo, double
   for (int i = 0; i < n; ++i) o[i] = Clip(src[i], lo, hi);
   return o + n;
 }
+
+// The part of every task that only differs by the task's observation and info names. `Task` provides
+//   static int ObsDim(const Config&, const mjModel*);        // one observation frame's length
+//   static std::vector<const char*> InfoNames();              // the info fields it reports (gymnasium's order)
+//   void WriteFrame(double* o);                               // writes one observation frame
+template <class Task>
+class MujocoTask : public MujocoEnv {
+ public:
+  static void DefineSpec(const Config& c, SpecBuilder& b) {
+    ModelPtr m = LoadModel(c);
+    DefineCommonSpec(c, b, m.get(), Task::ObsDim(c, m.get()), Task::InfoNames());
+  }
+
+ protected:
+  // normal_qvel: the task's reset noise on qvel is s * N(0, 1) (else U(-s, s)).
+  MujocoTask(const Config& c, int env_id, uint64_t seed, bool normal_qvel)
+      : MujocoEnv(c, env_id, seed), p_(c), info_(Task::InfoNames()), normal_qvel_(normal_qvel) {
+    SetObsDim(Task::ObsDim(c, m_));
+  }
+  // gymnasium's usual reset: mj_resetData, qpos0 + noise, mj_forward; the first observation; info fields 0.
+  void ResetWithNoise(Output& out) {
+    ResetData();
+    ResetUniformNoise(p_.noise, normal_qvel_);
+    Forward();
+    WriteObs(out, true);
+    info_.Clear(out);
+  }
+  void WriteObs(Output& out, bool reset) {
+    static_cast<Task*>(this)->WriteFrame(ObsBegin(out));
+    ObsEnd(out, reset);
+  }
+  // The observation's leading qpos: all of it, or without the first `root` coordinates when
+  // exclude_current_positions_from_observation.
+  double* PutQpos(double* o, int root) const {
+    const int skip = p_.no_pos ? root : 0;
+    return Put(o, d_->qpos + skip, n_.nq - skip);
+  }
+  // The locomotion step most tasks share: simulate, tracking a point (x, y) that the simulation moves (qpos[0..1]
+  // or a body's xpos); the forward reward is forward_reward_weight * its x velocity.
+  struct Motion {
+    double x, y, xv, yv, forward, ctrl_cost;
+  };
+  Motion Locomote(const double* a, const double* xy, bool need_cfrc) {
+    const double x0 = xy[0], y0 = xy[1];
+    Simulate(a, need_cfrc);
+    const double xv = (xy[0] - x0) / dt_, yv = (xy[1] - y0) / dt_;
+    return {xy[0], xy[1], xv, yv, p_.forward_w * xv, p_.CtrlCost(a, n_.nu)};
+  }
+
+  // Humanoid's contact cost: contact_cost_weight * sum(cfrc_ext^2), clipped to `range`.
+  double ClippedContactCost(const Range& range) const {
+    return Clip(p_.contact_w * SumSquares(d_->cfrc_ext, 6 * n_.nbody), range.min, range.max);
+  }
+
+  SharedParams p_;
+  InfoFields info_;
+
+ private:
+  bool normal_qvel_;
+};
 
 }  // namespace pp::mujoco_gym

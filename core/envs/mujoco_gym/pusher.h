@@ -13,63 +13,47 @@
 namespace pp::mujoco_gym {
 
 template <int V>
-class PusherEnv : public MujocoEnv {
-  enum Field { kRewardDist, kRewardCtrl, kRewardNear, kNumFields };
-  static constexpr std::array<const char*, kNumFields> kFields = {"reward_dist", "reward_ctrl", "reward_near"};
-  static std::vector<const char*> InfoNames() { return {"reward_dist", "reward_ctrl", "reward_near"}; }
+class PusherEnv : public MujocoTask<PusherEnv<V>> {
+  using Base = MujocoTask<PusherEnv<V>>;
+  using Base::d_, Base::m_, Base::n_, Base::p_, Base::info_;
 
  public:
   static constexpr const char* kName = V == 4 ? "Pusher-v4" : "Pusher-v5";
   static std::vector<ConfigKey> ConfigKeys() {
-    auto k = BaseKeys(V == 4 ? "pusher.xml" : "pusher_v5.xml", 5, 100, 0.0);
-    std::vector<ConfigKey> own = {
-        {"ctrl_cost_weight", 0.1, "weight of the control cost", {}},
-        {"dist_cost_weight", 1.0, "weight of the object-goal distance", {}},
-        {"near_cost_weight", 0.5, "weight of the object-fingertip distance", {}},
-        {"reward_after_step", V == 5, "compute the reward from the state after the step (v5) or before (v4)", {}},
-        {"weighted_reward_info", V == 5, "report weighted (v5) or unweighted (v4) reward terms in info", {}},
-        {"reset_qvel_scale", 0.005, "arm qvel = U(-s, s) on reset", {}},
-        {"cylinder_x_min", -0.3, "object start x ~ U(cylinder_x_min, cylinder_x_max)", {}},
-        {"cylinder_x_max", 0.0, "object start x ~ U(cylinder_x_min, cylinder_x_max)", {}},
-        {"cylinder_y_min", -0.2, "object start y ~ U(cylinder_y_min, cylinder_y_max)", {}},
-        {"cylinder_y_max", 0.2, "object start y ~ U(cylinder_y_min, cylinder_y_max)", {}},
-        {"cylinder_dist_min", 0.17, "the object starts farther than this from the goal (rejection sampling)", {}},
-    };
-    k.insert(k.end(), own.begin(), own.end());
-    return k;
+    return TaskKeys(
+        V, V == 4 ? "pusher.xml" : "pusher_v5.xml", 5, 100, 0.0,
+        {CtrlWeightKey(0.1), {"dist_cost_weight", 1.0, "weight of the object-goal distance", {}},
+         {"near_cost_weight", 0.5, "weight of the object-fingertip distance", {}}, RewardAfterStepKey(V),
+         {"weighted_reward_info", V == 5, "report weighted (v5) or unweighted (v4) reward terms in info", {}},
+         {"reset_qvel_scale", 0.005, "arm qvel = U(-s, s) on reset", {}},
+         MinKey("cylinder_x", -0.3, "object start x range"), MaxKey("cylinder_x", 0.0, "object start x range"),
+         MinKey("cylinder_y", -0.2, "object start y range"), MaxKey("cylinder_y", 0.2, "object start y range"),
+         {"cylinder_dist_min", 0.17, "the object starts farther than this from the goal (rejection sampling)", {}}});
   }
-  static void DefineSpec(const Config& c, SpecBuilder& b) {
-    ModelPtr m = LoadModel(c);
-    DefineCommonSpec(c, b, m.get(), 23, InfoNames());
-  }
+  static std::vector<const char*> InfoNames() { return {"reward_dist", "reward_ctrl", "reward_near"}; }
+  static int ObsDim(const Config&, const mjModel*) { return 23; }
 
   PusherEnv(const Config& c, int env_id, uint64_t seed)
-      : MujocoEnv(c, env_id, seed),
-        info_(kFields, InfoNames()),
-        ctrl_w_(c.Get<double>("ctrl_cost_weight")),
+      : Base(c, env_id, seed, /*normal_qvel=*/false),
         dist_w_(c.Get<double>("dist_cost_weight")),
         near_w_(c.Get<double>("near_cost_weight")),
-        after_(c.Get<bool>("reward_after_step")),
         weighted_info_(c.Get<bool>("weighted_reward_info")),
-        qvel_scale_(c.Get<double>("reset_qvel_scale")),
-        x_min_(c.Get<double>("cylinder_x_min")),
-        x_max_(c.Get<double>("cylinder_x_max")),
-        y_min_(c.Get<double>("cylinder_y_min")),
-        y_max_(c.Get<double>("cylinder_y_max")),
-        dist_min_(c.Get<double>("cylinder_dist_min")),
         tips_(BodyId(m_, "tips_arm")),
         object_(BodyId(m_, "object")),
-        goal_(BodyId(m_, "goal")) {
+        goal_(BodyId(m_, "goal")),
+        qvel_scale_(c.Get<double>("reset_qvel_scale")),
+        cylinder_x_(ReadRange(c, "cylinder_x")),
+        cylinder_y_(ReadRange(c, "cylinder_y")),
+        dist_min_(c.Get<double>("cylinder_dist_min")) {
     if (n_.nq < 11 || n_.nv < 11) throw std::invalid_argument("the Pusher model needs 7 arm + 4 object/goal joints");
-    SetObsDim(23);
   }
 
   void Reset(Output& out) override {
-    ResetData();
+    this->ResetData();
     double cx, cy;
     do {
-      cx = Uniform(x_min_, x_max_);
-      cy = Uniform(y_min_, y_max_);
+      cx = this->Uniform(cylinder_x_.min, cylinder_x_.max);
+      cy = this->Uniform(cylinder_y_.min, cylinder_y_.max);
     } while (!(std::sqrt(cx * cx + cy * cy) > dist_min_));
     const int nq = n_.nq, nv = n_.nv;
     for (int i = 0; i < nq; ++i) d_->qpos[i] = m_->qpos0[i];
@@ -77,25 +61,29 @@ class PusherEnv : public MujocoEnv {
     d_->qpos[nq - 3] = cy;
     d_->qpos[nq - 2] = 0.0;  // goal
     d_->qpos[nq - 1] = 0.0;
-    for (int i = 0; i < nv; ++i) d_->qvel[i] = i < nv - 4 ? Uniform(-qvel_scale_, qvel_scale_) : 0.0;
-    Forward();
-    WriteObs(out, true);
-    for (int f = 0; f < kNumFields; ++f) info_.Set(out, f, 0.0);
+    for (int i = 0; i < nv; ++i) d_->qvel[i] = i < nv - 4 ? this->Uniform(-qvel_scale_, qvel_scale_) : 0.0;
+    this->Forward();
+    this->WriteObs(out, true);
+    info_.Clear(out);
   }
 
   void Step(const ActionView& action, Output& out) override {
     const double* a = action.Get<double>(0);
     double near = 0, dist = 0;
-    if (!after_) Distances(&near, &dist);
-    Simulate(a, false);
-    if (after_) Distances(&near, &dist);
-    const double ctrl = -SumSquares(a, n_.nu);
-    const double w_dist = -dist * dist_w_, w_ctrl = ctrl * ctrl_w_, w_near = -near * near_w_;
+    if (!p_.after_step) Distances(&near, &dist);
+    this->Simulate(a, false);
+    if (p_.after_step) Distances(&near, &dist);
+    const double ctrl = -this->SumSquares(a, n_.nu);
+    const double w_dist = -dist * dist_w_, w_ctrl = ctrl * p_.ctrl_w, w_near = -near * near_w_;
     out.SetReward(w_dist + w_ctrl + w_near);
-    WriteObs(out, false);
-    info_.Set(out, kRewardDist, weighted_info_ ? w_dist : -dist);
-    info_.Set(out, kRewardCtrl, weighted_info_ ? w_ctrl : ctrl);
-    info_.Set(out, kRewardNear, weighted_info_ ? w_near : -near);
+    this->WriteObs(out, false);
+    info_.Set(out, {{kRewardDist, weighted_info_ ? w_dist : -dist}, {kRewardCtrl, weighted_info_ ? w_ctrl : ctrl},
+                    {kRewardNear, weighted_info_ ? w_near : -near}});
+  }
+
+  void WriteFrame(double* o) {
+    o = Put(Put(o, d_->qpos, 7), d_->qvel, 7);
+    for (int body : {tips_, object_, goal_}) o = Put(o, d_->xpos + 3 * body, 3);
   }
 
  private:
@@ -111,21 +99,13 @@ class PusherEnv : public MujocoEnv {
     *near = std::sqrt(s1);
     *dist = std::sqrt(s2);
   }
-  void WriteObs(Output& out, bool reset) {
-    double* o = ObsBegin(out);
-    o = Put(o, d_->qpos, 7);
-    o = Put(o, d_->qvel, 7);
-    o = Put(o, d_->xpos + 3 * tips_, 3);
-    o = Put(o, d_->xpos + 3 * object_, 3);
-    Put(o, d_->xpos + 3 * goal_, 3);
-    ObsEnd(out, reset);
-  }
 
-  InfoFields<kNumFields> info_;
-  double ctrl_w_, dist_w_, near_w_;
-  bool after_, weighted_info_;
-  double qvel_scale_, x_min_, x_max_, y_min_, y_max_, dist_min_;
+  double dist_w_, near_w_;
+  bool weighted_info_;
   int tips_, object_, goal_;
+  double qvel_scale_;
+  Range cylinder_x_, cylinder_y_;
+  double dist_min_;
 };
 
 }  // namespace pp::mujoco_gym

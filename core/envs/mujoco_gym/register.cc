@@ -2,15 +2,14 @@
 // their defaults, info fields and a few rules differ; see each header).
 #include "core/envs/mujoco_gym/ant.h"
 #include "core/envs/mujoco_gym/half_cheetah.h"
-#include "core/envs/mujoco_gym/hopper.h"
 #include "core/envs/mujoco_gym/humanoid.h"
 #include "core/envs/mujoco_gym/humanoid_standup.h"
 #include "core/envs/mujoco_gym/inverted_double_pendulum.h"
 #include "core/envs/mujoco_gym/inverted_pendulum.h"
+#include "core/envs/mujoco_gym/planar_walker.h"
 #include "core/envs/mujoco_gym/pusher.h"
 #include "core/envs/mujoco_gym/reacher.h"
 #include "core/envs/mujoco_gym/swimmer.h"
-#include "core/envs/mujoco_gym/walker2d.h"
 
 namespace pp::mujoco_gym {
 

@@ -19,7 +19,7 @@ namespace pp::testing {
 
 class DummyEnv : public Env {
  public:
-  static constexpr const char* kName = "Dummy";
+  static constexpr const char* kName = "_Dummy";  // leading "_": makeable, but not listed by list_all_envs()
   static std::vector<ConfigKey> ConfigKeys() {
     return {{"max_episode_steps", int64_t{1000}, "truncate after this many steps", {}},
             {"episode_len", int64_t{10}, "terminate after this many steps", {}},
@@ -116,7 +116,7 @@ class DummyEnv : public Env {
 // per-player Discrete(3) action, per-player reward = that player's action; terminates after episode_len steps.
 class TwoPlayerEnv : public Env {
  public:
-  static constexpr const char* kName = "TwoPlayer";
+  static constexpr const char* kName = "_TwoPlayer";
   static std::vector<ConfigKey> ConfigKeys() {
     return {{"max_num_players", int64_t{2}, "players per env", {}},
             {"episode_len", int64_t{5}, "terminate after this many steps", {}},

@@ -19,15 +19,15 @@ namespace pp::toy_text {
 class CatchEnv : public Env {
  public:
   static constexpr const char* kName = "Catch";
+  static constexpr int kMaxSide = 4096;
   static std::vector<ConfigKey> ConfigKeys() {
     return {{"max_episode_steps", int64_t{2147483647}, "truncate after this many steps", {}},
             {"height", int64_t{10}, "board rows (the ball falls height - 1 rows)", {}},
             {"width", int64_t{5}, "board columns", {}}};
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
-    const int h = c.Get<int>("height"), w = c.Get<int>("width");
-    if (h < 2) throw std::invalid_argument("Catch: height must be >= 2, got " + std::to_string(h));
-    if (w < 1) throw std::invalid_argument("Catch: width must be >= 1, got " + std::to_string(w));
+    // Bounded so the board (h * w floats per env) stays a sane size and h * w fits in int.
+    const int h = IntInRange(c, "height", 2, kMaxSide), w = IntInRange(c, "width", 1, kMaxSide);
     b.Obs("obs", DType::kFloat32, {h, w}, {0.0}, {1.0});
     b.DiscreteAction(3);
   }

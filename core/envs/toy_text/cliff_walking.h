@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/envs/toy_text/state_index.h"
 #include "core/pool/env.h"
 #include "core/pool/registry.h"
 
@@ -62,8 +63,7 @@ class CliffWalkingEnv : public Env {
   // (state index row * 12 + col), as gymnasium's env.unwrapped.s
   std::vector<double> GetState() const override { return {double(row_ * kCols + col_)}; }
   void SetState(const std::vector<double>& s) override {
-    const int v = s.size() == 1 ? static_cast<int>(s[0]) : -1;
-    if (v < 0 || v >= kRows * kCols) throw std::invalid_argument("CliffWalking state is one index in [0, 48)");
+    const int v = StateIndex(s, kRows * kCols, "CliffWalking");
     row_ = v / kCols;
     col_ = v % kCols;
   }

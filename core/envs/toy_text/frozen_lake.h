@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/envs/toy_text/state_index.h"
 #include "core/pool/env.h"
 #include "core/pool/registry.h"
 
@@ -30,7 +31,7 @@ class FrozenLakeEnv : public Env {
             {"success_rate", 1.0 / 3.0, "with is_slippery: probability of moving in the intended direction", {}}};
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
-    const int n = CheckSize(c.Get<int>("size"));
+    const int n = CheckSize(c);
     const double p = c.Get<double>("success_rate");
     if (!(p >= 0.0 && p <= 1.0)) {
       throw std::invalid_argument("FrozenLake: success_rate must be in [0, 1], got " + std::to_string(p));
@@ -41,7 +42,7 @@ class FrozenLakeEnv : public Env {
 
   FrozenLakeEnv(const Config& c, int env_id, uint64_t seed)
       : Env(c, env_id, seed),
-        size_(CheckSize(c.Get<int>("size"))),
+        size_(CheckSize(c)),
         map_(size_ == 8 ? kMap8 : kMap4),
         slippery_(c.Get<bool>("is_slippery")),
         success_(c.Get<double>("success_rate")),
@@ -76,16 +77,16 @@ class FrozenLakeEnv : public Env {
   // (state index row * size + col), as gymnasium's env.unwrapped.s
   std::vector<double> GetState() const override { return {double(row_ * size_ + col_)}; }
   void SetState(const std::vector<double>& s) override {
-    const int v = s.size() == 1 ? static_cast<int>(s[0]) : -1;
-    if (v < 0 || v >= size_ * size_) throw std::invalid_argument("FrozenLake state is one index in [0, size^2)");
+    const int v = StateIndex(s, size_ * size_, "FrozenLake");
     row_ = v / size_;
     col_ = v % size_;
   }
 
  private:
-  static int CheckSize(int n) {
-    if (n != 4 && n != 8) throw std::invalid_argument("FrozenLake: size must be 4 or 8, got " + std::to_string(n));
-    return n;
+  static int CheckSize(const Config& c) {
+    const int64_t n = c.Get<int64_t>("size");
+    if (n != 4 && n != 8) throw std::invalid_argument("config key 'size' must be 4 or 8, got " + std::to_string(n));
+    return static_cast<int>(n);
   }
   // -1, 0 or +1 added to the intended direction.
   int Slip() {

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/envs/toy_text/state_index.h"
 #include "core/pool/env.h"
 #include "core/pool/registry.h"
 
@@ -85,8 +86,7 @@ class TaxiEnv : public Env {
   // (encoded state), as gymnasium's env.unwrapped.s
   std::vector<double> GetState() const override { return {double(Encode())}; }
   void SetState(const std::vector<double>& s) override {
-    const int v = s.size() == 1 ? static_cast<int>(s[0]) : -1;
-    if (v < 0 || v >= 500) throw std::invalid_argument("Taxi state is one index in [0, 500)");
+    const int v = StateIndex(s, 500, "Taxi");
     dest_ = v % 4;
     pass_ = (v / 4) % 5;
     col_ = (v / 20) % 5;
