@@ -4,6 +4,7 @@ few epochs of rl_games PPO on Pong-v5 with rl_games' Atari network."""
 
 from __future__ import annotations
 
+import pathlib
 import types
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 
 pytest.importorskip("rl_games")
 torch = pytest.importorskip("torch")
+yaml = pytest.importorskip("yaml")
 
 import gymnasium as gym  # noqa: E402
 from rl_games.common import env_configurations, vecenv  # noqa: E402
@@ -170,44 +172,18 @@ def test_bad_env_config_raises_naming_the_key(kwargs, match):
         ParallelPoolRLGamesEnv("parallel_pool", 4, **kwargs)
 
 
-PONG_CONFIG = {
-    "params": {
-        "seed": 3,
-        "torch_threads": 1,
-        "algo": {"name": "a2c_discrete"},
-        "model": {"name": "discrete_a2c"},
-        # rl_games' Atari network (configs/atari/ppo_pong_envpool.yaml)
-        "network": {
-            "name": "actor_critic", "separate": False, "space": {"discrete": None},
-            "cnn": {"permute_input": False, "type": "conv2d", "activation": "elu",
-                    "initializer": {"name": "default"}, "regularizer": {"name": "None"},
-                    "convs": [{"filters": 32, "kernel_size": 8, "strides": 4, "padding": 0},
-                              {"filters": 64, "kernel_size": 4, "strides": 2, "padding": 0},
-                              {"filters": 64, "kernel_size": 3, "strides": 1, "padding": 0}]},
-            "mlp": {"units": [512], "activation": "elu",
-                    "initializer": {"name": "orthogonal_initializer", "gain": 1.41421356237}},
-        },
-        "config": {
-            "name": "pong_parallel_pool", "env_name": "parallel_pool", "vecenv_type": "PARALLEL_POOL",
-            "env_config": {"env_name": "Pong-v5", "episodic_life": True, "reward_clip": True},
-            "device": "cpu", "torch_compile": False, "score_to_win": 20.0,
-            "reward_shaper": {"min_val": -1, "max_val": 1}, "normalize_input": True, "normalize_value": True,
-            "value_bootstrap": True, "normalize_advantage": True, "gamma": 0.99, "tau": 0.95,
-            "learning_rate": 3e-4, "lr_schedule": "adaptive", "kl_threshold": 0.01, "grad_norm": 1.0,
-            "entropy_coef": 0.01, "truncate_grads": True, "e_clip": 0.2, "clip_value": False,
-            "num_actors": 4, "horizon_length": 16, "minibatch_size": 32, "mini_epochs": 1, "critic_coef": 2,
-            "max_epochs": 3, "save_frequency": 0, "save_best_after": 100, "bounds_loss_coef": 0.0,
-        },
-    }
-}
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 @needs_atari
-def test_pong_ppo_runs_a_few_epochs_with_rl_games_atari_network(tmp_path):
+def test_pong_example_config_runs_a_few_epochs_with_rl_games_atari_network(tmp_path):
     from rl_games.torch_runner import Runner
 
-    cfg = {"params": dict(PONG_CONFIG["params"])}
-    cfg["params"]["config"] = dict(cfg["params"]["config"], train_dir=str(tmp_path))
+    cfg = yaml.safe_load((ROOT / "examples" / "rl_games_pong.yaml").read_text())
+    assert cfg["params"]["config"]["env_name"] == "parallel_pool"
+    # a tiny budget: 3 epochs of 4 actors x 16 steps
+    cfg["params"]["config"].update(train_dir=str(tmp_path), num_actors=4, horizon_length=16, minibatch_size=32,
+                                   mini_epochs=1, max_epochs=3, save_best_after=100)
     runner = Runner()
     runner.load(cfg)
     runner.run({"train": True})

@@ -20,7 +20,7 @@ TARGET = 475.0
 
 
 def _example():
-    spec = importlib.util.spec_from_file_location("rl_games_cartpole", ROOT / "examples" / "rl_games_cartpole.py")
+    spec = importlib.util.spec_from_file_location("rl_games_train", ROOT / "examples" / "rl_games_train.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

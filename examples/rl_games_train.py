@@ -1,12 +1,13 @@
-"""rl_games PPO on CartPole-v1 through ParallelPool: a stock rl_games YAML config and rl_games' own Runner.
+"""rl_games PPO through ParallelPool: a stock rl_games YAML config and rl_games' own Runner.
 
-    python examples/rl_games_cartpole.py [--config examples/rl_games_cartpole.yaml] [--train-dir runs]
+    python examples/rl_games_train.py [--config examples/rl_games_cartpole.yaml] [--train-dir runs]
+    python examples/rl_games_train.py --config examples/rl_games_pong.yaml
 
 The only ParallelPool-specific lines are the import (which registers the vecenv type ``PARALLEL_POOL`` and the env
 configuration ``parallel_pool`` with rl_games) and, in the YAML, ``env_name: parallel_pool`` plus ``env_config``.
-Training stops once the mean return of the last 20 training episodes exceeds ``score_to_win`` (475), or at
-``max_frames``; the best checkpoint lands in ``<train-dir>/<name>/nn/``. Then 20 greedy episodes are played on a
-freshly seeded pool and their mean return printed.
+Training stops once the mean return of the last ``games_to_track`` training episodes exceeds ``score_to_win``, or
+at ``max_frames`` / ``max_epochs``; the best checkpoint lands in ``<train-dir>/<name>*/nn/``. Then one greedy game
+is played on each of 20 envs of a freshly seeded pool and the mean score printed.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 
 def train(config: dict, train_dir: str) -> pathlib.Path:
-    """Train with rl_games' Runner; returns the best checkpoint."""
+    """Train with rl_games' Runner; returns the latest best checkpoint (rl_games saves one whenever the mean
+    training return improves)."""
     config["params"]["config"]["train_dir"] = train_dir
     runner = Runner()
     runner.load(config)
@@ -35,7 +37,8 @@ def train(config: dict, train_dir: str) -> pathlib.Path:
 
 
 def evaluate(config: dict, checkpoint: pathlib.Path, episodes: int = 20, seed: int = 2000) -> float:
-    """Mean greedy return over one episode on each of ``episodes`` envs of a freshly seeded pool."""
+    """Mean greedy score over one game on each of ``episodes`` envs of a freshly seeded pool (with episodic life,
+    a game ends where ``infos["lives"] == 0``, not at every lost life)."""
     runner = Runner()
     runner.load(config)
     player = runner.create_player()
@@ -48,7 +51,8 @@ def evaluate(config: dict, checkpoint: pathlib.Path, episodes: int = 20, seed: i
     while np.isnan(scores).any():
         actions = player.get_action(player.obs_to_torch(obs), is_deterministic=True).cpu().numpy()
         obs, _, dones, infos = env.step(actions)
-        first = dones.astype(bool) & np.isnan(scores)
+        game_end = infos["lives"] == 0 if "lives" in infos else dones.astype(bool)
+        first = game_end & np.isnan(scores)
         scores[first] = infos["scores"][first]
     env.close()
     return float(scores.mean())
