@@ -68,7 +68,7 @@ def test_transitions_match_next_step_engine_without_fake_steps():
         np.testing.assert_array_equal(rew, r_rew)
         np.testing.assert_array_equal(dones, (r_term | r_trunc).astype(np.uint8))
         np.testing.assert_array_equal(infos["time_outs"], r_trunc & ~r_term)
-        np.testing.assert_array_equal(infos["terminated"], r_term)
+        np.testing.assert_array_equal(dones.astype(bool) & ~infos["time_outs"], r_term)
         assert dones.dtype == np.uint8 and rew.dtype == np.float32
         returns += r_rew
         done = (r_term | r_trunc).astype(bool)

@@ -51,9 +51,10 @@ class ParallelPoolRLGamesEnv(IVecEnv):
     ``max_episode_steps``, the task's own keys). ``num_envs`` is ``num_actors``.
 
     ``step`` returns ``(obs, rewards, dones, infos)``: ``dones = terminated | truncated`` (uint8), and ``infos``
-    holds ``time_outs`` (truncated and not terminated), ``terminated``, ``truncated``, ``final_obs`` (the episode's
-    true last observation where one ended, else the same as obs), ``scores`` (each env's running game score,
-    unclipped: at a game end, the game's score), ``env_id`` and the task's info arrays at the final step.
+    holds ``time_outs`` (truncated and not terminated), ``final_obs`` (the episode's true last observation where
+    one ended, else the same as obs), ``scores`` (each env's running game score, unclipped: at a game end, the
+    game's score), ``env_id`` and the task's info arrays as of the final step (``elapsed_step``, Atari's
+    ``reward`` and game-over ``terminated``, ...).
     """
 
     def __init__(self, config_name: str, num_actors: int, **kwargs: Any):
@@ -129,9 +130,7 @@ class ParallelPoolRLGamesEnv(IVecEnv):
         obs, reward, terminated, truncated, info = self.pool.step(self._action(actions))
         done = terminated | truncated
         infos = {k: _final(info, k, done) for k in info if not k.startswith("_") and k not in _SKIP_INFO}
-        infos["terminated"] = terminated
-        infos["truncated"] = truncated
-        infos["time_outs"] = truncated & ~terminated
+        infos["time_outs"] = truncated & ~terminated  # so dones & ~time_outs are the terminations
         final_obs = self._stack_final(obs, info["final_obs"], done) if done.any() else obs
         infos["final_obs"] = self._obs(final_obs)
         self._update_scores(reward, terminated, truncated, info, infos)
