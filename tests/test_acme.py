@@ -201,3 +201,16 @@ def test_errors_are_clear():
         env.step(np.zeros(3, np.int32))  # one action per env
     ts = env.step(np.zeros(2, np.int32))  # the env stays usable
     assert ts.observation.shape == (2, 4)
+
+
+@pytest.mark.skipif("Pong-v5" not in parallel_pool.list_all_envs(), reason="this build has no Atari envs")
+def test_atari_observation_is_the_frame_stack_and_info_holds_the_rest():
+    env = BatchedEnvironment("Pong-v5", num_envs=2, seed=0)
+    spec = specs.make_environment_spec(env)
+    env.reset()
+    ts = env.step(np.zeros(2, np.int32))
+    assert ts.observation.shape == (2,) + spec.observations.shape == (2, 4, 84, 84)
+    assert ts.observation.dtype == np.uint8
+    assert {"lives", "reward", "elapsed_step"} <= set(env.info)
+    np.testing.assert_array_equal(env.info["elapsed_step"], [1, 1])
+    env.close()
