@@ -192,3 +192,26 @@ def test_pong_example_config_runs_a_few_epochs_with_rl_games_atari_network(tmp_p
     state = torch.load(checkpoints[0], map_location="cpu", weights_only=False)
     weights = [v for v in state["model"].values() if torch.is_tensor(v) and v.is_floating_point()]
     assert weights and all(torch.isfinite(w).all() for w in weights)
+
+
+def test_rl_games_player_plays_through_the_env_configuration(tmp_path, capsys):
+    """rl_games' play mode builds its env with the registered env_creator (1 env) and plays whole episodes."""
+    from rl_games.torch_runner import Runner
+
+    cfg = yaml.safe_load((ROOT / "examples" / "rl_games_cartpole.yaml").read_text())
+    cfg["params"]["config"].update(train_dir=str(tmp_path), max_frames=-1, max_epochs=1, save_best_after=100,
+                                   env_config={"env_name": "CartPole-v1", "max_episode_steps": 20})
+    cfg["params"]["config"]["player"] = {"games_num": 2, "deterministic": True, "render": False}
+    runner = Runner()
+    runner.load(cfg)
+    runner.run({"train": True})
+    checkpoint = next(tmp_path.rglob("*.pth"))
+    runner = Runner()
+    runner.load(cfg)
+    capsys.readouterr()
+    runner.run({"train": False, "play": True, "checkpoint": str(checkpoint)})
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("reward:")]
+    assert len(lines) == 2
+    for line in lines:  # "reward: R steps: S ...": CartPole gives 1 per step, and the limit is 20 steps
+        reward, steps = float(line.split()[1]), float(line.split()[3])
+        assert reward == steps and 0 < steps <= 20
