@@ -76,16 +76,27 @@ class RecordingActor(core.Actor):
         self.updates = 0
         self.batches = 0
 
+        self.last_obs: dict[int, np.ndarray] = {}
+
+    @staticmethod
+    def policy(observation):
+        return (observation[..., 2] + 0.3 * observation[..., 3] > 0).astype(np.int32)
+
     def select_action(self, observation):
         self.batches += 1
-        return (observation[:, 2] + 0.3 * observation[:, 3] > 0).astype(np.int32)
+        return self.policy(observation)
 
     def observe_first(self, timestep, env_id=None):
         assert timestep.first() and timestep.reward is None
         self.calls[env_id].append(("first", timestep))
+        self.last_obs[env_id] = timestep.observation
 
     def observe(self, action, next_timestep, env_id=None):
+        # the action handed back is the one chosen for this env's previous observation (rows of an async
+        # pool's batches belong to different envs from one step to the next)
+        assert int(action) == self.policy(self.last_obs[env_id])
         self.calls[env_id].append(("observe", int(action), next_timestep))
+        self.last_obs[env_id] = next_timestep.observation
 
     def update(self, wait=False):
         self.updates += 1

@@ -57,6 +57,7 @@ class BatchedEnvironmentLoop:
         self._returns = np.zeros(n, dtype=np.float64)
         self._lengths = np.zeros(n, dtype=np.int64)
         self._timestep: dm_env.TimeStep | None = None
+        self._actions: dict[int, Any] = {}  # env -> the action it was last sent
 
     def _observe_first(self, timestep: dm_env.TimeStep, i: int, env: int) -> None:
         first = dm_env.restart(_row(timestep.observation, i))
@@ -67,14 +68,15 @@ class BatchedEnvironmentLoop:
         self._returns[env] = 0.0
         self._lengths[env] = 0
 
-    def _observe(self, action: Any, timestep: dm_env.TimeStep, i: int, env: int) -> dict | None:
-        """Feeds row i to the actor; returns the episode's record when it ended."""
+    def _observe(self, timestep: dm_env.TimeStep, i: int, env: int) -> dict | None:
+        """Feeds row i (env ``env``, and the action it was sent) to the actor; returns the episode's record when
+        it ended."""
         step_type = dm_env.StepType(int(timestep.step_type[i]))
         row = dm_env.TimeStep(step_type, timestep.reward[i], timestep.discount[i], _row(timestep.observation, i))
         if self._obs_env_id:
-            self._actor.observe(_row(action, i), row, env_id=env)
+            self._actor.observe(self._actions[env], row, env_id=env)
         else:
-            self._actor.observe(_row(action, i), row)
+            self._actor.observe(self._actions[env], row)
         self._returns[env] += row.reward
         self._lengths[env] += 1
         if step_type == dm_env.StepType.LAST:
@@ -98,6 +100,9 @@ class BatchedEnvironmentLoop:
                    or (num_steps is not None and steps >= num_steps)):
             action = self._actor.select_action(self._timestep.observation)
             action = action.detach().cpu().numpy() if hasattr(action, "detach") else np.asarray(action)
+            # an async pool's next batch holds other envs than this one: remember each env's action
+            for i, env in enumerate(self._env.env_id):
+                self._actions[int(env)] = _row(action, i)
             self._timestep = timestep = self._env.step(action)
             ended = []
             for i, env in enumerate(self._env.env_id):
@@ -106,7 +111,7 @@ class BatchedEnvironmentLoop:
                     self._observe_first(timestep, i, env)
                     continue
                 steps += 1
-                record = self._observe(action, timestep, i, env)
+                record = self._observe(timestep, i, env)
                 if record is not None:
                     ended.append(record)
             if self._should_update:
