@@ -153,9 +153,17 @@ def test_dict_observation_helpers():
     np.testing.assert_array_equal(stacked["a"], [[0, 0], [1, 1], [0, 0]])
     np.testing.assert_array_equal(stacked["b"], [0, 9, 2])
     assert obs["b"][1] == 1  # the returned obs is not modified
-    flat = rlg_env._flatten(stacked)
+    dict_space = gym.spaces.Dict({"b": gym.spaces.Box(0, 9, (), np.int32),
+                                  "a": gym.spaces.Box(0, 1, (2,), np.float32)})
+    keys = list(dict_space.keys())
+    flat = rlg_env._flatten(stacked, keys)
     assert flat.dtype == np.float32
-    np.testing.assert_array_equal(flat, [[0, 0, 0], [1, 1, 9], [0, 0, 2]])
+    expected = {"a": [[0, 0], [1, 1], [0, 0]], "b": [[0], [9], [2]]}
+    np.testing.assert_array_equal(flat, np.concatenate([expected[k] for k in keys], axis=1))
+    space = rlg_env._flat_space(dict_space)  # bounds in the same field order as the flattened rows
+    assert space.shape == (3,) and space.dtype == np.float32
+    np.testing.assert_array_equal(space.high, np.concatenate([[9] if k == "b" else [1, 1] for k in keys]))
+    assert all(space.contains(row) for row in flat)
 
 
 @pytest.mark.parametrize("kwargs, match", [

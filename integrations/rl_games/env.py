@@ -37,8 +37,15 @@ def _final(info: dict, key: str, done: np.ndarray) -> np.ndarray | None:
     return value
 
 
-def _flatten(obs: dict) -> np.ndarray:
-    return np.concatenate([np.asarray(v, dtype=np.float32).reshape(len(v), -1) for v in obs.values()], axis=1)
+def _flatten(obs: dict, keys: list[str]) -> np.ndarray:
+    """Each row's fields concatenated in ``keys`` order (the Dict space's, which `_flat_space` follows)."""
+    return np.concatenate([np.asarray(obs[k], dtype=np.float32).reshape(len(obs[k]), -1) for k in keys], axis=1)
+
+
+def _flat_space(space: gym.spaces.Dict) -> gym.spaces.Box:
+    """The float32 Box that `_flatten` maps observations of ``space`` into (fields in the same order)."""
+    flat = gym.spaces.flatten_space(space)
+    return gym.spaces.Box(flat.low.astype(np.float32), flat.high.astype(np.float32), dtype=np.float32)
 
 
 class ParallelPoolRLGamesEnv(IVecEnv):
@@ -75,8 +82,8 @@ class ParallelPoolRLGamesEnv(IVecEnv):
         if self.flatten_obs:
             if not isinstance(self.observation_space, gym.spaces.Dict):
                 raise ValueError(f"flatten_obs=True needs a dict observation; {task_id} has {self.observation_space}")
-            self.observation_space = gym.spaces.flatten_space(self.observation_space)
-            self.observation_space.dtype = np.dtype(np.float32)
+            self._obs_keys = list(self.observation_space.keys())
+            self.observation_space = _flat_space(self.observation_space)
         self._action_dtype = self.action_space.dtype if isinstance(self.action_space, gym.spaces.Box) else None
         self._scores = np.zeros(num_actors, dtype=np.float64)
         self._next_seed: int | None = None
@@ -101,7 +108,7 @@ class ParallelPoolRLGamesEnv(IVecEnv):
 
     # ---- observations and actions -----------------------------------------------------------------------------
     def _obs(self, obs: Any) -> Any:
-        return _flatten(obs) if self.flatten_obs else obs
+        return _flatten(obs, self._obs_keys) if self.flatten_obs else obs
 
     def _stack_final(self, obs: Any, final_obs: np.ndarray, done: np.ndarray) -> Any:
         """The batch of successor observations: the final observation where an episode ended."""
