@@ -19,7 +19,7 @@ import numpy as np
 import yaml
 from rl_games.torch_runner import Runner
 
-import parallel_pool.integrations.rl_games  # noqa: F401  (registers PARALLEL_POOL / parallel_pool)
+# importing the adapter registers the vecenv type PARALLEL_POOL and the env configuration parallel_pool
 from parallel_pool.integrations.rl_games import ParallelPoolRLGamesEnv
 
 HERE = pathlib.Path(__file__).resolve().parent

@@ -52,8 +52,8 @@ def test_transitions_match_next_step_engine_without_fake_steps():
     n, limit = 4, 25  # a short limit gives truncations as well as terminations
     ours = ParallelPoolRLGamesEnv("parallel_pool", n, env_name="CartPole-v1", seed=5, max_episode_steps=limit)
     ref = parallel_pool.make("CartPole-v1", env_type="gymnasium", num_envs=n, seed=5, max_episode_steps=limit)
-    obs = ours.reset()
-    np.testing.assert_array_equal(obs, ref.reset()[0])
+    prev_obs = ours.reset()
+    np.testing.assert_array_equal(prev_obs, ref.reset()[0])
     rng = np.random.default_rng(0)
     pending = np.array([], dtype=np.int64)
     returns = np.zeros(n)
@@ -63,7 +63,7 @@ def test_transitions_match_next_step_engine_without_fake_steps():
         obs, rew, dones, infos = ours.step(actions)
         (r_obs, r_rew, r_term, r_trunc), reset_obs = _ref_step(ref, actions, pending)
         if pending.size:
-            np.testing.assert_array_equal(prev_obs[pending], reset_obs)  # noqa: F821 (set below)
+            np.testing.assert_array_equal(prev_obs[pending], reset_obs)
         np.testing.assert_array_equal(infos["final_obs"], r_obs)
         np.testing.assert_array_equal(rew, r_rew)
         np.testing.assert_array_equal(dones, (r_term | r_trunc).astype(np.uint8))
@@ -79,7 +79,7 @@ def test_transitions_match_next_step_engine_without_fake_steps():
         seen["truncated"] += int(r_trunc.sum())
         np.testing.assert_array_equal(obs[~done], r_obs[~done])
         pending = np.flatnonzero(done)
-        prev_obs = obs  # noqa: F841
+        prev_obs = obs
     assert seen["terminated"] > 0 and seen["truncated"] > 0
     ours.close()
     ref.close()
