@@ -15,7 +15,7 @@ from parallel_pool.render import render_frames
 
 
 def _frames(env, env_ids):
-    return render_frames(env.spec, env._pool, np.asarray(env_ids))
+    return render_frames(env.spec, env.engine, np.asarray(env_ids))
 
 
 def _stepped(task, num_envs, steps, seed):
@@ -106,7 +106,7 @@ def test_classic_control_frames_are_gymnasiums(task, gym_id):
     frames = _frames(env, [2, 0])
     assert frames.dtype == np.uint8 and frames.shape[0] == 2 and frames.shape[-1] == 3
     for row, i in enumerate([2, 0]):
-        state = np.asarray(env._pool._get_state(i))
+        state = np.asarray(env.get_state(i))
 
         def put(u, state=state):
             u.state = state.copy()
@@ -126,7 +126,7 @@ def test_toy_text_frames_are_gymnasiums(task, gym_id, kwargs):
     env = _stepped(task, 2, 3, seed=3)
     frames = _frames(env, [0, 1])
     for i in range(2):
-        s = int(env._pool._get_state(i)[0])
+        s = int(env.get_state(i)[0])
 
         def put(u, s=s):
             u.s, u.lastaction = s, None
@@ -182,7 +182,7 @@ def test_mujoco_frames_are_gymnasiums(task):
     g.reset(seed=0)
     nq = g.unwrapped.model.nq
     for row, i in enumerate([1, 0]):
-        state = np.asarray(env._pool._get_state(i))
+        state = np.asarray(env.get_state(i))
         g.unwrapped.set_state(state[:nq], state[nq:])
         np.testing.assert_array_equal(frames[row], g.render())
     assert not np.array_equal(frames[0], frames[1])
