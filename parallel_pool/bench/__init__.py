@@ -129,9 +129,9 @@ def _names(s: str) -> list[str]:
     return [x.strip() for x in s.split(",") if x.strip()]
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "parallel-pool bench") -> int:
     p = argparse.ArgumentParser(
-        prog="python -m parallel_pool bench",
+        prog=prog,
         description="Throughput of ParallelPool against EnvPool, gymnasium vector envs, a for-loop and ale_py's "
                     "AtariVectorEnv, in one run on this machine. Writes results.md, results.json and bench.png.")
     p.add_argument("--out", default="bench_out", help="folder for results.md, results.json, bench.png")
