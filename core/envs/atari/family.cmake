@@ -69,7 +69,8 @@ endif()
 # ALE's CMake turns on IPO (LTO) for Release builds. LTO objects in a static archive would force LTO onto our
 # extension's link (minutes per relink), so build RelWithDebInfo with Release's flags instead: same -O3 code,
 # plain objects.
-set(PP_ALE_BUILD "${PP_ALE_ROOT}/build")
+# keyed by the compiler and its version, so objects from another compiler are never reused
+set(PP_ALE_BUILD "${PP_ALE_ROOT}/build-${CMAKE_CXX_COMPILER_ID}-${CMAKE_CXX_COMPILER_VERSION}")
 set(PP_ALE_LIB "${PP_ALE_BUILD}/src/ale/${CMAKE_STATIC_LIBRARY_PREFIX}ale${CMAKE_STATIC_LIBRARY_SUFFIX}")
 set(_pp_ale_args
   -DCMAKE_BUILD_TYPE=RelWithDebInfo
