@@ -1,23 +1,88 @@
-"""The release wheel: .ci/build_wheel.sh builds it, repairs it to a manylinux tag with libmujoco left external,
-installs it with the [sb3] extra into a fresh venv without a compiler and smoke-tests it outside the clone.
-Minutes (a build, a venv with torch): `slow`."""
+"""Packaging and the build: builds whose prerequisites are missing (families left out with a warning, a working
+module whose left-out ids say what to install); the release wheel (.ci/build_wheel.sh builds it, repairs it to a
+manylinux tag with libmujoco left external, installs it with the [sb3] extra into a fresh venv without a compiler
+and smoke-tests it outside the clone). The builds take minutes: `slow`, except the configure-only check."""
 
 from __future__ import annotations
 
 import glob
 import os
+import runpy
 import shutil
 import subprocess
+import sys
+import textwrap
 import zipfile
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, ".ci", "build_wheel.sh")
+needs_toolchain = pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("c++") is None
+                                     or shutil.which("ninja") is None, reason="needs a compiler, cmake and ninja")
+# a build without the ALE sources (a path that does not exist) and without jaxlib's headers
+MISSING = ["-DPP_ALE_SDIST=/nonexistent/ale_py.tar.gz", "-DPP_XLA_INCLUDE_DIR=/nonexistent"]
+
+
+def _configure(build_dir, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["cmake", "-S", ROOT, "-B", str(build_dir), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                           f"-DPython_EXECUTABLE={sys.executable}", *args],
+                          capture_output=True, text=True, timeout=600)
+
+
+@needs_toolchain
+def test_configure_leaves_out_families_with_missing_prerequisites(tmp_path):
+    p = _configure(tmp_path / "b", *MISSING)
+    assert p.returncode == 0, p.stderr[-3000:]
+    warnings = " ".join(p.stderr.split())  # CMake wraps warning text
+    assert "leaving out env family atari: PP_ALE_SDIST=/nonexistent/ale_py.tar.gz does not exist" in warnings
+    assert "building without env.xla(): jaxlib's XLA FFI headers" in warnings
+    info = runpy.run_path(str(tmp_path / "b" / "parallel_pool" / "_build_info.py"))
+    reason, ids = info["FAMILIES"]["atari"]
+    assert "PP_ALE_SDIST" in reason and "reinstall parallel-pool" in reason and "Pong-v5" in ids
+    assert info["FAMILIES"]["classic_control"][0] is None and "pip install jaxlib" in info["XLA_SKIP_REASON"]
+    p = _configure(tmp_path / "c", *MISSING, "-DPP_REQUIRE_ALL_FAMILIES=ON")
+    assert p.returncode != 0 and "env family atari: PP_ALE_SDIST" in " ".join(p.stderr.split())
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("c++") is None, reason="needs a compiler and cmake")
+@needs_toolchain
+def test_build_without_a_prerequisite_makes_a_working_module(tmp_path):
+    """Build the module without ALE (and without MuJoCo, to keep it short); ids of the left-out families say why."""
+    build = tmp_path / "b"
+    p = _configure(build, *MISSING, "-DPP_SKIP_FAMILIES=mujoco_gym")
+    assert p.returncode == 0, p.stderr[-3000:]
+    p = subprocess.run(["cmake", "--build", str(build), "-j2"], capture_output=True, text=True, timeout=3000)
+    assert p.returncode == 0, p.stdout[-3000:]
+    pkg = tmp_path / "pkg" / "parallel_pool"
+    shutil.copytree(os.path.join(ROOT, "parallel_pool"), pkg, ignore=shutil.ignore_patterns("*.so", "__pycache__",
+                                                                                          "_build_info.py"))
+    (core,) = glob.glob(str(build / "extension" / "_core*.so"))
+    shutil.copy(core, pkg)
+    shutil.copy(build / "parallel_pool" / "_build_info.py", pkg)
+    code = textwrap.dedent("""
+        import parallel_pool
+        env = parallel_pool.make("CartPole-v1", num_envs=2)
+        env.reset()
+        assert "Pong-v5" not in parallel_pool.list_all_envs()
+        for task, words in (("Pong-v5", "atari env family, which this build of parallel_pool left out: PP_ALE_SDIST"),
+                            ("Ant-v5", "mujoco_gym env family, which this build of parallel_pool left out: left out "
+                                       "of this build with -DPP_SKIP_FAMILIES")):
+            try:
+                parallel_pool.make(task)
+            except ValueError as e:
+                assert words in str(e), str(e)
+            else:
+                raise AssertionError(task)
+        print("OK")
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path / "pkg", capture_output=True, text=True, env=env)
+    assert p.stdout.strip() == "OK", p.stderr[-3000:]
+
+
+@pytest.mark.slow
+@needs_toolchain
 def test_build_wheel_script(tmp_path):
     env = dict(os.environ, PP_WHEEL_WORK=str(tmp_path / "work"))
     env.pop("PYTHONPATH", None)
