@@ -88,7 +88,11 @@ def _gymnasium_row(task: str, num_envs: int, seconds: float) -> tuple[str, float
     peer, why_not = gymnasium_peer(task)
     if peer is None:
         return "gymnasium SyncVectorEnv", float("nan"), f"skipped: {why_not}"
-    env = SyncVectorEnv([functools.partial(make_env, peer) for _ in range(num_envs)])
+    try:
+        env = SyncVectorEnv([functools.partial(make_env, peer) for _ in range(num_envs)])
+    except ImportError as e:  # an optional dependency of the gymnasium env (e.g. imageio for MuJoCo)
+        return "gymnasium SyncVectorEnv", float("nan"), (f"skipped: gymnasium's {peer.gym_id} needs {e.name} "
+                                                         "(pip install \"parallel-pool[bench]\")")
     env.reset(seed=0)
     rate = _rate(env.step, _random_actions(env.single_action_space, num_envs), seconds)
     env.close()

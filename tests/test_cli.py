@@ -189,3 +189,17 @@ def test_console_script(tmp_path):
     out = subprocess.run([script, "list", "--family", "classic_control"], capture_output=True, text=True,
                          cwd=tmp_path, check=True).stdout
     assert "CartPole-v1" in out.split() and "Pong-v5" not in out.split()
+
+
+def test_demo_peer_with_a_missing_optional_dependency(capsys, monkeypatch):
+    """gymnasium's MuJoCo envs need imageio: without it the gymnasium row is skipped and says so, no crash."""
+    import parallel_pool.peers as peers
+
+    def make_env(peer):
+        raise ModuleNotFoundError("No module named 'imageio'", name="imageio")
+
+    monkeypatch.setattr(peers, "make_env", make_env)
+    out = _run(capsys, "demo", "--task", "CartPole-v1", "--num-envs", "2", "--seconds", "0.05")
+    rows = {m["name"]: m for m in map(ROW.match, out.splitlines()) if m}
+    assert rows["gymnasium SyncVectorEnv"]["rate"] == "-"
+    assert "skipped: gymnasium's CartPole-v1 needs imageio" in rows["gymnasium SyncVectorEnv"]["note"]
