@@ -6,6 +6,7 @@ and smoke-tests it outside the clone). The builds take minutes: `slow`, except t
 from __future__ import annotations
 
 import glob
+import importlib.util
 import os
 import runpy
 import shutil
@@ -18,8 +19,10 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, ".ci", "build_wheel.sh")
-needs_toolchain = pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("c++") is None
-                                     or shutil.which("ninja") is None, reason="needs a compiler, cmake and ninja")
+needs_toolchain = pytest.mark.skipif(
+    shutil.which("cmake") is None or shutil.which("c++") is None or shutil.which("ninja") is None
+    or importlib.util.find_spec("pybind11") is None,
+    reason="needs a compiler, cmake, ninja and pybind11 (a development setup, not an installed package)")
 # a build without the ALE sources (a path that does not exist) and without jaxlib's headers
 MISSING = ["-DPP_ALE_SDIST=/nonexistent/ale_py.tar.gz", "-DPP_XLA_INCLUDE_DIR=/nonexistent"]
 
