@@ -101,3 +101,34 @@ def test_build_wheel_script(tmp_path):
     assert any(n.startswith("parallel_pool/_core") and n.endswith(".so") for n in names)
     assert not [n for n in names if "libmujoco" in n]
     assert any(n.endswith("LICENSE") for n in names)
+
+
+def _xla_header_copy(build_dir) -> str:
+    """The xla-ffi-headers-<hash> folder the compile commands of this build name."""
+    import re
+
+    found = set(re.findall(r"_deps/(xla-ffi-headers-[0-9a-f]+)", (build_dir / "build.ninja").read_text()))
+    assert len(found) == 1, found
+    return found.pop()
+
+
+@needs_toolchain
+@pytest.mark.skipif(importlib.util.find_spec("jaxlib") is None, reason="needs jaxlib's headers")
+def test_changed_dependency_headers_get_a_new_path(tmp_path):
+    """Headers from Python packages are compiled against from a copy keyed by their content: the same content keeps
+    the path (a second `pip install` compiles nothing), changed content gets a new one (so every command that uses
+    them changes and ninja rebuilds: a stale build dir cannot reuse objects built against other headers)."""
+    import jaxlib
+
+    headers = tmp_path / "include"
+    shutil.copytree(os.path.join(os.path.dirname(jaxlib.__file__), "include", "xla"), headers / "xla")
+    build = tmp_path / "b"
+    args = [f"-DPP_XLA_INCLUDE_DIR={headers}", "-DPP_SKIP_FAMILIES=atari;mujoco_gym"]
+    assert _configure(build, *args).returncode == 0
+    first = _xla_header_copy(build)
+    assert _configure(build, *args).returncode == 0
+    assert _xla_header_copy(build) == first
+    with open(headers / "xla" / "ffi" / "api" / "ffi.h", "a") as f:
+        f.write("\n// a different version\n")
+    assert _configure(build, *args).returncode == 0
+    assert _xla_header_copy(build) != first
