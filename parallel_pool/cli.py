@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import sys
 import time
 
@@ -35,6 +36,10 @@ def list_tasks(family: str | None) -> int:
             raise SystemExit(f"{PROG} list: the {family} family is not in this build: {reason}")
         ids = [i for i in ids if i in set(family_ids)]
     print("\n".join(ids))
+    if family is None:  # on stderr, so stdout stays a plain list of ids
+        for name, (reason, _) in sorted(fam.families().items()):
+            if reason is not None:
+                print(f"note: the {name} family is not in this build: {reason}", file=sys.stderr)
     return 0
 
 
@@ -58,7 +63,8 @@ def task_info(task_id: str) -> int:
     keys = config_keys(task_id)
     width = max(len(k) for k in keys)
     for name, (default, doc, choices) in sorted(keys.items()):
-        allowed = f" (one of {', '.join(choices)})" if choices else ""
+        listed = all(c in doc for c in choices)  # most docs already spell out their choices
+        allowed = f" (one of {', '.join(choices)})" if choices and not listed else ""
         print(f"    {name:<{width}} = {default!r:<12} {doc}{allowed}")
     return 0
 
@@ -167,7 +173,16 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        code = _dispatch(sys.argv[1:] if argv is None else list(argv))
+        sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+        return code
+    except BrokenPipeError:  # `parallel-pool list | head`: the reader left; stop quietly, as shell tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
+        return 1
+
+
+def _dispatch(argv: list[str]) -> int:
     if argv and argv[0] == "bench":  # its own parser (argparse's REMAINDER would drop leading options)
         from parallel_pool.bench import main as bench_main
 

@@ -59,6 +59,16 @@ def test_program_name_with_python_m():
         assert cmd in out
 
 
+def test_output_into_a_closed_pipe_is_quiet(monkeypatch):
+    """`parallel-pool list | head -1`: the reader goes away; no BrokenPipeError traceback, exit status 1."""
+    r, w = os.pipe()
+    os.close(r)
+    with open(w, "w") as pipe:  # block-buffered, as stdout into a pipe is
+        monkeypatch.setattr(sys, "stdout", pipe)
+        assert main(["list"]) == 1
+        monkeypatch.undo()
+
+
 def test_list_all(capsys):
     assert _run(capsys, "list").split() == parallel_pool.list_all_envs()
 
@@ -107,6 +117,16 @@ def test_ids_of_a_left_out_family_name_the_missing_prerequisite(monkeypatch):
         parallel_pool.make("Taxi-v9")
     with pytest.raises(SystemExit, match="atari family is not in this build: the ALE"):
         main(["list", "--family", "atari"])
+
+
+def test_list_notes_left_out_families_on_stderr(capsys, monkeypatch):
+    reason = "the ALE emulator needs the zlib headers (apt-get install zlib1g-dev)"
+    monkeypatch.setattr(families, "families", lambda: {"atari": (reason, ["Pong-v5"]),
+                                                       "toy_text": (None, ["Taxi-v3"])})
+    assert main(["list"]) == 0
+    out, err = capsys.readouterr()
+    assert out.split() == parallel_pool.list_all_envs()
+    assert err.strip() == f"note: the atari family is not in this build: {reason}"
 
 
 def test_peers():
