@@ -10,7 +10,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, Union, overload
 
-from parallel_pool._core import EnvError
+from parallel_pool._version import __version__
+
+
+def _import_core():
+    """Import the compiled engine; from a source checkout without it, say so instead of ModuleNotFoundError."""
+    import importlib
+
+    try:
+        _core = importlib.import_module("parallel_pool._core")
+    except ModuleNotFoundError as e:
+        if e.name != "parallel_pool._core":
+            raise
+        from parallel_pool._source_tree import missing_core_error
+
+        raise missing_core_error(__file__) from None
+    return _core
+
+
+EnvError = _import_core().EnvError
+
 from parallel_pool.registry import list_all_envs
 from parallel_pool.spec import AutoresetMode, EnvSpec
 
@@ -19,9 +38,8 @@ if TYPE_CHECKING:
 
 Pool = Union["GymnasiumPool", "GymPool", "DmPool"]
 
-__version__ = "0.1.0"
-__all__ = ["make", "make_gymnasium", "make_gym", "make_dm", "make_spec", "list_all_envs", "EnvSpec", "EnvError",
-           "AutoresetMode"]
+__all__ = ["__version__", "make", "make_gymnasium", "make_gym", "make_dm", "make_spec", "list_all_envs", "EnvSpec",
+           "EnvError", "AutoresetMode"]
 
 _ENV_TYPES = ("gymnasium", "gym", "dm")
 

@@ -33,7 +33,10 @@ def task_type(task_id: str) -> str:
     if not isinstance(task_id, str):
         raise TypeError(f"task_id must be a str, got {type(task_id).__name__}")
     if task_id not in _TASKS:
-        raise ValueError(_suggest(task_id, _TASKS, "task id") + " (see parallel_pool.list_all_envs())")
+        from parallel_pool.families import unavailable_message  # ids of families this build left out
+
+        raise ValueError(unavailable_message(task_id)
+                         or _suggest(task_id, _TASKS, "task id") + " (see parallel_pool.list_all_envs())")
     return _TASKS[task_id][0]
 
 

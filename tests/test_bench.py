@@ -1,5 +1,5 @@
-"""The benchmark runner (`python -m parallel_pool bench`): quick mode end to end, the isolated worker, the plan,
-and the timing arithmetic. Throughput itself is never asserted here (it depends on the machine and its load)."""
+"""The benchmark runner (`parallel-pool bench`): quick mode end to end, the isolated worker, the plan, the focused
+cases (`--case NAME --quick`) and the timing arithmetic. Throughput itself is never asserted here (it depends on the machine and its load)."""
 
 from __future__ import annotations
 
@@ -176,3 +176,61 @@ def test_cli(tmp_path):
     p = subprocess.run([sys.executable, "-m", "parallel_pool", "bench", "--tasks", "NoSuch-v0"], capture_output=True,
                        text=True, timeout=120, cwd=tmp_path, env=env)
     assert p.returncode != 0 and "unknown task" in p.stderr
+
+
+# ---- the focused cases: `parallel-pool bench --case NAME --quick` (smoke runs; figures are never asserted) ----
+def _bench_case(capsys, *argv: str) -> str:
+    from parallel_pool.bench import main as bench_main
+
+    assert bench_main(list(argv)) == 0
+    return capsys.readouterr().out
+
+
+def test_case_choices_and_help(capsys):
+    from parallel_pool.bench import CASES
+    from parallel_pool.bench import main as bench_main
+
+    assert set(CASES) == {"throughput", "atari", "mujoco", "xla", "adapters"}
+    with pytest.raises(SystemExit):
+        bench_main(["--help"])
+    out = capsys.readouterr().out
+    assert out.startswith("usage: parallel-pool bench ") and "--case" in out
+    with pytest.raises(SystemExit):
+        bench_main(["--case", "mujoco", "--help"])
+    assert capsys.readouterr().out.startswith("usage: parallel-pool bench --case mujoco ")
+    with pytest.raises(SystemExit):
+        bench_main(["--case", "nope"])
+    assert "invalid choice: 'nope'" in capsys.readouterr().err
+
+
+def test_case_adapters_quick(capsys):
+    out = _bench_case(capsys, "--case", "adapters", "--quick", "--num-envs", "2")
+    rows = re.findall(r"^  (.+?)\s+([\d.]+) us$", out, re.M)
+    names = [name for name, _ in rows]
+    assert "parallel_pool gymnasium front-end (same_step)" in names and "gymnasium SyncVectorEnv (same_step)" in names
+    assert all(float(us) > 0 for _, us in rows)
+
+
+@pytest.mark.skipif(not _has("mujoco"), reason="mujoco not installed")
+def test_case_mujoco_quick(capsys):
+    out = _bench_case(capsys, "--case", "mujoco", "--quick", "--modes", "sync1")
+    row = [ln for ln in out.splitlines() if ln.startswith("Ant-v5")]
+    assert len(row) == 1 and "parallel_pool" in row[0]
+    assert float(re.search(r"parallel_pool +(\d+)/s", row[0]).group(1)) > 0
+
+
+@pytest.mark.skipif(not (_has("jax") and parallel_pool._core.has_xla), reason="needs jax and an XLA-enabled build")
+def test_case_xla_quick(capsys):
+    out = _bench_case(capsys, "--case", "xla", "--quick", "--configs", "8:8")
+    systems = re.findall(r"^ +8:8 +(\S+) +[\d,]+ ", out, re.M)
+    assert {"pp-python", "pp-py-step", "pp-xla"} <= set(systems)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _has("ale_py"), reason="ale-py not installed")
+def test_case_atari_quick(capsys, tmp_path):
+    out = _bench_case(capsys, "--case", "atari", "--quick", "--only", "ParallelPool 1 env",
+                      "--json", str(tmp_path / "atari.json"))
+    assert "ParallelPool 1 env" in out and "physical limit" in out
+    res = json.loads((tmp_path / "atari.json").read_text())
+    assert res["median_sps"]["ParallelPool 1 env"] > 0

@@ -1,7 +1,8 @@
 # XLA FFI handlers for env.xla(), compiled into _core when jaxlib's FFI headers are found (jaxlib is a build
 # requirement in pyproject.toml, pinned to the version of the `jax` extra). Without them the module builds
-# without XLA support and env.xla() raises an error saying how to get it.
-# Sets PP_XLA_SOURCES, PP_XLA_INCLUDES, PP_XLA_DEFINES, PP_XLA_LIBS.
+# without XLA support (a warning, and PP_XLA_SKIP_REASON says why) and env.xla() raises an error saying how to
+# get it. The headers are compiled against from a stable copy in the build dir (pp_stable_copy, CMakeLists.txt).
+# Sets PP_XLA_SOURCES, PP_XLA_INCLUDES, PP_XLA_DEFINES, PP_XLA_LIBS, PP_XLA_SKIP_REASON.
 option(PP_XLA "build the XLA FFI handlers (env.xla()) when jaxlib's headers are found" ON)
 option(PP_XLA_CUDA "also build the CUDA variants of the XLA handlers when the CUDA toolkit is found" ON)
 set(PP_XLA_INCLUDE_DIR "" CACHE PATH "directory holding xla/ffi/api/ffi.h (default: jaxlib's include dir)")
@@ -9,19 +10,22 @@ set(PP_XLA_SOURCES "")
 set(PP_XLA_INCLUDES "")
 set(PP_XLA_DEFINES "")
 set(PP_XLA_LIBS "")
+set(PP_XLA_SKIP_REASON "built with -DPP_XLA=OFF")
 if(PP_XLA)
   if(NOT PP_XLA_INCLUDE_DIR)
     # jaxlib's package dir + /include, found without importing jaxlib (what jax.ffi.include_dir() returns)
-    execute_process(
-      COMMAND "${Python_EXECUTABLE}" -c
-              "import importlib.util, os; s = importlib.util.find_spec('jaxlib'); print(os.path.join(list(s.submodule_search_locations)[0], 'include') if s else '')"
-      OUTPUT_VARIABLE _pp_jaxlib_inc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-    set(PP_XLA_INCLUDE_DIR "${_pp_jaxlib_inc}")
+    pp_python_package_dir(jaxlib _pp_jaxlib_dir)
+    if(_pp_jaxlib_dir)
+      set(PP_XLA_INCLUDE_DIR "${_pp_jaxlib_dir}/include")
+    endif()
   endif()
   if(PP_XLA_INCLUDE_DIR AND EXISTS "${PP_XLA_INCLUDE_DIR}/xla/ffi/api/ffi.h")
     message(STATUS "parallel_pool: XLA FFI handlers enabled (headers: ${PP_XLA_INCLUDE_DIR})")
+    set(PP_XLA_SKIP_REASON "")
+    file(GLOB_RECURSE _pp_xla_files RELATIVE "${PP_XLA_INCLUDE_DIR}" "${PP_XLA_INCLUDE_DIR}/xla/ffi/*")
+    pp_stable_copy("xla-ffi-headers" "${PP_XLA_INCLUDE_DIR}" "${_pp_xla_files}" _pp_xla_copy)
     list(APPEND PP_XLA_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/core/xla/handlers.cc)
-    list(APPEND PP_XLA_INCLUDES ${PP_XLA_INCLUDE_DIR})
+    list(APPEND PP_XLA_INCLUDES ${_pp_xla_copy})
     list(APPEND PP_XLA_DEFINES PP_WITH_XLA)
     if(PP_XLA_CUDA)
       find_package(CUDAToolkit QUIET)
@@ -36,7 +40,9 @@ if(PP_XLA)
       endif()
     endif()
   else()
-    message(STATUS "parallel_pool: jaxlib's XLA FFI headers not found: building without env.xla() "
-                   "(install jaxlib to enable it)")
+    string(CONCAT PP_XLA_SKIP_REASON "jaxlib's XLA FFI headers (xla/ffi/api/ffi.h) were not found at build time (in "
+                           "'${PP_XLA_INCLUDE_DIR}'): pip install jaxlib (Python >= 3.11), then reinstall "
+                           "parallel-pool (or re-run ./dev_build.sh)")
+    message(WARNING "parallel_pool: building without env.xla(): ${PP_XLA_SKIP_REASON}")
   endif()
 endif()

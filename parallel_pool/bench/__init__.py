@@ -1,10 +1,19 @@
-"""`python -m parallel_pool bench`: ParallelPool against EnvPool, gymnasium's vector envs, a plain for-loop and
-ale_py's AtariVectorEnv, measured in one run on one machine.
+"""`parallel-pool bench`: every benchmark of the project, one runner.
 
-    python -m parallel_pool bench --out bench_out            # full run: table + plot in bench_out/
-    python -m parallel_pool bench --quick --out /tmp/b       # seconds, tiny sizes (CI)
+The default case, `throughput`, measures ParallelPool against EnvPool, gymnasium's vector envs, a plain for-loop
+and ale_py's AtariVectorEnv in one run on one machine:
+
+    parallel-pool bench --out bench_out            # full run: table + plot in bench_out/
+    parallel-pool bench --quick --out /tmp/b       # seconds, tiny sizes (CI)
 
 The same from Python: `parallel_pool.bench.run(out_dir="bench_out", quick=True)` returns the results dict.
+The focused cases live in parallel_pool/bench/suites/ and take their own options (`--quick` for a smoke run):
+
+    parallel-pool bench --case atari      # Atari side by side, physical limit, RSS per env
+    parallel-pool bench --case mujoco     # MuJoCo tasks, ParallelPool vs EnvPool
+    parallel-pool bench --case xla        # env.xla() in jitted loops vs Python loops
+    parallel-pool bench --case adapters   # per-step cost of the framework adapters
+
 See docs/benchmarks.md for the method.
 """
 
@@ -21,7 +30,16 @@ import time
 
 from parallel_pool.bench.cases import DEFAULT_TASKS, QUICK_TASKS, RUNNERS, TASKS, case_label, make_plan
 
-__all__ = ["main", "run", "FULL_TIMING", "QUICK_TIMING"]
+__all__ = ["main", "run", "worker_env", "CASES", "FULL_TIMING", "QUICK_TIMING"]
+
+# --case name -> the module whose main(argv, prog) runs it (None: the throughput benchmark of this module)
+CASES = {
+    "throughput": None,
+    "atari": "parallel_pool.bench.suites.atari",
+    "mujoco": "parallel_pool.bench.suites.mujoco",
+    "xla": "parallel_pool.bench.suites.xla",
+    "adapters": "parallel_pool.bench.suites.adapters",
+}
 
 FULL_TIMING = {"warmup": 0.5, "duration": 1.0, "repeats": 5, "action_batches": 64}
 QUICK_TIMING = {"warmup": 0.02, "duration": 0.05, "repeats": 2, "action_batches": 64}
@@ -39,12 +57,17 @@ def _kill_group(proc: subprocess.Popen) -> None:
     proc.communicate()
 
 
-def run_isolated(case: dict, timing: dict, timeout: float) -> dict:
-    """Measure a case in a fresh Python process (clean peak RSS); errors and timeouts become {'error': ...}."""
+def worker_env() -> dict:
+    """The environment for a benchmark worker process: it imports this same parallel_pool (installed or source)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([_package_root()] + [p for p in [env.get("PYTHONPATH")] if p])
+    return env
+
+
+def run_isolated(case: dict, timing: dict, timeout: float) -> dict:
+    """Measure a case in a fresh Python process (clean peak RSS); errors and timeouts become {'error': ...}."""
     proc = subprocess.Popen([sys.executable, "-m", "parallel_pool.bench.measure"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=worker_env(),
                             cwd=_package_root(),  # `-m` puts the cwd first on sys.path: import this same package
                             start_new_session=True)
     try:
@@ -129,9 +152,23 @@ def _names(s: str) -> list[str]:
     return [x.strip() for x in s.split(",") if x.strip()]
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "parallel-pool bench") -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    pick = argparse.ArgumentParser(add_help=False)
+    pick.add_argument("--case", choices=list(CASES), default="throughput")
+    case, rest = pick.parse_known_args(argv)
+    if CASES[case.case] is not None:
+        import importlib
+
+        return importlib.import_module(CASES[case.case]).main(rest, prog=f"{prog} --case {case.case}")
+    return _throughput_main(rest, prog)
+
+
+def _throughput_main(argv: list[str], prog: str) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m parallel_pool bench",
+        prog=prog,
+        epilog=f"Other cases (each with its own options, --quick for a smoke run): --case {{{','.join(CASES)}}}; "
+               f"e.g. `{prog} --case atari --help`.",
         description="Throughput of ParallelPool against EnvPool, gymnasium vector envs, a for-loop and ale_py's "
                     "AtariVectorEnv, in one run on this machine. Writes results.md, results.json and bench.png.")
     p.add_argument("--out", default="bench_out", help="folder for results.md, results.json, bench.png")

@@ -9,11 +9,27 @@
 # Needs zlib headers (Debian: zlib1g-dev). pip must be importable by the build's Python (it is in
 # [build-system].requires); --no-build-isolation keeps pip from installing ale-py's own build requirements (which
 # include jax) just to read its metadata: scikit-build-core, our own build backend, is enough for that.
+# Without zlib headers or the sdist, the family is left out (PP_FAMILY_SKIP_REASON, see CMakeLists.txt).
 
 set(PP_ALE_VERSION "0.12.1" CACHE STRING "ale-py source distribution version the Atari family is built against")
 set(PP_ALE_SDIST "" CACHE PATH "local ale-py sdist (.tar.gz) or extracted source folder (skips the download)")
 set(PP_ALE_ROOT "${CMAKE_BINARY_DIR}/_deps/ale")
 set(PP_ALE_SRC "${PP_ALE_ROOT}/ale_py-${PP_ALE_VERSION}")
+set(_pp_ale_rebuild "then reinstall parallel-pool (or re-run ./dev_build.sh)")
+
+find_package(ZLIB)
+if(NOT ZLIB_FOUND)
+  string(CONCAT PP_FAMILY_SKIP_REASON "the ALE emulator needs the zlib headers, which were not found at build time: install "
+                            "them (Debian/Ubuntu: apt-get install zlib1g-dev), ${_pp_ale_rebuild}")
+  return()
+endif()
+
+if(PP_ALE_SDIST AND NOT EXISTS "${PP_ALE_SDIST}")
+  string(CONCAT PP_FAMILY_SKIP_REASON "PP_ALE_SDIST=${PP_ALE_SDIST} does not exist: pass an ale_py-${PP_ALE_VERSION} sdist "
+                            "(.tar.gz) or its extracted folder, or leave PP_ALE_SDIST empty to download it with "
+                            "pip; ${_pp_ale_rebuild}")
+  return()
+endif()
 
 if(NOT EXISTS "${PP_ALE_SRC}/src/ale/ale_interface.hpp")
   file(MAKE_DIRECTORY "${PP_ALE_ROOT}")
@@ -31,11 +47,11 @@ if(NOT EXISTS "${PP_ALE_SRC}/src/ale/ale_interface.hpp")
                 --disable-pip-version-check -d "${PP_ALE_ROOT}" "ale-py==${PP_ALE_VERSION}"
         RESULT_VARIABLE _pp_rc OUTPUT_VARIABLE _pp_out ERROR_VARIABLE _pp_err)
       if(NOT _pp_rc EQUAL 0 OR NOT EXISTS "${_pp_ale_archive}")
-        message(FATAL_ERROR
-          "atari: could not fetch the ale-py ${PP_ALE_VERSION} source distribution with pip (exit ${_pp_rc}).\n"
-          "${_pp_out}\n${_pp_err}\n"
-          "Fix the network/pip, pass -DPP_ALE_SDIST=/path/to/ale_py-${PP_ALE_VERSION}.tar.gz, or leave the family "
-          "out with -DPP_SKIP_FAMILIES=atari.")
+        string(STRIP "${_pp_err}" _pp_err)
+        string(CONCAT PP_FAMILY_SKIP_REASON
+          "could not fetch the ale-py ${PP_ALE_VERSION} source distribution with pip (exit ${_pp_rc}: ${_pp_err}). "
+          "Fix the network/pip or pass -DPP_ALE_SDIST=/path/to/ale_py-${PP_ALE_VERSION}.tar.gz, ${_pp_ale_rebuild}")
+        return()
       endif()
     endif()
   endif()
@@ -44,20 +60,17 @@ if(NOT EXISTS "${PP_ALE_SRC}/src/ale/ale_interface.hpp")
     file(ARCHIVE_EXTRACT INPUT "${_pp_ale_archive}" DESTINATION "${PP_ALE_ROOT}")
   endif()
   if(NOT EXISTS "${PP_ALE_SRC}/src/ale/ale_interface.hpp")
-    message(FATAL_ERROR "atari: ${PP_ALE_SRC} does not hold the ALE sources")
+    string(CONCAT PP_FAMILY_SKIP_REASON "${PP_ALE_SRC} does not hold the ALE sources (is it the ale-py ${PP_ALE_VERSION} "
+                              "sdist?); ${_pp_ale_rebuild}")
+    return()
   endif()
-endif()
-
-find_package(ZLIB)
-if(NOT ZLIB_FOUND)
-  message(FATAL_ERROR "atari: zlib headers not found (Debian/Ubuntu: apt-get install zlib1g-dev); or leave the "
-                      "family out with -DPP_SKIP_FAMILIES=atari")
 endif()
 
 # ALE's CMake turns on IPO (LTO) for Release builds. LTO objects in a static archive would force LTO onto our
 # extension's link (minutes per relink), so build RelWithDebInfo with Release's flags instead: same -O3 code,
 # plain objects.
-set(PP_ALE_BUILD "${PP_ALE_ROOT}/build")
+# keyed by the compiler and its version, so objects from another compiler are never reused
+set(PP_ALE_BUILD "${PP_ALE_ROOT}/build-${CMAKE_CXX_COMPILER_ID}-${CMAKE_CXX_COMPILER_VERSION}")
 set(PP_ALE_LIB "${PP_ALE_BUILD}/src/ale/${CMAKE_STATIC_LIBRARY_PREFIX}ale${CMAKE_STATIC_LIBRARY_SUFFIX}")
 set(_pp_ale_args
   -DCMAKE_BUILD_TYPE=RelWithDebInfo

@@ -1,29 +1,33 @@
 # MuJoCo (gymnasium suite) family. Builds against the `mujoco` Python wheel (pinned in pyproject.toml's
-# build-system requires and project dependencies): its headers (mujoco/include) and libmujoco.so.<version>.
-# At run time the extension finds libmujoco through its rpath: $ORIGIN/../mujoco (both packages installed in
-# the same site-packages), plus the absolute wheel directory in development builds (PP_DEV_INPLACE).
+# build-system requires and project dependencies): its headers (mujoco/include) and libmujoco.so.<version>, copied
+# to a stable path in the build dir (pp_stable_copy, see CMakeLists.txt). At run time the extension finds libmujoco
+# through its rpath: $ORIGIN/../mujoco (both packages installed in the same site-packages), plus the absolute wheel
+# directory in development builds (PP_DEV_INPLACE). Without that wheel the family is left out
+# (PP_FAMILY_SKIP_REASON).
 set(PP_MUJOCO_VERSION "3.17.0")
 
-execute_process(
-  COMMAND "${Python_EXECUTABLE}" -c
-          "import importlib.util as u; s = u.find_spec('mujoco'); print(list(s.submodule_search_locations)[0] if s else '')"
-  OUTPUT_VARIABLE PP_MUJOCO_DIR OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _pp_mj_rc)
-set(_pp_mj_lib "${PP_MUJOCO_DIR}/libmujoco.so.${PP_MUJOCO_VERSION}")
-if(NOT _pp_mj_rc EQUAL 0 OR PP_MUJOCO_DIR STREQUAL "" OR NOT EXISTS "${PP_MUJOCO_DIR}/include/mujoco/mujoco.h"
-   OR NOT EXISTS "${_pp_mj_lib}")
-  message(FATAL_ERROR
-    "parallel_pool: the mujoco_gym env family needs the `mujoco==${PP_MUJOCO_VERSION}` Python package "
-    "(it ships the MuJoCo headers and libmujoco.so.${PP_MUJOCO_VERSION}), but ${Python_EXECUTABLE} "
-    "did not find it (looked in '${PP_MUJOCO_DIR}'). Install it with `pip install mujoco==${PP_MUJOCO_VERSION}` "
-    "(pip install . does this through pyproject.toml's build requirements), or leave the family out with "
-    "-DPP_SKIP_FAMILIES=mujoco_gym.")
+pp_python_package_dir(mujoco PP_MUJOCO_DIR)
+pp_python_package_version(mujoco _pp_mj_found_version)
+set(_pp_mj_lib_name "libmujoco.so.${PP_MUJOCO_VERSION}")
+if(NOT _pp_mj_found_version STREQUAL PP_MUJOCO_VERSION OR NOT EXISTS "${PP_MUJOCO_DIR}/include/mujoco/mujoco.h"
+   OR NOT EXISTS "${PP_MUJOCO_DIR}/${_pp_mj_lib_name}")
+  string(CONCAT PP_FAMILY_SKIP_REASON
+    "needs the `mujoco==${PP_MUJOCO_VERSION}` Python package at build time (its headers and ${_pp_mj_lib_name}), "
+    "which ${Python_EXECUTABLE} does not have (found version '${_pp_mj_found_version}'): pip install "
+    "mujoco==${PP_MUJOCO_VERSION} (`pip install .` does this through pyproject.toml's build requirements), then "
+    "reinstall parallel-pool (or re-run ./dev_build.sh)")
+  return()
 endif()
 message(STATUS "parallel_pool: mujoco_gym uses MuJoCo ${PP_MUJOCO_VERSION} from ${PP_MUJOCO_DIR}")
 
+file(GLOB_RECURSE _pp_mj_files RELATIVE "${PP_MUJOCO_DIR}" "${PP_MUJOCO_DIR}/include/*")
+list(APPEND _pp_mj_files "${_pp_mj_lib_name}")
+pp_stable_copy("mujoco-${PP_MUJOCO_VERSION}" "${PP_MUJOCO_DIR}" "${_pp_mj_files}" _pp_mj_copy)
+
 file(GLOB _pp_mj_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cc)
 list(APPEND PP_ENV_SOURCES ${_pp_mj_sources})
-list(APPEND PP_ENV_INCLUDES "${PP_MUJOCO_DIR}/include")
-list(APPEND PP_ENV_LIBS "${_pp_mj_lib}")
+list(APPEND PP_ENV_INCLUDES "${_pp_mj_copy}/include")
+list(APPEND PP_ENV_LIBS "${_pp_mj_copy}/${_pp_mj_lib_name}")
 # CMAKE_{INSTALL,BUILD}_RPATH initialise the rpath of targets created later, i.e. the extension module.
 list(APPEND CMAKE_INSTALL_RPATH "$ORIGIN/../mujoco")
 list(APPEND CMAKE_BUILD_RPATH "$ORIGIN/../mujoco")

@@ -1,6 +1,6 @@
 """ParallelPool vs EnvPool on MuJoCo gym tasks, side by side in one run.
 
-    PYTHONPATH=. python benchmarks/mujoco_bench.py [--tasks Ant-v5 HalfCheetah-v5] [--steps 3000] [--repeats 3]
+    parallel-pool bench --case mujoco [--tasks Ant-v5 HalfCheetah-v5] [--steps 3000] [--repeats 3] [--quick]
 
 Modes (steps/s = env steps per second, all envs together):
   sync1   num_envs=1, step() in a loop
@@ -64,13 +64,16 @@ def bench_async(lib, task, num_envs, batch_size, steps, seed=0):
     return n * batch_size / dt, cpu / (n * batch_size) * 1e6
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tasks", nargs="+", default=["Ant-v5", "HalfCheetah-v5"])
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--modes", nargs="+", default=["sync1", "async", "syncN"])
-    args = ap.parse_args()
+    ap.add_argument("--quick", action="store_true", help="Ant-v5 only, 50 steps, 1 repeat (a smoke run)")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.tasks, args.steps, args.repeats = ["Ant-v5"], 50, 1
     libs = ["parallel_pool"]
     try:
         import envpool  # noqa: F401
@@ -104,7 +107,4 @@ def main():
           f"after {load1[0]:.2f}/{load1[1]:.2f}/{load1[2]:.2f}")
     print("modes: sync1 = 1 env step(); async = 16 envs, batch 8, recv/send; syncN = 8 envs step(); best of "
           f"{args.repeats} alternating runs; cpu = process CPU time (all threads) per env step, lowest run")
-
-
-if __name__ == "__main__":
-    main()
+    return 0

@@ -1,8 +1,9 @@
 """Atari throughput, side by side in one run: ParallelPool, EnvPool, ale_py's AtariVectorEnv, gymnasium's
 AsyncVectorEnv, and the physical limit (cores x the single-env raw emulation speed of ale_py's ALEInterface).
 
-    python benchmarks/atari_bench.py                 # Pong-v5, 8 s per measurement, 3 rounds
-    python benchmarks/atari_bench.py --seconds 4 --rounds 1 --png bench_out/atari.png
+    parallel-pool bench --case atari                 # Pong-v5, 8 s per measurement, 3 rounds
+    parallel-pool bench --case atari --seconds 4 --rounds 1 --png bench_out/atari.png
+    parallel-pool bench --case atari --quick         # 0.2 s per measurement, 1 round (a smoke run)
 
 Every measurement runs in a fresh subprocess for `--seconds`, round-robin over `--rounds` rounds (so a burst of
 load from elsewhere hits every contender alike); the table reports the median and the best round. All contenders
@@ -170,8 +171,10 @@ print("RESULT " + json.dumps(out))
 
 
 def measure(kind: str, task: str, seconds: float, cfg: dict) -> dict:
+    from parallel_pool.bench import worker_env
+
     p = subprocess.run([sys.executable, "-c", WORKER, kind, task, str(seconds), json.dumps(cfg)],
-                       capture_output=True, text=True, timeout=seconds * 20 + 120)
+                       capture_output=True, text=True, timeout=seconds * 20 + 120, env=worker_env())
     for line in p.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[7:])
@@ -184,8 +187,8 @@ def have(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--task", default="Pong-v5")
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--rounds", type=int, default=3)
@@ -193,7 +196,10 @@ def main() -> None:
     ap.add_argument("--png", default=None, help="write a bar plot here (needs matplotlib)")
     ap.add_argument("--only", default=None,
                     help="comma-separated substrings: measure only matching contenders (raw emulation always)")
-    args = ap.parse_args()
+    ap.add_argument("--quick", action="store_true", help="0.2 s per measurement, 1 round (a smoke run)")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.seconds, args.rounds = 0.2, 1
     cores = os.cpu_count() or 1
 
     contenders = [("raw", "ALEInterface, 1 env (raw emulation)", {})]
@@ -285,7 +291,4 @@ def main() -> None:
         fig.tight_layout()
         os.makedirs(os.path.dirname(os.path.abspath(args.png)), exist_ok=True)
         fig.savefig(args.png, dpi=100)
-
-
-if __name__ == "__main__":
-    main()
+    return 0

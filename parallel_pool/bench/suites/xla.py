@@ -9,7 +9,7 @@
 Each loop runs `--iters` batches; the figure is the best of `--repeats` interleaved repeats (steps/s = env steps,
 i.e. batches x batch_size). Compilation is excluded (one warm-up call per loop).
 
-    python benchmarks/xla_bench.py [--task CartPole-v1] [--configs 8:8,64:64,16:8] [--iters 20000]
+    parallel-pool bench --case xla [--task CartPole-v1] [--configs 8:8,64:64,16:8] [--iters 20000] [--quick]
 """
 
 from __future__ import annotations
@@ -94,14 +94,17 @@ def make_xla_loop(env, iters: int, n: int, bs: int, async_: bool):
     return go
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    p = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--task", default="CartPole-v1")
     p.add_argument("--configs", default="8:8,64:64,16:8,64:16", help="num_envs:batch_size list")
     p.add_argument("--iters", type=int, default=20000, help="batches per timed loop")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--num-threads", type=int, default=0)
-    args = p.parse_args()
+    p.add_argument("--quick", action="store_true", help="configs 8:8,16:8, 200 batches, 1 repeat (a smoke run)")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.configs, args.iters, args.repeats = "8:8,16:8", 200, 1
 
     import parallel_pool
 
@@ -140,7 +143,4 @@ def main() -> None:
             sps = args.iters * bs / t
             print(f"{cfg:>14} {k:>10} {sps:12,.0f} {t / args.iters * 1e6:9.2f} {base / t:11.2f}x")
     print(f"load after: {os.getloadavg()[0]:.2f}")
-
-
-if __name__ == "__main__":
-    main()
+    return 0

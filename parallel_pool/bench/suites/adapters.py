@@ -1,7 +1,7 @@
 """Per-step cost of the framework adapters on CartPole-v1 (8 envs, random actions), side by side with the
 frameworks' own in-process vector envs over gymnasium's CartPole, in one run.
 
-    python benchmarks/adapter_overhead.py [--steps 20000] [--num-envs 8]
+    parallel-pool bench --case adapters [--steps 20000] [--num-envs 8] [--quick]
 """
 
 from __future__ import annotations
@@ -25,11 +25,14 @@ def bench(step, actions, steps):
     return (time.perf_counter() - t0) / steps * 1e6
 
 
-def main():
-    p = argparse.ArgumentParser()
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    p = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--steps", type=int, default=20_000)
     p.add_argument("--num-envs", type=int, default=8)
-    args = p.parse_args()
+    p.add_argument("--quick", action="store_true", help="200 steps (a smoke run)")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.steps = 200
     n = args.num_envs
     actions = np.random.default_rng(0).integers(0, 2, (1000, n))
     rows = []
@@ -85,7 +88,4 @@ def main():
     print(f"CartPole-v1, {n} envs, {args.steps} steps each; microseconds per batched step")
     for name, us in rows:
         print(f"  {name:60s} {us:8.1f} us")
-
-
-if __name__ == "__main__":
-    main()
+    return 0

@@ -1,0 +1,83 @@
+"""The gymnasium env that stands for one of our task ids, for side-by-side runs (the demo, the benchmark).
+
+Our ids are EnvPool's. gymnasium spells some differently: Atari games are `ALE/<Name>-v5` (registered by ale_py)
+with the preprocessing EnvPool does built in, and some toy-text / classic ids exist only at another version
+(gymnasium 1.x has Taxi-v4, not Taxi-v3). A peer is found in that order: Atari, the same id, the same name at the
+newest version gymnasium has; otherwise there is none (our own envs: Dummy, Corridor, Catch, NChain, ...).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+
+_VERSIONED = re.compile(r"^(?P<name>[A-Za-z0-9]+)-v(?P<version>\d+)$")
+
+
+@dataclass(frozen=True)
+class Peer:
+    gym_id: str  # the gymnasium id
+    atari: bool  # build with EnvPool's Atari preprocessing (make_atari_env)
+    note: str  # how it differs from our task, "" when it is the same id
+
+
+def make_atari_env(gym_id: str):
+    """An `ALE/<Name>-v5` env preprocessed as EnvPool's `<Name>-v5` defaults: no sticky actions, 4-frame skip with
+    max-pooling, up to 30 no-ops, 84x84 grayscale, 4 stacked frames, 108000 frames per episode, no reward clipping,
+    no episodic life (gymnasium has no fire-reset wrapper; EnvPool presses FIRE after reset)."""
+    import ale_py
+    import gymnasium as gym
+    from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
+
+    gym.register_envs(ale_py)
+    env = gym.make(gym_id, frameskip=1, repeat_action_probability=0.0, full_action_space=False,
+                   max_num_frames_per_episode=108000)
+    env = AtariPreprocessing(env, noop_max=30, frame_skip=4, screen_size=84, terminal_on_life_loss=False,
+                             grayscale_obs=True, scale_obs=False)
+    return FrameStackObservation(env, 4)
+
+
+def make_env(peer: Peer):
+    """One gymnasium env for `peer` (module level: picklable for AsyncVectorEnv)."""
+    warnings.filterwarnings("ignore")
+    if peer.atari:
+        return make_atari_env(peer.gym_id)
+    import gymnasium as gym
+
+    return gym.make(peer.gym_id)
+
+
+def _gym_registry() -> dict:
+    import gymnasium as gym
+
+    return gym.envs.registration.registry
+
+
+def gymnasium_peer(task_id: str) -> tuple[Peer | None, str]:
+    """(the peer, or None; why there is none or how the peer differs)."""
+    from parallel_pool.registry import task_type
+
+    registry = _gym_registry()
+    if task_type(task_id) == "Atari":
+        gym_id = f"ALE/{task_id}"
+        try:
+            import ale_py
+            import gymnasium as gym
+
+            gym.register_envs(ale_py)
+        except ImportError:
+            return None, "ale-py is not installed (pip install ale-py)"
+        if gym_id not in registry:
+            return None, f"ale_py registers no {gym_id}"
+        return Peer(gym_id, True, f"{gym_id} with EnvPool's preprocessing wrappers"), ""
+    if task_id in registry:
+        return Peer(task_id, False, ""), ""
+    m = _VERSIONED.match(task_id)
+    if m:
+        others = sorted((int(o["version"]), o.string) for o in map(_VERSIONED.match, registry)
+                        if o and o["name"] == m["name"])
+        if others:
+            gym_id = others[-1][1]
+            return Peer(gym_id, False, f"gymnasium has no {task_id}; compared with {gym_id}"), ""
+    return None, f"gymnasium has no {task_id} (nor another version of it)"
