@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <sstream>
 
 #ifdef __linux__
@@ -19,6 +20,8 @@ namespace {
 constexpr int64_t kWakeWorthNs = 50000;  // wake a sleeping worker only for at least this much work (a wake-up costs ~10-50 us)
 constexpr int kWorkerSpin = 2000;        // pause iterations a worker spins before sleeping
 constexpr int kWaitSpin = 4000;          // pause iterations the caller spins before blocking
+constexpr int kMaxEnvs = 1 << 20;        // sanity bounds: larger values are typos, and would exhaust memory
+constexpr int kMaxThreads = 4096;        // or the system's thread limit long before doing anything useful
 
 int Cores() {
   unsigned n = std::thread::hardware_concurrency();
@@ -31,50 +34,107 @@ std::string Msg(std::initializer_list<std::string> parts) {
   return s;
 }
 
-template <typename T>
-bool CheckActionValues(const ArraySpec& a, const uint8_t* data, size_t rows, std::string* err) {
-  const T* v = reinterpret_cast<const T*>(data);
-  size_t per = a.NumElements();
-  for (size_t r = 0; r < rows; ++r) {
-    for (size_t j = 0; j < per; ++j) {
-      double x = static_cast<double>(v[r * per + j]);
-      if constexpr (std::is_floating_point_v<T>) {
-        if (!std::isfinite(x)) {
-          *err = Msg({"action '", a.name, "' row ", std::to_string(r), " contains ", std::isnan(x) ? "NaN" : "inf"});
-          return false;
-        }
-      } else {
-        if (!a.low.empty()) {
-          double lo = a.low.size() == 1 ? a.low[0] : a.low[j];
-          double hi = a.high.size() == 1 ? a.high[0] : a.high[j];
-          if (x < lo || x > hi) {
-            std::ostringstream os;
-            os << "action '" << a.name << "' row " << r << " is " << static_cast<int64_t>(x)
-               << ", outside the valid range [" << static_cast<int64_t>(lo) << ", " << static_cast<int64_t>(hi)
-               << "]";
-            *err = os.str();
-            return false;
-          }
-        }
-      }
-    }
+// Calls f(T{}) with T the C++ type of d.
+template <typename F>
+void WithType(DType d, F&& f) {
+  switch (d) {
+    case DType::kBool: return f(bool{});
+    case DType::kUInt8: return f(uint8_t{});
+    case DType::kInt32: return f(int32_t{});
+    case DType::kInt64: return f(int64_t{});
+    case DType::kFloat32: return f(float{});
+    case DType::kFloat64: return f(double{});
   }
-  return true;
 }
 
-bool CheckAction(const ArraySpec& a, const uint8_t* data, size_t rows, std::string* err) {
-  switch (a.dtype) {
-    case DType::kBool: return true;
-    case DType::kUInt8: return CheckActionValues<uint8_t>(a, data, rows, err);
-    case DType::kInt32: return CheckActionValues<int32_t>(a, data, rows, err);
-    case DType::kInt64: return CheckActionValues<int64_t>(a, data, rows, err);
-    case DType::kFloat32: return CheckActionValues<float>(a, data, rows, err);
-    case DType::kFloat64: return CheckActionValues<double>(a, data, rows, err);
+// The integer range an integer action accepts: its spec bounds, else what its dtype can hold.
+std::pair<int64_t, int64_t> IntegerRange(const ArraySpec& a, size_t elem) {
+  int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  WithType(a.dtype, [&](auto t) {
+    using T = decltype(t);
+    lo = static_cast<int64_t>(std::numeric_limits<T>::min());
+    hi = static_cast<int64_t>(std::numeric_limits<T>::max());
+  });
+  if (!a.low.empty()) {
+    double l = a.low.size() == 1 ? a.low[0] : a.low[elem];
+    double h = a.high.size() == 1 ? a.high[0] : a.high[elem];
+    // spec bounds are small integers held in doubles; clamp them into the dtype's range before converting
+    if (l > static_cast<double>(lo)) lo = static_cast<int64_t>(std::ceil(l));
+    if (h < static_cast<double>(hi)) hi = static_cast<int64_t>(std::floor(h));
   }
-  return true;
+  return {lo, hi};
 }
 
 }  // namespace
+
+std::string ActionRangeError(const std::string& name, size_t row, const std::string& value, int64_t lo, int64_t hi) {
+  return "action '" + name + "' row " + std::to_string(row) + " is " + value + ", outside the valid range [" +
+         std::to_string(lo) + ", " + std::to_string(hi) + "]";
+}
+
+namespace {
+
+// Values of an action array given in source type S, checked against the spec before any conversion.
+template <typename S>
+void CheckActionValues(const ArraySpec& a, const S* v, size_t rows) {
+  const size_t per = a.NumElements();
+  if constexpr (std::is_floating_point_v<S>) {
+    if (IsIntegral(a.dtype)) {
+      throw std::invalid_argument("action '" + a.name + "' must be integers (dtype " + DTypeName(a.dtype) +
+                                  "), got floating-point values");
+    }
+  }
+  // bounds shared by every element (the common case) are looked up once, not per element
+  const bool uniform = a.low.size() <= 1;
+  const std::pair<int64_t, int64_t> range = IsIntegral(a.dtype) ? IntegerRange(a, 0) : std::pair<int64_t, int64_t>{};
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t j = 0; j < per; ++j) {
+      const S x = v[r * per + j];
+      if constexpr (std::is_floating_point_v<S>) {
+        if (!std::isfinite(x)) {
+          throw std::invalid_argument(Msg({"action '", a.name, "' row ", std::to_string(r), " contains ",
+                                           std::isnan(x) ? "NaN" : "inf"}));
+        }
+        if (a.dtype == DType::kFloat32 && std::fabs(static_cast<double>(x)) > std::numeric_limits<float>::max()) {
+          throw std::invalid_argument(Msg({"action '", a.name, "' row ", std::to_string(r), " is ",
+                                           std::to_string(static_cast<double>(x)), ", too large for float32"}));
+        }
+      } else if (IsIntegral(a.dtype)) {
+        auto [lo, hi] = uniform ? range : IntegerRange(a, j);
+        const int64_t xi = static_cast<int64_t>(x);  // every integer source dtype fits int64
+        if (xi < lo || xi > hi) throw std::invalid_argument(ActionRangeError(a.name, r, std::to_string(xi), lo, hi));
+      }
+    }
+  }
+}
+
+void CheckAction(const ArraySpec& a, const ActionInput& in, size_t rows) {
+  WithType(in.dtype, [&](auto t) { CheckActionValues(a, reinterpret_cast<const decltype(t)*>(in.data), rows); });
+}
+
+// Copies n elements of an (already checked) action from the caller's dtype into the env's slot.
+void CopyAction(uint8_t* dst, DType dst_type, const uint8_t* src, DType src_type, size_t n) {
+  if (dst_type == src_type) {
+    std::memcpy(dst, src, n * DTypeSize(dst_type));
+    return;
+  }
+  WithType(dst_type, [&](auto d) {
+    using D = decltype(d);
+    WithType(src_type, [&](auto s) {
+      using S = decltype(s);
+      const S* sp = reinterpret_cast<const S*>(src);
+      D* dp = reinterpret_cast<D*>(dst);
+      for (size_t i = 0; i < n; ++i) dp[i] = static_cast<D>(sp[i]);
+    });
+  });
+}
+
+}  // namespace
+
+uint64_t EnvSeed(int64_t seed, int env_id) {
+  // in uint64: seed + env_id cannot overflow for seed <= 2**63 - 1 (no signed-overflow UB, no 32-bit truncation)
+  return static_cast<uint64_t>(seed) + static_cast<uint64_t>(env_id);
+}
 
 PoolOptions ParseOptions(const Config& c) {
   PoolOptions o{};
@@ -85,14 +145,23 @@ PoolOptions ParseOptions(const Config& c) {
   o.thread_affinity_offset = c.Get<int>("thread_affinity_offset");
   o.max_num_players = c.Get<int>("max_num_players");
   o.seed = c.Get<int64_t>("seed");
-  if (o.num_envs < 1) throw std::invalid_argument("num_envs must be >= 1, got " + std::to_string(o.num_envs));
+  if (o.seed < 0) {
+    throw std::invalid_argument("seed must be an integer in [0, 2**63 - 1], got " + std::to_string(o.seed));
+  }
+  if (o.num_envs < 1 || o.num_envs > kMaxEnvs) {
+    throw std::invalid_argument("num_envs must be in [1, " + std::to_string(kMaxEnvs) + "], got " +
+                                std::to_string(o.num_envs));
+  }
   if (o.batch_size < 0) throw std::invalid_argument("batch_size must be >= 0, got " + std::to_string(o.batch_size));
   if (o.batch_size == 0) o.batch_size = o.num_envs;
   if (o.batch_size > o.num_envs) {
     throw std::invalid_argument("batch_size (" + std::to_string(o.batch_size) + ") must be <= num_envs (" +
                                 std::to_string(o.num_envs) + ")");
   }
-  if (o.num_threads < 0) throw std::invalid_argument("num_threads must be >= 0, got " + std::to_string(o.num_threads));
+  if (o.num_threads < 0 || o.num_threads > kMaxThreads) {
+    throw std::invalid_argument("num_threads must be in [0, " + std::to_string(kMaxThreads) + "] (0 = automatic), got " +
+                                std::to_string(o.num_threads));
+  }
   if (o.num_threads == 0) o.num_threads = std::min(o.batch_size, Cores());
   if (o.max_episode_steps < 1) {
     throw std::invalid_argument("max_episode_steps must be >= 1, got " + std::to_string(o.max_episode_steps));
@@ -138,7 +207,7 @@ Pool::Pool(const EnvType& type, const Config& config)
       builders.emplace_back([&, t] {
         try {
           for (int i = t; i < opts_.num_envs; i += n) {
-            slots_[i].env = type.create(config, i, static_cast<uint64_t>(opts_.seed + i));
+            slots_[i].env = type.create(config, i, EnvSeed(opts_.seed, i));
           }
         } catch (...) {
           errors[t] = std::current_exception();
@@ -270,7 +339,7 @@ Batch* Pool::AcquireOrderedBatch() {
   return b;
 }
 
-void Pool::Send(const int* env_ids, int k, const std::vector<const uint8_t*>& actions, bool reset,
+void Pool::Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset,
                 const int64_t* seeds) {
   CheckOpen();
   if (k <= 0) throw std::invalid_argument("env_id is empty: give at least one env to step or reset");
@@ -310,8 +379,12 @@ void Pool::Send(const int* env_ids, int k, const std::vector<const uint8_t*>& ac
                                   std::to_string(actions.size()));
     }
     size_t rows = static_cast<size_t>(ActionRows(env_ids, k));
-    for (size_t a = 0; a < spec_.action.size(); ++a) {
-      if (!CheckAction(spec_.action[a], actions[a], rows, &err)) throw std::invalid_argument(err);
+    for (size_t a = 0; a < spec_.action.size(); ++a) CheckAction(spec_.action[a], actions[a], rows);
+  }
+  for (int i = 0; seeds && i < k; ++i) {
+    if (seeds[i] < 0) {
+      throw std::invalid_argument("seed " + std::to_string(seeds[i]) + " for env " + std::to_string(env_ids[i]) +
+                                  " is negative: seeds must be integers in [0, 2**63 - 1]");
     }
   }
   // 2. commit: copy actions into each env's slot, mark pending, enqueue
@@ -331,15 +404,17 @@ void Pool::Send(const int* env_ids, int k, const std::vector<const uint8_t*>& ac
     Slot& s = slots_[e];
     if (!reset) {
       for (size_t a = 0; a < spec_.action.size(); ++a) {
-        std::memcpy(const_cast<uint8_t*>(s.action_ptrs[a]), actions[a] + row * action_row_bytes_[a],
-                    action_row_bytes_[a] * s.players);
+        const ArraySpec& spec = spec_.action[a];
+        const size_t n = spec.NumElements();
+        CopyAction(const_cast<uint8_t*>(s.action_ptrs[a]), spec.dtype,
+                   actions[a].data + row * n * DTypeSize(actions[a].dtype), actions[a].dtype, n * s.players);
       }
     }
     row += s.players;
     s.pending = true;
     if (ordered) ordered->player_offset[i] = player_rows;
     player_rows += s.players;
-    scratch_items_[i] = WorkItem{e, reset, seeds ? seeds[i] : -1, ordered, i};
+    scratch_items_[i] = WorkItem{e, reset, seeds != nullptr, seeds ? static_cast<uint64_t>(seeds[i]) : 0, ordered, i};
   }
   if (ordered) {
     ordered->player_rows = player_rows;
@@ -386,7 +461,7 @@ void Pool::Execute(const WorkItem& it) {
   std::string error;
   try {
     if (it.reset || s.done) {
-      if (it.seed >= 0) s.env->Seed(static_cast<uint64_t>(it.seed));
+      if (it.reseed) s.env->Seed(it.seed);
       s.env->Reset(o);
       preset();
       s.elapsed = 0;

@@ -52,6 +52,13 @@ struct RecvResult {
   int player_rows = 0;
 };
 
+// One action array as given by the caller: contiguous rows in `dtype`, which may differ from the spec's dtype
+// (e.g. int64 for an int32 action). Pool::Send range-checks the values in this dtype, then converts.
+struct ActionInput {
+  const uint8_t* data = nullptr;
+  DType dtype = DType::kInt32;
+};
+
 struct PoolOptions {
   int num_envs, batch_size, num_threads, max_episode_steps, thread_affinity_offset, max_num_players;
   int64_t seed;
@@ -65,12 +72,11 @@ class Pool {
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
 
-  // Validate and enqueue. env_ids: k distinct ids. actions: one pointer per action array of the spec, each
-  // to contiguous rows of the declared dtype (one row per player of each env, envs in env_ids order);
-  // ignored for resets. seeds: per-env reseed values or nullptr. Throws std::invalid_argument and enqueues
-  // nothing when any input is bad.
-  void Send(const int* env_ids, int k, const std::vector<const uint8_t*>& actions, bool reset,
-            const int64_t* seeds);
+  // Validate and enqueue. env_ids: k distinct ids. actions: one entry per action array of the spec, each
+  // contiguous rows (one row per player of each env, envs in env_ids order) in any engine dtype of the same
+  // kind (integers for integer actions); ignored for resets. seeds: per-env reseed values (>= 0) or nullptr.
+  // Throws std::invalid_argument and enqueues nothing when any input is bad.
+  void Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset, const int64_t* seeds);
   // Block until the next batch is complete. `interrupted` is polled while blocked (return true to abort).
   RecvResult Recv(const std::function<bool()>& interrupted);
   void Close();
@@ -146,5 +152,9 @@ class Pool {
 };
 
 PoolOptions ParseOptions(const Config& config);
+// The seed of env `env_id` in a pool made with `seed` (>= 0): seed + env_id as a full 64-bit value.
+uint64_t EnvSeed(int64_t seed, int env_id);
+// The one message for an integer action outside its range.
+std::string ActionRangeError(const std::string& name, size_t row, const std::string& value, int64_t lo, int64_t hi);
 
 }  // namespace pp

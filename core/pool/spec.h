@@ -8,6 +8,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -95,7 +96,14 @@ class Config {
     auto it = values_.find(key);
     if (it == values_.end()) throw std::out_of_range("config key '" + key + "' is not defined");
     if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t>) {
-      return static_cast<T>(std::get<int64_t>(it->second));
+      const int64_t v = std::get<int64_t>(it->second);
+      // range-check before narrowing: a value that does not fit must never wrap into a valid-looking one
+      if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max()) {
+        throw std::invalid_argument("config key '" + key + "' is " + std::to_string(v) + ", outside the range [" +
+                                    std::to_string(std::numeric_limits<T>::min()) + ", " +
+                                    std::to_string(std::numeric_limits<T>::max()) + "]");
+      }
+      return static_cast<T>(v);
     } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       if (auto* i = std::get_if<int64_t>(&it->second)) return static_cast<T>(*i);
       return static_cast<T>(std::get<double>(it->second));

@@ -25,7 +25,8 @@ struct Batch;
 struct WorkItem {
   int env_id;
   bool reset;
-  int64_t seed;  // < 0: keep the env's generator
+  bool reseed;    // reseed the env's generator with `seed` before resetting
+  uint64_t seed;
   Batch* batch;  // ordered (sync) batch, or nullptr: rows assigned in completion order
   int pos;       // row of this env in an ordered batch
 };

@@ -1,0 +1,193 @@
+"""Engine robustness at the `_core.Pool` level: seeding, input ranges, lifecycle faults (env exceptions, fork,
+interpreter exit, Ctrl-C, thread failure, cycles). The front-ends sit on top of this; these tests do not need them."""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from parallel_pool import _core
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def core_pool(task: str = "Dummy-v0", **config) -> _core.Pool:
+    env_type, overrides = _core.tasks()[task]
+    cfg = dict(overrides)
+    cfg.update(config)
+    return _core.Pool(env_type, cfg)
+
+
+def outputs(pool: _core.Pool, arrays) -> dict:
+    return {name: arr for (name, *_), arr in zip(pool.output_specs, arrays)}
+
+
+def run_python(code: str, timeout: float = 60, **kw) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          timeout=timeout, env=env, **kw)
+
+
+# ---- 1. seeds ------------------------------------------------------------------------------------------------
+
+def reset_draws(seed: int, num_envs: int = 4, **kw) -> np.ndarray:
+    """obs[:, 3] of Dummy-v0 is a draw from the env's generator at reset."""
+    pool = core_pool(num_envs=num_envs, seed=seed, **kw)
+    out = outputs(pool, pool.reset())
+    pool.close()
+    return out["obs"][:, 3].copy()
+
+
+def test_seeds_do_not_alias_mod_2_32():
+    assert not np.array_equal(reset_draws(1), reset_draws(1 + 2**32))
+    # and a seed's env i is the same generator as seed + i's env 0, in both ranges
+    for base in (5, 2**40):
+        np.testing.assert_array_equal(reset_draws(base)[2], reset_draws(base + 2, num_envs=1)[0])
+
+
+def test_small_seeds_keep_envpool_seeding():
+    # below 2**32 env i's generator is mt19937(seed + i), like EnvPool: Dummy's draw is uniform_real_distribution
+    # <float>(0, 1) of it, which std::generate_canonical computes from one 32-bit output for float
+    draws = reset_draws(7, num_envs=3)
+    for i, d in enumerate(draws):
+        # numpy's legacy RandomState(int) is the same MT19937 seeded by init_genrand, i.e. std::mt19937(seed)
+        first = np.random.RandomState(7 + i).randint(0, 2**32, dtype=np.uint32)
+        assert d == np.float32(first) / np.float32(2**32)
+
+
+def test_big_seeds_are_defined():
+    top = 2**63 - 1
+    draws = reset_draws(top, num_envs=8)
+    assert np.all((draws >= 0) & (draws < 1)) and len(set(draws.tolist())) == 8
+    np.testing.assert_array_equal(draws, reset_draws(top, num_envs=8))  # deterministic
+
+
+@pytest.mark.parametrize("seed", [-1, -(2**63), 2**63, 2**64 + 1])
+def test_bad_seed_raises_value_error(seed):
+    with pytest.raises(ValueError, match=f"seed.*{seed}"):
+        core_pool(seed=seed)
+
+
+def test_reset_seeds_are_64_bit_and_checked():
+    pool = core_pool(num_envs=2)
+    a = outputs(pool, pool.reset(None, np.array([1, 1 + 2**32], dtype=np.int64)))["obs"][:, 3].copy()
+    assert a[0] != a[1]
+    b = outputs(pool, pool.reset(None, np.array([1, 1 + 2**32], dtype=np.uint64)))["obs"][:, 3]
+    np.testing.assert_array_equal(a, b)  # uint64 seeds are taken exactly
+    with pytest.raises(ValueError, match="seed -3 for env 1 is negative"):
+        pool.reset(None, np.array([4, -3]))
+    with pytest.raises(ValueError, match="seed is 18446744073709551615"):
+        pool.reset(None, np.array([4, 2**64 - 1], dtype=np.uint64))
+    pool.step(np.zeros(2, np.int32))  # nothing was enqueued by the failed resets
+
+
+@pytest.mark.parametrize("num_threads,batch_size", [(1, 0), (3, 0), (2, 2), (4, 1)])
+def test_trajectory_independent_of_threads_and_batch(num_threads, batch_size):
+    """(seed, env_id, actions) fix every row: compare per-env rows against a 1-thread sync pool."""
+    n, steps = 4, 12
+    kw = dict(num_envs=n, seed=2**33 + 5, episode_len=3)
+
+    def per_env_rows(num_threads, batch_size):
+        pool = core_pool(num_threads=num_threads, batch_size=batch_size, **kw)
+        rows = {i: [] for i in range(n)}
+        if batch_size in (0, n):
+            for t in range(steps):
+                out = outputs(pool, pool.reset() if t == 0 else pool.step(np.arange(n, dtype=np.int32) % 10))
+                for i, e in enumerate(out["env_id"]):
+                    rows[e].append(out["obs"][i].copy())
+        else:
+            pool.send(None, None, True)
+            counts = np.zeros(n, int)
+            while counts.min() < steps:
+                out = outputs(pool, pool.recv())
+                ids = out["env_id"].copy()
+                for i, e in enumerate(ids):
+                    if counts[e] < steps:
+                        rows[e].append(out["obs"][i].copy())
+                    counts[e] += 1
+                pool.send((ids % 10).astype(np.int32), ids)
+        pool.close()
+        return {e: np.array(r[:steps]) for e, r in rows.items()}
+
+    ref = per_env_rows(1, 0)
+    got = per_env_rows(num_threads, batch_size)
+    for e in range(n):
+        np.testing.assert_array_equal(got[e], ref[e])
+
+
+# ---- 2. no silent narrowing ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value,dtype", [(2**32, np.int64), (-(2**32) + 1, np.int64), (2**31, np.int64),
+                                         (10, np.int32), (-1, np.int8), (2**64 - 1, np.uint64), (300, np.uint16)])
+def test_integer_action_out_of_range_raises_before_narrowing(value, dtype):
+    pool = core_pool(num_envs=3)
+    pool.reset()
+    act = np.array([1, value, 2], dtype=dtype)
+    with pytest.raises(ValueError, match=rf"action 'action' row 1 is {value}, outside the valid range \[0, 9\]"):
+        pool.step(act)
+    out = outputs(pool, pool.step(np.array([1, 9, 2], dtype=dtype)))  # nothing was enqueued; in range works
+    np.testing.assert_array_equal(out["obs"][:, 2], [1, 9, 2])
+
+
+def test_integer_actions_of_any_width_are_taken_exactly():
+    pool = core_pool(num_envs=2)
+    pool.reset()
+    for dt in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64, np.longlong):
+        out = outputs(pool, pool.step(np.array([3, 9], dtype=dt)))
+        np.testing.assert_array_equal(out["reward"], [3, 9])
+
+
+def test_float_action_too_large_for_float32_raises():
+    pool = core_pool(num_envs=1, continuous=True)
+    pool.reset()
+    with pytest.raises(ValueError, match="action 'action' row 0 is .*too large for float32"):
+        pool.step(np.array([[1e300, 0.0]]))
+
+
+@pytest.mark.parametrize("key,value", [("num_envs", 2**31), ("num_envs", 2**31 - 1), ("batch_size", 2**32 + 1),
+                                       ("max_episode_steps", 2**31), ("num_threads", 2**32), ("episode_len", 2**40),
+                                       ("thread_affinity_offset", -(2**31) - 1), ("num_envs", 2**64)])
+def test_int_config_out_of_range_raises_value_error(key, value):
+    with pytest.raises(ValueError, match=rf"{key}.*{value}"):
+        core_pool(**{key: value})
+
+
+def test_int_config_at_int32_max_is_accepted_where_meaningful():
+    pool = core_pool(num_envs=1, max_episode_steps=2**31 - 1, episode_len=2**31 - 1)
+    pool.reset()
+    assert outputs(pool, pool.step(np.array([1], np.int32)))["truncated"][0] == False  # noqa: E712
+
+
+@pytest.mark.parametrize("key,value", [("num_envs", True), ("num_envs", 2.0), ("continuous", 1), ("seed", "1"),
+                                       ("step_cost_us", True), ("autoreset_mode", 3)])
+def test_config_wrong_type_raises_type_error(key, value):
+    with pytest.raises(TypeError, match=f"config key '{key}'"):
+        core_pool(**{key: value})
+
+
+def test_xla_int64_actions_are_range_checked_not_wrapped():
+    jax = pytest.importorskip("jax")
+    if not _core.has_xla:
+        pytest.skip("built without XLA support")
+    import jax.numpy as jnp
+
+    import parallel_pool
+
+    env = parallel_pool.make("Dummy-v0", num_envs=2)
+    handle, _, _, step = env.xla()
+    env.reset()
+    with jax.enable_x64(True):
+        act = jnp.array([1, 2**32 + 3], dtype=jnp.int64)  # wraps to 3 if narrowed to int32 before the check
+        assert act.dtype == jnp.int64
+        with pytest.raises(Exception, match=r"action 'action' row 1 is 4294967299, outside the valid range \[0, 9\]"):
+            jax.block_until_ready(step(handle, act))
+        handle, s = step(handle, jnp.array([1, 9], dtype=jnp.int64))  # in-range int64 actions are taken
+        assert np.asarray(s[1]).tolist() == [1.0, 9.0]
