@@ -191,3 +191,77 @@ def test_xla_int64_actions_are_range_checked_not_wrapped():
             jax.block_until_ready(step(handle, act))
         handle, s = step(handle, jnp.array([1, 9], dtype=jnp.int64))  # in-range int64 actions are taken
         assert np.asarray(s[1]).tolist() == [1.0, 9.0]
+
+
+# ---- 3. same-step final rows ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("batch_size", [0, 3])
+def test_same_step_final_rows_are_zero_where_no_episode_ended(batch_size):
+    pool = core_pool(num_envs=6, batch_size=batch_size, num_threads=2, autoreset_mode="same_step", episode_len=3,
+                     max_episode_steps=5)
+    finals = [n for n, *_ in pool.output_specs if n.startswith("final:")]
+    assert finals == ["final:obs", "final:info:score", "final:elapsed_step"]
+    rng = np.random.default_rng(0)
+    ended = 0
+    if batch_size:
+        pool.send(None, None, True)
+    for t in range(60):
+        if batch_size:
+            out = outputs(pool, pool.recv())
+        else:
+            out = outputs(pool, pool.reset() if t == 0 else pool.step(rng.integers(1, 10, 6).astype(np.int32)))
+        done = out["terminated"] | out["truncated"]
+        ended += done.sum()
+        for name in finals:
+            assert not out[name][~done].any(), (t, name)  # exactly zero, never a recycled block's data
+        if done.any():  # where an episode ended, its real final obs / score / length (episode_len 3)
+            assert (out["final:obs"][done][:, 1] == 3).all() and (out["final:elapsed_step"][done] == 3).all()
+            assert (out["final:info:score"][done] >= 3).all()
+        if batch_size:
+            ids = out["env_id"].copy()
+            pool.send(rng.integers(1, 10, len(ids)).astype(np.int32), ids)
+    assert ended > 10
+
+
+# ---- 4. env exceptions in async batches ----------------------------------------------------------------------
+
+def test_async_env_error_keeps_healthy_rows_and_all_envs():
+    n, bs = 4, 2
+    pool = core_pool(num_envs=n, batch_size=bs, num_threads=1, error_action=3, episode_len=1000)
+    pool.send(None, None, True)
+    batches = [outputs(pool, pool.recv())["env_id"].copy() for _ in range(2)]
+    first = batches[0]
+    # exactly one batch pending: `first`, where env first[0] fails and first[1] is healthy
+    pool.send(np.array([3, 5], np.int32), first)
+    with pytest.raises(_core.EnvError, match=f"env {first[0]}: Dummy env {first[0]} was told to fail") as raised:
+        pool.recv()
+    e = raised.value
+    assert e.env_ids == [int(first[0])] and e.batch_kept and "was told to fail" in e.messages[0]
+    # the failed env's rows cannot be sent to twice while its batch is held back
+    with pytest.raises(ValueError, match="already has an action pending"):
+        pool.send(np.array([1], np.int32), first[:1])
+    out = outputs(pool, pool.recv())  # the same batch, whole
+    rows = {int(e): i for i, e in enumerate(out["env_id"])}
+    assert set(rows) == set(first.tolist())
+    bad, good = rows[int(first[0])], rows[int(first[1])]
+    assert out["elapsed_step"][bad] == 0 and out["reward"][bad] == 0 and out["obs"][bad][1] == 0  # a fresh episode
+    assert out["elapsed_step"][good] == 1 and out["reward"][good] == 5 and out["obs"][good][2] == 5  # its step
+    # the loop goes on with all envs
+    pool.send(np.ones(bs, np.int32), batches[1])
+    pool.send(np.ones(bs, np.int32), first)
+    seen = np.zeros(n, int)
+    for _ in range(20):
+        ids = outputs(pool, pool.recv())["env_id"].copy()
+        seen[ids] += 1
+        pool.send(np.ones(len(ids), np.int32), ids)
+    assert (seen > 0).all()
+
+
+def test_sync_env_error_resets_failed_env_on_next_step():
+    pool = core_pool(num_envs=3, error_action=7, num_threads=2)
+    pool.reset()
+    with pytest.raises(_core.EnvError, match="env 1: Dummy env 1 was told to fail") as raised:
+        pool.step(np.array([1, 7, 7], np.int32)[[0, 1, 0]])
+    assert raised.value.env_ids == [1] and not raised.value.batch_kept
+    out = outputs(pool, pool.step(np.array([2, 2, 2], np.int32)))
+    assert out["elapsed_step"].tolist() == [2, 0, 2] and out["reward"].tolist() == [2, 0, 2]

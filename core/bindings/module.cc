@@ -400,7 +400,12 @@ PYBIND11_MODULE(_core, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const EnvError& e) {
-      py::set_error(env_error, e.what());
+      // the exception object carries which envs failed, so callers can act on them without parsing the message
+      py::object exc = py::handle(env_error.ptr())(e.what());
+      exc.attr("env_ids") = py::cast(e.env_ids);
+      exc.attr("messages") = py::cast(e.messages);
+      exc.attr("batch_kept") = py::bool_(e.batch_kept);
+      PyErr_SetObject(env_error.ptr(), exc.ptr());
     }
   });
 

@@ -20,6 +20,8 @@ namespace {
 constexpr int64_t kWakeWorthNs = 50000;  // wake a sleeping worker only for at least this much work (a wake-up costs ~10-50 us)
 constexpr int kWorkerSpin = 2000;        // pause iterations a worker spins before sleeping
 constexpr int kWaitSpin = 4000;          // pause iterations the caller spins before blocking
+constexpr int64_t kAlwaysTimeNs = 100000;  // items costlier than this are timed every time
+constexpr int64_t kHelpMaxNs = 10000000;   // the waiting caller runs queued items only if they cost less (Ctrl-C)
 constexpr int kMaxEnvs = 1 << 20;        // sanity bounds: larger values are typos, and would exhaust memory
 constexpr int kMaxThreads = 4096;        // or the system's thread limit long before doing anything useful
 
@@ -237,6 +239,7 @@ Pool::Pool(const EnvType& type, const Config& config)
       s.out.info.push_back({nullptr, layout_.entries[layout_.num_obs + k].row_bytes});
     }
     s.out.reward_dtype = spec_.reward_dtype;
+    s.saved_reward.assign(EntryBytes(layout_.reward, s), 0);
     s.out.num_players = s.players;
     if (!sync()) {
       size_t soff = 0;
@@ -291,6 +294,8 @@ void Pool::Close() {
     b->block = nullptr;
   }
   ordered_.clear();
+  if (kept_.block) blocks_->Release(kept_.block);
+  kept_ = RecvResult{};
 }
 
 void Pool::CheckOpen() const {
@@ -324,8 +329,10 @@ int Pool::ActionRows(const int* env_ids, int k) const {
 }
 
 int Pool::WakeCount(int items) const {
-  int for_workers = sync() ? items - 1 : items;  // in sync mode the caller runs one item itself
-  int64_t worth = static_cast<int64_t>(items) * item_cost_ns_.load(std::memory_order_relaxed) / kWakeWorthNs;
+  const int64_t cost = item_cost_ns_.load(std::memory_order_relaxed);
+  const bool caller_helps = sync() && cost < kHelpMaxNs;  // then the caller runs one item itself (see WaitFor)
+  int for_workers = caller_helps ? items - 1 : items;
+  int64_t worth = static_cast<int64_t>(items) * cost / kWakeWorthNs;
   return static_cast<int>(std::min<int64_t>({static_cast<int64_t>(for_workers), worth, opts_.num_threads}));
 }
 
@@ -424,117 +431,182 @@ void Pool::Send(const int* env_ids, int k, const std::vector<ActionInput>& actio
   queue_.Push(scratch_items_.data(), k, WakeCount(k));
 }
 
-void Pool::Execute(const WorkItem& it) {
-  static thread_local uint32_t sample = 0;
-  bool timed = ((++sample) & 15) == 0;
-  std::chrono::steady_clock::time_point t0;
-  if (timed) t0 = std::chrono::steady_clock::now();
+// ---- executing one work item (worker threads, and the caller while it waits) ----------------------------
 
-  Slot& s = slots_[it.env_id];
-  const auto& E = layout_.entries;
-  // Where this env's rows are written: straight into an ordered batch, or into the env's staging rows.
-  Batch* b = it.batch;
-  const bool staged = b == nullptr;
-  uint8_t* blk = staged ? s.staging.data() : b->block;
-  const int env_row = staged ? 0 : it.pos;
-  const int player_row = staged ? 0 : b->player_offset[it.pos];
-  auto at = [&](int idx, int r) {
-    return staged ? blk + s.staging_off[idx] + E[idx].row_bytes * static_cast<size_t>(r)
-                  : blk + E[idx].offset + E[idx].row_bytes * static_cast<size_t>(r);
-  };
-  auto row_of = [&](int idx) { return E[idx].per_player ? player_row : env_row; };
+uint8_t* Pool::Rows::At(const Layout& L, const Slot& s, int idx) const {
+  const auto& e = L.entries[idx];
+  const size_t r = static_cast<size_t>(e.per_player ? player_row : env_row);
+  return staged ? base + s.staging_off[idx] + e.row_bytes * r : base + e.offset + e.row_bytes * r;
+}
+
+Pool::Rows Pool::RowsFor(const WorkItem& it, Slot& s) const {
+  // ordered (sync) batches are written in place; async rows go to the env's staging area first
+  if (it.batch == nullptr) return Rows{s.staging.data(), true, 0, 0};
+  return Rows{it.batch->block, false, it.pos, it.batch->player_offset[it.pos]};
+}
+
+size_t Pool::EntryBytes(int idx, const Slot& s) const {
+  const auto& e = layout_.entries[idx];
+  return e.row_bytes * static_cast<size_t>(e.per_player ? s.players : 1);
+}
+
+void Pool::PrepareRows(const WorkItem& it, Slot& s, const Rows& rows) {
   Output& o = s.out;
-  for (int i = 0; i < layout_.num_obs; ++i) o.obs[i].ptr = at(i, player_row);
-  for (int i = 0; i < layout_.num_info; ++i) o.info[i].ptr = at(layout_.num_obs + i, row_of(layout_.num_obs + i));
-  o.reward = at(layout_.reward, player_row);
-  o.terminated = reinterpret_cast<bool*>(at(layout_.terminated, env_row));
-  o.truncated = reinterpret_cast<bool*>(at(layout_.truncated, env_row));
-  const size_t reward_bytes = E[layout_.reward].row_bytes * static_cast<size_t>(s.players);
-  *reinterpret_cast<int32_t*>(at(layout_.env_id, env_row)) = it.env_id;
-  for (int p = 0; p < s.players; ++p) *reinterpret_cast<int32_t*>(at(layout_.player_env_id, player_row + p)) = it.env_id;
-  auto preset = [&] {
-    std::memset(o.reward, 0, reward_bytes);
-    *o.terminated = false;
-    *o.truncated = false;
-  };
-  preset();
-  std::string error;
+  for (int i = 0; i < layout_.num_obs; ++i) o.obs[i].ptr = rows.At(layout_, s, i);
+  for (int i = 0; i < layout_.num_info; ++i) o.info[i].ptr = rows.At(layout_, s, layout_.num_obs + i);
+  o.reward = rows.At(layout_, s, layout_.reward);
+  o.terminated = reinterpret_cast<bool*>(rows.At(layout_, s, layout_.terminated));
+  o.truncated = reinterpret_cast<bool*>(rows.At(layout_, s, layout_.truncated));
+  *reinterpret_cast<int32_t*>(rows.At(layout_, s, layout_.env_id)) = it.env_id;
+  auto* player_ids = reinterpret_cast<int32_t*>(rows.At(layout_, s, layout_.player_env_id));
+  for (int p = 0; p < s.players; ++p) player_ids[p] = it.env_id;
+  // same-step mode: final_* rows are zero unless this step ends an episode (gymnasium's convention; blocks and
+  // staging rows are recycled, so anything else would show a previous episode's data)
+  if (layout_.final_begin >= 0) {
+    for (int i = layout_.final_begin; i < static_cast<int>(layout_.entries.size()); ++i) {
+      std::memset(rows.At(layout_, s, i), 0, EntryBytes(i, s));
+    }
+  }
+  PresetResults(s);
+}
+
+void Pool::PresetResults(Slot& s) {
+  std::memset(s.out.reward, 0, EntryBytes(layout_.reward, s));
+  *s.out.terminated = false;
+  *s.out.truncated = false;
+}
+
+void Pool::ResetEnv(Slot& s) {
+  s.env->Reset(s.out);
+  PresetResults(s);  // a reset has no reward and ends nothing, whatever the env wrote
+  s.elapsed = 0;
+  s.done = false;
+}
+
+void Pool::StepEnv(Slot& s, const Rows& rows) {
+  ActionView av(&s.action_ptrs, &action_row_bytes_);
+  s.env->Step(av, s.out);
+  ++s.elapsed;
+  if (!*s.out.terminated && s.elapsed >= opts_.max_episode_steps) *s.out.truncated = true;
+  s.done = *s.out.terminated || *s.out.truncated;
+  if (s.done && opts_.autoreset == AutoReset::kSameStep) SameStepReset(s, rows);
+}
+
+void Pool::SameStepReset(Slot& s, const Rows& rows) {
+  // keep the finished episode's obs and info as final_*, then reset in place; reward/terminated/truncated of
+  // the finishing step are what the caller sees
+  const int fb = layout_.final_begin;
+  for (int i = 0; i < layout_.num_obs + layout_.num_info; ++i) {
+    std::memcpy(rows.At(layout_, s, fb + i), rows.At(layout_, s, i), EntryBytes(i, s));
+  }
+  *reinterpret_cast<int32_t*>(rows.At(layout_, s, fb + layout_.num_obs + layout_.num_info)) = s.elapsed;
+  const bool term = *s.out.terminated, trunc = *s.out.truncated;
+  std::memcpy(s.saved_reward.data(), s.out.reward, s.saved_reward.size());
+  ResetEnv(s);
+  std::memcpy(s.out.reward, s.saved_reward.data(), s.saved_reward.size());
+  *s.out.terminated = term;
+  *s.out.truncated = trunc;
+}
+
+std::string Pool::RunEnv(const WorkItem& it, Slot& s, const Rows& rows) {
   try {
     if (it.reset || s.done) {
       if (it.reseed) s.env->Seed(it.seed);
-      s.env->Reset(o);
-      preset();
-      s.elapsed = 0;
-      s.done = false;
+      ResetEnv(s);
     } else {
-      ActionView av(&s.action_ptrs, &action_row_bytes_);
-      s.env->Step(av, o);
-      ++s.elapsed;
-      if (!*o.terminated && s.elapsed >= opts_.max_episode_steps) *o.truncated = true;
-      s.done = *o.terminated || *o.truncated;
-      if (s.done && opts_.autoreset == AutoReset::kSameStep) {
-        int fb = layout_.final_begin;
-        for (int i = 0; i < layout_.num_obs + layout_.num_info; ++i) {
-          int r = row_of(i);
-          size_t n = E[i].row_bytes * static_cast<size_t>(E[i].per_player ? s.players : 1);
-          std::memcpy(at(fb + i, r), at(i, r), n);
-        }
-        *reinterpret_cast<int32_t*>(at(fb + layout_.num_obs + layout_.num_info, env_row)) = s.elapsed;
-        uint8_t saved_reward[8 * 64];
-        bool term = *o.terminated, trunc = *o.truncated;
-        size_t nr = std::min(reward_bytes, sizeof(saved_reward));
-        std::memcpy(saved_reward, o.reward, nr);
-        s.env->Reset(o);
-        std::memcpy(o.reward, saved_reward, nr);
-        *o.terminated = term;
-        *o.truncated = trunc;
-        s.elapsed = 0;
-        s.done = false;
-      }
+      StepEnv(s, rows);
     }
-    *reinterpret_cast<int32_t*>(at(layout_.elapsed, env_row)) = s.elapsed;
+    return {};
   } catch (const std::exception& ex) {
-    s.done = true;  // the env's state is unknown: its next step resets it
-    error = ex.what();
-    if (error.empty()) error = "C++ exception";
+    s.done = true;  // the env's state is unknown: it must be reset before it steps again
+    return ex.what()[0] != '\0' ? ex.what() : "C++ exception";
   } catch (...) {
     s.done = true;
-    error = "unknown C++ exception";
+    return "unknown C++ exception";
   }
-  if (staged) {
-    // claim the next row of the async batch ring now that the step is done, and copy the rows there
-    int64_t seq = complete_seq_.fetch_add(1, std::memory_order_acq_rel);
-    b = ring_[static_cast<size_t>((seq / opts_.batch_size) % static_cast<int64_t>(ring_.size()))].get();
-    const int er = static_cast<int>(seq % opts_.batch_size);
-    const int pr = er * max_players_;  // fixed stride: the player rows follow from the env row (compacted in Recv)
-    for (size_t i = 0; i < E.size(); ++i) {
-      const bool pp = E[i].per_player;
-      std::memcpy(b->block + E[i].offset + E[i].row_bytes * static_cast<size_t>(pp ? pr : er),
-                  s.staging.data() + s.staging_off[i], E[i].row_bytes * static_cast<size_t>(pp ? s.players : 1));
-    }
+}
+
+std::string Pool::RecoverInPlace(Slot& s, const Rows& rows) {
+  // Async mode: the env's row is replaced by a fresh episode's first observation, so the batch stays whole and
+  // the env stays in the send/recv loop (its elapsed_step of 0 and EnvError.env_ids tell the caller).
+  try {
+    PresetResults(s);
+    ResetEnv(s);
+    return {};
+  } catch (...) {
+    s.done = true;
   }
-  if (!error.empty()) {
-    std::lock_guard<std::mutex> lk(b->err_mu);
-    b->errors.emplace_back(it.env_id, std::move(error));
+  // the reset failed too: deliver a zero row; the env is reset again when it is next sent to
+  for (int i = 0; i < layout_.num_obs + layout_.num_info; ++i) std::memset(rows.At(layout_, s, i), 0, EntryBytes(i, s));
+  PresetResults(s);
+  return " (resetting it failed too; it is reset again on its next send)";
+}
+
+Batch* Pool::PublishStaged(const Slot& s) {
+  // claim the next row of the async batch ring now that the step is done, and copy the staged rows there
+  const int64_t seq = complete_seq_.fetch_add(1, std::memory_order_acq_rel);
+  Batch* b = ring_[static_cast<size_t>((seq / opts_.batch_size) % static_cast<int64_t>(ring_.size()))].get();
+  const int er = static_cast<int>(seq % opts_.batch_size);
+  const int pr = er * max_players_;  // fixed stride: the player rows follow from the env row (compacted in Recv)
+  const auto& E = layout_.entries;
+  for (size_t i = 0; i < E.size(); ++i) {
+    const bool pp = E[i].per_player;
+    std::memcpy(b->block + E[i].offset + E[i].row_bytes * static_cast<size_t>(pp ? pr : er),
+                s.staging.data() + s.staging_off[i], EntryBytes(static_cast<int>(i), s));
   }
-  if (timed) {
-    int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-    int64_t old = item_cost_ns_.load(std::memory_order_relaxed);
-    item_cost_ns_.store((old * 7 + ns) / 8, std::memory_order_relaxed);
-  }
-  int d = b->done.fetch_add(1, std::memory_order_acq_rel) + 1;
-  if (d == b->expected && waiters_.load(std::memory_order_seq_cst) > 0) {
+  return b;
+}
+
+void Pool::UpdateCost(int64_t ns) {
+  // rises at once (so the caller stops helping with slow items after one sample), decays slowly
+  const int64_t old = item_cost_ns_.load(std::memory_order_relaxed);
+  item_cost_ns_.store(ns > old ? ns : (old * 7 + ns) / 8, std::memory_order_relaxed);
+}
+
+void Pool::MarkDone(Batch* b) {
+  // read `expected` before publishing this row: once done reaches it, the API thread may reuse the batch
+  const int expected = b->expected;
+  const int d = b->done.fetch_add(1, std::memory_order_acq_rel) + 1;
+  if (d == expected && waiters_.load(std::memory_order_seq_cst) > 0) {
     { std::lock_guard<std::mutex> lk(done_mu_); }
     done_cv_.notify_all();
   }
 }
 
+void Pool::Execute(const WorkItem& it) {
+  // time every item of expensive envs (the clock is noise there), one in 16 of cheap ones
+  static thread_local uint32_t sample = 0;
+  const bool timed = item_cost_ns_.load(std::memory_order_relaxed) > kAlwaysTimeNs || ((++sample) & 15) == 0;
+  const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+
+  Slot& s = slots_[it.env_id];
+  const Rows rows = RowsFor(it, s);
+  PrepareRows(it, s, rows);
+  std::string error = RunEnv(it, s, rows);
+  if (!error.empty() && !sync()) error += RecoverInPlace(s, rows);
+  *reinterpret_cast<int32_t*>(rows.At(layout_, s, layout_.elapsed)) = s.elapsed;
+  Batch* b = rows.staged ? PublishStaged(s) : it.batch;
+  if (!error.empty()) {
+    std::lock_guard<std::mutex> lk(b->err_mu);
+    b->errors.emplace_back(it.env_id, std::move(error));
+  }
+  if (timed) {
+    UpdateCost(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+  }
+  MarkDone(b);
+}
+
 void Pool::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
   auto complete = [&] { return b->done.load(std::memory_order_acquire) >= b->expected; };
-  // Help: run queued items on this thread while they last (only this thread enqueues, so once the
-  // queue is empty it stays empty until we return).
+  // Help: run queued items on this thread while they last (only this thread enqueues, so once the queue is
+  // empty it stays empty until we return) -- but only cheap ones, and checking for Ctrl-C between them: a
+  // caller inside a slow env step could not react to an interruption until the step ends.
   WorkItem item;
-  while (!complete() && queue_.TryPop(&item)) Execute(item);
+  for (int n = 0; !complete() && item_cost_ns_.load(std::memory_order_relaxed) < kHelpMaxNs; ++n) {
+    if (!queue_.TryPop(&item)) break;
+    Execute(item);
+    if ((n & 63) == 63 && interrupted && interrupted()) throw Interrupted("interrupted while waiting for results");
+  }
   for (int i = 0; i < kWaitSpin && !complete(); ++i) PP_CPU_RELAX();
   if (complete()) return;
   std::unique_lock<std::mutex> lk(done_mu_);
@@ -579,49 +651,90 @@ int Pool::CompactPlayerRows(uint8_t* block, int env_rows) {
 
 RecvResult Pool::Recv(const std::function<bool()>& interrupted) {
   CheckOpen();
-  RecvResult r;
-  Batch* b;
-  if (sync()) {
-    if (ordered_.empty()) throw std::runtime_error("recv() called but no actions were sent: call send() first");
-    b = ordered_.front();
-    WaitFor(b, interrupted);
-    ordered_.pop_front();
-    r.block = b->block;
-    b->block = nullptr;
-    r.env_rows = b->expected;
-    r.player_rows = b->player_rows;
-    ordered_free_.push_back(b);
-  } else {
-    if (num_pending_ < opts_.batch_size) {
-      throw std::runtime_error("recv() would wait forever: only " + std::to_string(num_pending_) +
-                               " envs have results pending but batch_size is " + std::to_string(opts_.batch_size) +
-                               "; send() more envs first");
-    }
-    b = ring_[static_cast<size_t>(recv_seq_ % static_cast<int64_t>(ring_.size()))].get();
-    WaitFor(b, interrupted);
-    r.block = b->block;
-    r.env_rows = b->expected;
-    b->block = blocks_->Acquire();
-    b->done.store(0, std::memory_order_release);
-    ++recv_seq_;
-    r.player_rows = CompactPlayerRows(r.block, r.env_rows);
+  if (kept_.block != nullptr) return DeliverKept();
+  RecvResult r = sync() ? RecvOrdered(interrupted) : RecvAsync(interrupted);
+  Batch* b = r.batch;
+  std::vector<std::pair<int, std::string>> errs;
+  {
+    std::lock_guard<std::mutex> lk(b->err_mu);
+    errs.swap(b->errors);
   }
+  if (errs.empty()) {
+    MarkReceived(r);
+    return r;
+  }
+  EnvError error(ErrorMessage(errs, !sync()));
+  for (const auto& [env, what] : errs) {
+    error.env_ids.push_back(env);
+    error.messages.push_back(what);
+  }
+  error.batch_kept = !sync();
+  if (sync()) {
+    // the failed envs reset on their next step; the batch is dropped (the caller steps all of them again)
+    MarkReceived(r);
+    blocks_->Release(r.block);
+  } else {
+    // the failed envs were reset in place: the whole batch is delivered by the next recv(), and its envs stay
+    // pending until then (so they cannot be sent to twice)
+    kept_ = r;
+  }
+  throw error;
+}
+
+std::string Pool::ErrorMessage(const std::vector<std::pair<int, std::string>>& errs, bool kept) {
+  std::string msg = "exception in env";
+  for (const auto& [env, what] : errs) msg += " " + std::to_string(env) + ": " + what + ";";
+  msg += kept ? " (those envs were reset; the next recv() returns this whole batch, their rows holding the first "
+                "observation of a new episode)"
+              : " (the env(s) will be reset on their next step; the other results of this batch were dropped)";
+  return msg;
+}
+
+RecvResult Pool::DeliverKept() {
+  RecvResult r = kept_;
+  kept_ = RecvResult{};
+  MarkReceived(r);
+  return r;
+}
+
+void Pool::MarkReceived(const RecvResult& r) {
   const auto& eid = layout_.entries[layout_.env_id];
   const int32_t* ids = reinterpret_cast<const int32_t*>(r.block + eid.offset);
   for (int i = 0; i < r.env_rows; ++i) slots_[ids[i]].pending = false;
   num_pending_ -= r.env_rows;
-  if (!b->errors.empty()) {
-    std::vector<std::pair<int, std::string>> errs;
-    {
-      std::lock_guard<std::mutex> lk(b->err_mu);
-      errs.swap(b->errors);
-    }
-    blocks_->Release(r.block);
-    std::string msg = "exception in env";
-    for (const auto& [env, what] : errs) msg += " " + std::to_string(env) + ": " + what + ";";
-    msg += " (the env(s) will be reset on their next step; the other results of this batch were dropped)";
-    throw EnvError(msg);
+}
+
+RecvResult Pool::RecvOrdered(const std::function<bool()>& interrupted) {
+  if (ordered_.empty()) throw std::runtime_error("recv() called but no actions were sent: call send() first");
+  Batch* b = ordered_.front();
+  WaitFor(b, interrupted);
+  ordered_.pop_front();
+  RecvResult r;
+  r.batch = b;
+  r.block = b->block;
+  b->block = nullptr;
+  r.env_rows = b->expected;
+  r.player_rows = b->player_rows;
+  ordered_free_.push_back(b);
+  return r;
+}
+
+RecvResult Pool::RecvAsync(const std::function<bool()>& interrupted) {
+  if (num_pending_ < opts_.batch_size) {
+    throw std::runtime_error("recv() would wait forever: only " + std::to_string(num_pending_) +
+                             " envs have results pending but batch_size is " + std::to_string(opts_.batch_size) +
+                             "; send() more envs first");
   }
+  Batch* b = ring_[static_cast<size_t>(recv_seq_ % static_cast<int64_t>(ring_.size()))].get();
+  WaitFor(b, interrupted);
+  RecvResult r;
+  r.batch = b;
+  r.block = b->block;
+  r.env_rows = b->expected;
+  b->block = blocks_->Acquire();
+  b->done.store(0, std::memory_order_release);
+  ++recv_seq_;
+  r.player_rows = CompactPlayerRows(r.block, r.env_rows);
   return r;
 }
 

@@ -28,6 +28,9 @@ namespace pp {
 class EnvError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+  std::vector<int> env_ids;           // the envs that threw, in completion order
+  std::vector<std::string> messages;  // what each threw
+  bool batch_kept = false;            // async: the batch (failed envs reset) is returned by the next recv()
 };
 // Raised when the blocking wait was interrupted (e.g. Ctrl-C); the pending batch stays pending.
 class Interrupted : public std::runtime_error {
@@ -48,6 +51,7 @@ struct Batch {
 // What recv hands back: a filled block (ownership passes to the caller, who returns it to block_pool()).
 struct RecvResult {
   uint8_t* block = nullptr;
+  Batch* batch = nullptr;  // the batch it came from (internal)
   int env_rows = 0;
   int player_rows = 0;
 };
@@ -108,15 +112,43 @@ class Pool {
     // batches fill in completion order
     std::vector<uint8_t> staging;
     std::vector<size_t> staging_off;  // per layout entry
+    std::vector<uint8_t> saved_reward;  // same-step autoreset: the finishing step's reward across the reset
   };
 
+  // Where one work item's rows go: an ordered batch's block (env_row/player_row of it) or the env's staging.
+  struct Rows {
+    uint8_t* base;
+    bool staged;
+    int env_row, player_row;
+    uint8_t* At(const Layout& layout, const Slot& s, int entry) const;
+  };
+
+  // Execute = the steps below, in this order (see pool.cc).
   void Execute(const WorkItem& item);
+  Rows RowsFor(const WorkItem& it, Slot& s) const;
+  size_t EntryBytes(int entry, const Slot& s) const;
+  void PrepareRows(const WorkItem& it, Slot& s, const Rows& rows);
+  void PresetResults(Slot& s);
+  std::string RunEnv(const WorkItem& it, Slot& s, const Rows& rows);  // "" or the env's error; never throws
+  void ResetEnv(Slot& s);
+  void StepEnv(Slot& s, const Rows& rows);
+  void SameStepReset(Slot& s, const Rows& rows);
+  std::string RecoverInPlace(Slot& s, const Rows& rows);
+  Batch* PublishStaged(const Slot& s);
+  void UpdateCost(int64_t ns);
+  void MarkDone(Batch* b);
+
   void WaitFor(Batch* b, const std::function<bool()>& interrupted);
   void WorkerLoop();
   Batch* AcquireOrderedBatch();
   void CheckOpen() const;
   int WakeCount(int items) const;
   int CompactPlayerRows(uint8_t* block, int env_rows);
+  RecvResult RecvOrdered(const std::function<bool()>& interrupted);
+  RecvResult RecvAsync(const std::function<bool()>& interrupted);
+  RecvResult DeliverKept();
+  void MarkReceived(const RecvResult& r);
+  static std::string ErrorMessage(const std::vector<std::pair<int, std::string>>& errs, bool kept);
 
   PoolOptions opts_;
   Spec spec_;
@@ -135,6 +167,7 @@ class Pool {
   std::atomic<int64_t> complete_seq_{0};
   int64_t recv_seq_ = 0;
   int num_pending_ = 0;  // envs sent and not yet received
+  RecvResult kept_;      // async: a batch whose recv raised EnvError, returned by the next recv
   // sync (ordered) batches: sent, not yet received, oldest first; and spare batch objects
   std::deque<Batch*> ordered_;
   std::vector<std::unique_ptr<Batch>> ordered_store_;

@@ -257,16 +257,7 @@ ffi::Error CopyOut(Pool& pool, const RecvResult& r, const RecvOut& out, IO& io) 
                    " (in sync mode recv returns the env ids of the matching send; use step, or send all envs)");
   }
   const auto& E = L.entries;
-  if (L.final_begin >= 0) {
-    // same-step autoreset: final_* rows are written only where an episode ended; zero the others
-    const bool* term = reinterpret_cast<const bool*>(r.block + E[L.terminated].offset);
-    const bool* trunc = reinterpret_cast<const bool*>(r.block + E[L.truncated].offset);
-    for (size_t i = static_cast<size_t>(L.final_begin); i < E.size(); ++i) {
-      for (int row = 0; row < out.rows; ++row) {
-        if (!term[row] && !trunc[row]) std::memset(r.block + E[i].offset + E[i].row_bytes * row, 0, E[i].row_bytes);
-      }
-    }
-  }
+  // (same-step mode: the engine writes zero final_* rows where no episode ended, so they are copied as they are)
   Scratch& s = ThreadScratch();
   s.out.resize(E.size());
   for (size_t i = 0; i < E.size(); ++i) {
