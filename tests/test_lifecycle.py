@@ -265,3 +265,201 @@ def test_sync_env_error_resets_failed_env_on_next_step():
     assert raised.value.env_ids == [1] and not raised.value.batch_kept
     out = outputs(pool, pool.step(np.array([2, 2, 2], np.int32)))
     assert out["elapsed_step"].tolist() == [2, 0, 2] and out["reward"].tolist() == [2, 0, 2]
+
+
+# ---- 5. fork ---------------------------------------------------------------------------------------------------
+
+FORK_CHILD = """
+import os, sys, threading, time
+import numpy as np
+from parallel_pool import _core
+
+def make(**kw):
+    t, o = _core.tasks()["Dummy-v0"]
+    return _core.Pool(t, dict(o, num_envs=4, num_threads=2, **kw))
+
+parent = make(step_cost_us=20000.0 if {busy} else 0.0)
+parent.reset()
+if {busy}:
+    # another thread is inside step() (holding the pool's API mutex) at the moment of fork
+    def loop():
+        while True:
+            parent.step(np.ones(4, np.int32))
+    threading.Thread(target=loop, daemon=True).start()
+    time.sleep(0.2)
+pid = os.fork()
+if pid == 0:
+    try:
+        parent.step(np.ones(4, np.int32))
+        print("CHILD-USED-PARENT-POOL")
+    except RuntimeError as e:
+        assert "parent process" in str(e), e
+        print("CHILD-REFUSED")
+    child = make()  # its own pool works
+    child.reset()
+    out = child.step(np.full(4, 3, np.int32))
+    print("CHILD-OWN-POOL", out[2].tolist())
+    parent.close()  # leaves the parent's pool alone
+    child.close()
+    sys.stdout.flush()
+    {child_exit}
+else:
+    _, status = os.waitpid(pid, 0)
+    print("CHILD-STATUS", os.waitstatus_to_exitcode(status))
+    out = parent.step(np.ones(4, np.int32)) if not {busy} else None  # the parent's pool still works
+    print("PARENT-OK")
+"""
+
+
+@pytest.mark.parametrize("busy", [False, True])
+@pytest.mark.parametrize("child_exit", ["sys.exit(0)", "os._exit(0)", "pass"])
+def test_fork_child_refuses_parent_pool_and_exits_cleanly(busy, child_exit):
+    r = run_python(FORK_CHILD.format(busy=busy, child_exit=child_exit), timeout=60)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    assert "CHILD-REFUSED" in out and "CHILD-USED-PARENT-POOL" not in out, out
+    assert "CHILD-OWN-POOL [3.0, 3.0, 3.0, 3.0]" in out, out
+    assert "CHILD-STATUS 0" in out and "PARENT-OK" in out, out
+    assert "terminate" not in out and "Traceback" not in out, out
+
+
+def test_multiprocessing_fork_child_makes_its_own_pool():
+    code = """
+    import multiprocessing as mp
+    import numpy as np
+    from parallel_pool import _core
+
+    def make():
+        t, o = _core.tasks()["Dummy-v0"]
+        return _core.Pool(t, dict(o, num_envs=3, num_threads=2))
+
+    def work(q):
+        p = make()
+        p.reset()
+        q.put(p.step(np.full(3, 2, np.int32))[2].tolist())
+
+    if __name__ == "__main__":
+        live = make()
+        live.reset()
+        ctx = mp.get_context("fork")
+        q = ctx.Queue()
+        proc = ctx.Process(target=work, args=(q,))
+        proc.start()
+        print("GOT", q.get(timeout=30))
+        proc.join(30)
+        print("EXIT", proc.exitcode)
+    """
+    r = run_python(code, timeout=60)
+    assert r.returncode == 0 and "GOT [2.0, 2.0, 2.0]" in r.stdout and "EXIT 0" in r.stdout, r.stdout + r.stderr
+
+
+# ---- 6. interpreter exit with a thread still stepping ------------------------------------------------------------
+
+EXIT_WHILE_STEPPING = """
+import os, signal, sys, threading, time
+import numpy as np
+from parallel_pool import _core
+
+t, o = _core.tasks()["Dummy-v0"]
+pools = []
+def loop(mode):
+    p = _core.Pool(t, dict(o, num_envs=4, num_threads=2, batch_size=2 if mode == "async" else 0,
+                           step_cost_us=2000.0))
+    pools.append(p)
+    if mode == "async":
+        p.send(None, None, True)
+        while True:
+            out = p.recv()
+            p.send(np.ones(2, np.int32), out[5])
+    else:
+        p.reset()
+        while True:
+            p.step(np.ones(4, np.int32))
+
+for mode in ("sync", "async", "sync"):
+    threading.Thread(target=loop, args=(mode,), daemon=True).start()
+time.sleep(0.3)
+if {sigint}:
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+    except KeyboardInterrupt:
+        print("INTERRUPTED")
+print("MAIN-EXITS", flush=True)
+"""
+
+
+@pytest.mark.parametrize("sigint", [False, True])
+def test_interpreter_exit_with_threads_inside_step_and_recv(sigint):
+    for _ in range(3):  # the race with the exiting main thread differs from run to run
+        r = run_python(EXIT_WHILE_STEPPING.format(sigint=sigint), timeout=60)
+        out = r.stdout + r.stderr
+        assert r.returncode == 0, out
+        assert "MAIN-EXITS" in out and "terminate" not in out and "Fatal" not in out, out
+        assert ("INTERRUPTED" in out) == sigint, out
+
+
+# ---- 7. Ctrl-C while the caller would run a slow step itself ---------------------------------------------------
+
+CTRL_C_SLOW_STEP = """
+import os, signal, threading, time
+import numpy as np
+from parallel_pool import _core
+
+t, o = _core.tasks()["Dummy-v0"]
+p = _core.Pool(t, dict(o, num_envs=1, num_threads=1, step_cost_us={cost_us}))
+p.reset()
+p.step(np.ones(1, np.int32))  # one step teaches the pool that its steps are slow
+threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+t0 = time.monotonic()
+try:
+    p.step(np.ones(1, np.int32))
+    print("NOT-INTERRUPTED")
+except KeyboardInterrupt:
+    print("LATENCY", time.monotonic() - t0 - 0.5)
+"""
+
+
+def test_ctrl_c_interrupts_step_long_before_a_slow_env_step_ends():
+    r = run_python(CTRL_C_SLOW_STEP.format(cost_us=3e6), timeout=60)
+    out = r.stdout + r.stderr
+    assert "LATENCY" in out, out
+    latency = float(out.split("LATENCY")[1].split()[0])
+    assert latency < 0.5, out  # the step itself takes 3 s: the interrupt did not wait for it
+
+
+# ---- 8. thread limits ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("num_threads", [4097, 10**6])
+def test_absurd_num_threads_is_a_value_error(num_threads):
+    with pytest.raises(ValueError, match=f"num_threads must be in \\[0, 4096\\].*{num_threads}"):
+        core_pool(num_envs=2, num_threads=num_threads)
+
+
+def test_thread_creation_failure_is_a_python_exception():
+    code = """
+    import resource
+    import numpy as np
+    from parallel_pool import _core
+
+    t, o = _core.tasks()["Dummy-v0"]
+    ok = _core.Pool(t, dict(o, num_envs=2, num_threads=2))  # made before the limit: must keep working
+    ok.reset()
+    n = len(__import__("os").listdir("/proc/self/task"))
+    resource.setrlimit(resource.RLIMIT_NPROC, (0, resource.getrlimit(resource.RLIMIT_NPROC)[1]))
+    # RLIMIT_NPROC does not bind root; an address-space limit with no room for a thread stack binds everyone
+    vm = int([l.split()[1] for l in open("/proc/self/status") if l.startswith("VmSize")][0]) * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (6 << 20), resource.RLIM_INFINITY))
+    for threads in (1, 64):
+        try:
+            _core.Pool(t, dict(o, num_envs=64, num_threads=threads))
+            print("CREATED")
+        except RuntimeError as e:
+            print("REFUSED", "thread limit" in str(e))
+    print("TASKS", len(__import__("os").listdir("/proc/self/task")) == n)
+    print("STEP", ok.step(np.ones(2, np.int32))[2].tolist())
+    """
+    r = run_python(code, timeout=60)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    assert out.count("REFUSED True") == 2 and "TASKS True" in out and "STEP [1.0, 1.0]" in out, out

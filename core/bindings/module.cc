@@ -3,10 +3,13 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cxxabi.h>
+
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -113,6 +116,32 @@ py::dict SpecToDict(const Spec& s) {
   return d;
 }
 
+// Runs f with the GIL released and re-acquires it in ordinary code, never in a destructor: at interpreter
+// exit Python ends a daemon thread that re-acquires the GIL with pthread_exit, whose forced unwind must not cross
+// a noexcept frame (std::terminate; py::gil_scoped_release's destructor is one). f's exceptions are carried past
+// that point; the forced unwind itself is let through. `st` is given to f so it can take the GIL briefly itself.
+template <class F>
+auto WithoutGil(F&& f) {
+  using R = decltype(f(std::declval<PyThreadState*&>()));
+  PyThreadState* st = PyEval_SaveThread();
+  std::exception_ptr err;
+  std::conditional_t<std::is_void_v<R>, bool, std::optional<R>> result{};
+  try {
+    if constexpr (std::is_void_v<R>) {
+      f(st);
+    } else {
+      result.emplace(f(st));
+    }
+  } catch (abi::__forced_unwind&) {
+    throw;
+  } catch (...) {
+    err = std::current_exception();
+  }
+  PyEval_RestoreThread(st);
+  if (err) std::rethrow_exception(err);
+  if constexpr (!std::is_void_v<R>) return std::move(*result);
+}
+
 struct BlockOwner {
   std::shared_ptr<BlockPool> pool;
   uint8_t* ptr;
@@ -123,10 +152,7 @@ class PyPool {
   PyPool(const std::string& type_name, const py::dict& config) {
     const EnvType& type = FindType(type_name);
     Config c = MakeConfig(type, config);
-    {
-      py::gil_scoped_release nogil;
-      handle_ = PoolHandle::Create(std::make_unique<Pool>(type, c));
-    }
+    WithoutGil([&](PyThreadState*&) { handle_ = PoolHandle::Create(std::make_unique<Pool>(type, c)); });
     pool_ = handle_->pool.get();
     const Layout& L = pool_->layout();
     for (const auto& e : L.entries) {
@@ -160,10 +186,23 @@ class PyPool {
     return RecvLocked();
   }
 
+  // Safe from any thread, any number of times; in a forked child it leaves the parent's pool alone.
   void Close() {
+    if (handle_->stamp.Forked()) return;
     Lock lk(this);
-    py::gil_scoped_release nogil;
-    pool_->Close();
+    WithoutGil([&](PyThreadState*&) { pool_->Close(); });
+  }
+
+  // Waits for a call in progress on another thread (only possible at interpreter exit, from a daemon thread)
+  // before the pool goes away, instead of destroying it under that call. Close runs with the GIL held: worker
+  // threads never take it, and a destructor must not re-acquire it (see WithoutGil).
+  ~PyPool() {
+    if (!handle_ || handle_->stamp.Forked()) return;  // ~PoolHandle leaks it
+    try {
+      Lock lk(this);
+      pool_->Close();
+    } catch (...) {
+    }
   }
 
   bool closed() const { return pool_->closed(); }
@@ -195,12 +234,14 @@ class PyPool {
 
  private:
   // Serialises API calls; taken with the GIL released when contended so a waiting recv never deadlocks.
+  // Refuses the parent's pool in a forked child before touching its mutex (a copy that may be locked forever).
   struct Lock {
-    explicit Lock(PyPool* p) : lk(p->handle_->mu, std::try_to_lock) {
-      if (!lk.owns_lock()) {
-        py::gil_scoped_release nogil;
-        lk.lock();
-      }
+    explicit Lock(PyPool* p) : lk(CheckNotForked(p)->mu, std::try_to_lock) {
+      if (!lk.owns_lock()) WithoutGil([&](PyThreadState*&) { lk.lock(); });
+    }
+    static PoolHandle* CheckNotForked(PyPool* p) {
+      if (p->handle_->stamp.Forked()) throw std::runtime_error(PoolHandle::kForkedMessage);
+      return p->handle_.get();
     }
     std::unique_lock<std::mutex> lk;
   };
@@ -348,22 +389,20 @@ class PyPool {
 
   py::tuple RecvLocked() {
     if (pool_->closed()) throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
-    RecvResult r;
     bool interrupted = false;
-    {
-      py::gil_scoped_release nogil;
+    RecvResult r = WithoutGil([&](PyThreadState*& st) {
       try {
-        r = pool_->Recv([&interrupted] {
-          py::gil_scoped_acquire g;
-          if (PyErr_CheckSignals() != 0) {
-            interrupted = true;
-            return true;
-          }
-          return false;
+        return pool_->Recv([&] {
+          // Ctrl-C: signal handlers run only on the main thread, with the GIL
+          PyEval_RestoreThread(st);
+          interrupted = PyErr_CheckSignals() != 0;
+          st = PyEval_SaveThread();
+          return interrupted;
         });
       } catch (const Interrupted&) {
+        return RecvResult{};
       }
-    }
+    });
     if (interrupted) throw py::error_already_set();
     const Layout& L = pool_->layout();
     auto* owner = new BlockOwner{pool_->block_pool(), r.block};

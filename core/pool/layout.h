@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/pool/fork.h"
 #include "core/pool/spec.h"
 
 namespace pp {
@@ -95,6 +96,7 @@ class BlockPool {
     return static_cast<uint8_t*>(p);
   }
   void Release(uint8_t* p) {
+    if (stamp_.Forked()) return;  // arrays outliving a fork in the child: leak (mu_ may be a locked copy)
     std::lock_guard<std::mutex> lk(mu_);
     if (free_.size() < kMaxFree) {
       free_.push_back(p);
@@ -107,6 +109,7 @@ class BlockPool {
  private:
   static constexpr size_t kMaxFree = 64;
   size_t bytes_;
+  ForkStamp stamp_;
   std::mutex mu_;
   std::vector<void*> free_;
 };

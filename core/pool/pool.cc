@@ -6,7 +6,7 @@
 #include <cstring>
 #include <exception>
 #include <limits>
-#include <sstream>
+#include <system_error>
 
 #ifdef __linux__
 #include <pthread.h>
@@ -200,27 +200,7 @@ Pool::Pool(const EnvType& type, const Config& config)
     action_row_bytes_.push_back(a.RowBytes());
     action_bytes_per_player_ += a.RowBytes();
   }
-  // Build the envs in parallel (ROM loading or model compilation can be slow).
-  {
-    int n = std::min(opts_.num_envs, std::max(opts_.num_threads, 1));
-    std::vector<std::thread> builders;
-    std::vector<std::exception_ptr> errors(n);
-    for (int t = 0; t < n; ++t) {
-      builders.emplace_back([&, t] {
-        try {
-          for (int i = t; i < opts_.num_envs; i += n) {
-            slots_[i].env = type.create(config, i, EnvSeed(opts_.seed, i));
-          }
-        } catch (...) {
-          errors[t] = std::current_exception();
-        }
-      });
-    }
-    for (auto& b : builders) b.join();
-    for (auto& e : errors) {
-      if (e) std::rethrow_exception(e);
-    }
-  }
+  BuildEnvs(type, config);
   for (int i = 0; i < opts_.num_envs; ++i) {
     Slot& s = slots_[i];
     s.players = s.env->NumPlayers();
@@ -261,19 +241,64 @@ Pool::Pool(const EnvType& type, const Config& config)
     }
   }
   scratch_seen_.assign(opts_.num_envs, 0);
-  for (int i = 0; i < opts_.num_threads; ++i) {
-    workers_.emplace_back([this] { WorkerLoop(); });
+  StartWorkers();
+}
+
+namespace {
+
+// Starts n threads running body(t); if the system refuses one (std::system_error), the started ones are stopped
+// with `stop`, joined, and a runtime_error naming the limit is thrown (never std::terminate from a joinable
+// std::thread being destroyed).
+void StartThreads(std::vector<std::thread>* threads, int n, const std::function<void(int)>& body,
+                  const std::function<void()>& stop, const char* what) {
+  for (int t = 0; t < n; ++t) {
+    try {
+      threads->emplace_back(body, t);
+    } catch (const std::system_error& e) {
+      stop();
+      for (auto& th : *threads) th.join();
+      threads->clear();
+      throw std::runtime_error(std::string("could not start ") + what + " thread " + std::to_string(t + 1) + " of " +
+                               std::to_string(n) + " (" + e.what() +
+                               "): the system's thread limit is reached; lower num_threads");
+    }
+  }
+}
+
+}  // namespace
+
+void Pool::BuildEnvs(const EnvType& type, const Config& config) {
+  // in parallel: ROM loading or model compilation can be slow
+  const int n = std::min(opts_.num_envs, std::max(opts_.num_threads, 1));
+  std::vector<std::thread> builders;
+  std::vector<std::exception_ptr> errors(n);
+  StartThreads(&builders, n, [&](int t) {
+    try {
+      for (int i = t; i < opts_.num_envs; i += n) slots_[i].env = type.create(config, i, EnvSeed(opts_.seed, i));
+    } catch (...) {
+      errors[t] = std::current_exception();
+    }
+  }, [] {}, "env-building");
+  for (auto& b : builders) b.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+void Pool::StartWorkers() {
+  StartThreads(&workers_, opts_.num_threads, [this](int) { WorkerLoop(); }, [this] { queue_.Stop(); }, "worker");
 #ifdef __linux__
+  for (int i = 0; i < opts_.num_threads; ++i) {
     // named and pinned from here, so both hold as soon as the pool exists
-    pthread_setname_np(workers_.back().native_handle(), "pp-worker");
+    pthread_setname_np(workers_[i].native_handle(), "pp-worker");
     if (opts_.thread_affinity_offset >= 0) {
       cpu_set_t set;
       CPU_ZERO(&set);
       CPU_SET((opts_.thread_affinity_offset + i) % Cores(), &set);
-      pthread_setaffinity_np(workers_.back().native_handle(), sizeof(set), &set);
+      pthread_setaffinity_np(workers_[i].native_handle(), sizeof(set), &set);
     }
-#endif
   }
+#endif
 }
 
 Pool::~Pool() { Close(); }

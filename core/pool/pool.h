@@ -139,6 +139,8 @@ class Pool {
   void MarkDone(Batch* b);
 
   void WaitFor(Batch* b, const std::function<bool()>& interrupted);
+  void BuildEnvs(const EnvType& type, const Config& config);
+  void StartWorkers();
   void WorkerLoop();
   Batch* AcquireOrderedBatch();
   void CheckOpen() const;

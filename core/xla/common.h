@@ -99,6 +99,9 @@ inline ffi::Error Lookup(int64_t id, std::shared_ptr<PoolHandle>* out) {
                       "parallel_pool xla: the pool behind this handle no longer exists (it was garbage-collected); "
                       "keep the env alive while its xla functions are in use");
   }
+  if ((*out)->stamp.Forked()) {
+    return ffi::Error(ffi::ErrorCode::kFailedPrecondition, std::string("parallel_pool xla: ") + PoolHandle::kForkedMessage);
+  }
   if ((*out)->pool->spec().num_players_max != 1) return Invalid("multi-player envs are not supported by env.xla()");
   return ffi::Error::Success();
 }
