@@ -463,3 +463,101 @@ def test_thread_creation_failure_is_a_python_exception():
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
     assert out.count("REFUSED True") == 2 and "TASKS True" in out and "STEP [1.0, 1.0]" in out, out
+
+
+# ---- 9. index validation ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("env_id", [-1, 3, 2**31, -(2**40)])
+def test_env_index_out_of_range_is_an_index_error(env_id):
+    pool = core_pool("CartPole-v1", num_envs=3)
+    pool.reset()
+    for call in (lambda: pool.num_players(env_id), lambda: pool._get_state(env_id),
+                 lambda: pool._set_state(env_id, [0.0] * 4)):
+        with pytest.raises(IndexError, match=f"env_id {env_id} is out of range: this pool has env ids 0..2"):
+            call()
+    assert pool.num_players(2) == 1 and len(pool._get_state(2)) == 4
+
+
+@pytest.mark.parametrize("task,n", [("CartPole-v1", 0), ("CartPole-v1", 3), ("CartPole-v1", 1000), ("Taxi-v3", 2),
+                                    ("Blackjack-v1", 1)])
+def test_set_state_with_wrong_length_is_a_value_error(task, n):
+    pool = core_pool(task, num_envs=2)
+    pool.reset()
+    before = pool._get_state(1)
+    with pytest.raises(ValueError, match="state"):
+        pool._set_state(1, [1.0] * n)
+    assert pool._get_state(1) == before  # untouched
+    if task != "CartPole-v1":
+        return
+    pool._set_state(1, [0.01, 0.0, 0.02, 0.0])
+    assert pool._get_state(1) == [0.01, 0.0, 0.02, 0.0]
+
+
+# ---- 10. GC, cycles, close from anywhere -----------------------------------------------------------------------
+
+def thread_count() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def settled_thread_count(want: int) -> int:
+    """The thread count once exited threads have left /proc (the kernel reaps them just after join)."""
+    for _ in range(200):
+        if thread_count() == want:
+            break
+        time.sleep(0.01)
+    return thread_count()
+
+
+def test_pool_in_reference_cycle_releases_threads_at_gc():
+    gc.collect()
+    base = thread_count()
+
+    class Holder:
+        pass
+
+    for _ in range(3):
+        h = Holder()
+        h.pool = core_pool(num_envs=4, num_threads=3)
+        h.pool.reset()
+        h.self = h  # a cycle: only the cycle collector frees it
+        del h
+    assert thread_count() >= base + 3
+    gc.collect()
+    assert settled_thread_count(base) == base
+
+
+def test_close_from_another_thread_and_twice():
+    import threading
+
+    base = thread_count()
+    pool = core_pool(num_envs=4, num_threads=3)
+    pool.reset()
+    t = threading.Thread(target=pool.close)
+    t.start()
+    t.join()
+    pool.close()
+    assert pool.closed and settled_thread_count(base) == base
+    with pytest.raises(RuntimeError, match="closed"):
+        pool.step(np.ones(4, np.int32))
+
+
+def test_close_waits_for_a_step_in_progress_on_another_thread():
+    import threading
+
+    pool = core_pool(num_envs=2, num_threads=1, step_cost_us=200000.0)
+    pool.reset()
+    pool.step(np.ones(2, np.int32))
+    result = {}
+
+    def stepper():
+        try:
+            result["out"] = pool.step(np.ones(2, np.int32))[2].tolist()
+        except Exception as e:  # noqa: BLE001
+            result["err"] = e
+
+    t = threading.Thread(target=stepper)
+    t.start()
+    time.sleep(0.05)
+    pool.close()  # takes the API mutex: the step finishes first, then the pool closes
+    t.join()
+    assert result == {"out": [1.0, 1.0]} and pool.closed

@@ -212,7 +212,7 @@ class PyPool {
   int batch_size() const { return pool_->options().batch_size; }
   int num_threads() const { return pool_->options().num_threads; }
   py::dict spec() const { return SpecToDict(pool_->spec()); }
-  int num_players(int env_id) const { return pool_->num_players(env_id); }
+  int num_players(int64_t env_id) const { return pool_->num_players(env_id); }
   // (name, dtype, row shape, per_player) of each output array, in output order.
   py::list output_specs() const {
     py::list out;
@@ -223,11 +223,11 @@ class PyPool {
   }
   // Id under which other front-ends (the XLA handlers) find this pool and its API mutex.
   int64_t handle_id() const { return handle_->id; }
-  std::vector<double> GetState(int env_id) {
+  std::vector<double> GetState(int64_t env_id) {
     Lock lk(this);
     return pool_->GetState(env_id);
   }
-  void SetState(int env_id, const std::vector<double>& state) {
+  void SetState(int64_t env_id, const std::vector<double>& state) {
     Lock lk(this);
     pool_->SetState(env_id, state);
   }

@@ -332,19 +332,33 @@ void Pool::WorkerLoop() {
   while (queue_.Pop(&item, kWorkerSpin)) Execute(item);
 }
 
-std::vector<double> Pool::GetState(int env_id) {
-  CheckOpen();
-  if (env_id < 0 || env_id >= opts_.num_envs) throw std::invalid_argument("env_id out of range");
-  if (slots_[env_id].pending) throw std::invalid_argument("env has a result pending; recv() it first");
-  return slots_[env_id].env->GetState();
+void Pool::CheckEnvId(int64_t env_id) const {
+  if (env_id < 0 || env_id >= opts_.num_envs) {
+    throw std::out_of_range("env_id " + std::to_string(env_id) + " is out of range: this pool has env ids 0.." +
+                            std::to_string(opts_.num_envs - 1));
+  }
 }
 
-void Pool::SetState(int env_id, const std::vector<double>& state) {
+int Pool::num_players(int64_t env_id) const {
+  CheckEnvId(env_id);
+  return slots_[env_id].players;
+}
+
+Pool::Slot& Pool::IdleSlot(int64_t env_id) {
   CheckOpen();
-  if (env_id < 0 || env_id >= opts_.num_envs) throw std::invalid_argument("env_id out of range");
-  if (slots_[env_id].pending) throw std::invalid_argument("env has a result pending; recv() it first");
-  slots_[env_id].env->SetState(state);
-  slots_[env_id].done = false;  // the env is mid-episode in the given state: its next step steps it
+  CheckEnvId(env_id);
+  if (slots_[env_id].pending) {
+    throw std::invalid_argument("env " + std::to_string(env_id) + " has a result pending; recv() it first");
+  }
+  return slots_[env_id];
+}
+
+std::vector<double> Pool::GetState(int64_t env_id) { return IdleSlot(env_id).env->GetState(); }
+
+void Pool::SetState(int64_t env_id, const std::vector<double>& state) {
+  Slot& s = IdleSlot(env_id);
+  s.env->SetState(state);  // each env validates its state (lengths may vary: Blackjack's hands)
+  s.done = false;  // the env is mid-episode in the given state: its next step steps it
 }
 
 int Pool::ActionRows(const int* env_ids, int k) const {

@@ -91,10 +91,12 @@ class Pool {
   const Layout& layout() const { return layout_; }
   const Spec& spec() const { return spec_; }
   const std::shared_ptr<BlockPool>& block_pool() const { return blocks_; }
-  int num_players(int env_id) const { return slots_[env_id].players; }
-  // Alignment-test hooks, on the calling thread; the env must have no result pending.
-  std::vector<double> GetState(int env_id);
-  void SetState(int env_id, const std::vector<double>& state);
+  // Players of one env; std::out_of_range for an env_id outside the pool.
+  int num_players(int64_t env_id) const;
+  // Alignment-test hooks, on the calling thread; the env must have no result pending. The env's SetState
+  // validates the state (std::invalid_argument) and changes nothing when it is bad.
+  std::vector<double> GetState(int64_t env_id);
+  void SetState(int64_t env_id, const std::vector<double>& state);
   // Action rows needed for these envs (sum of their player counts).
   int ActionRows(const int* env_ids, int k) const;
 
@@ -144,6 +146,8 @@ class Pool {
   void WorkerLoop();
   Batch* AcquireOrderedBatch();
   void CheckOpen() const;
+  void CheckEnvId(int64_t env_id) const;
+  Slot& IdleSlot(int64_t env_id);  // open pool, valid env_id, no result pending
   int WakeCount(int items) const;
   int CompactPlayerRows(uint8_t* block, int env_rows);
   RecvResult RecvOrdered(const std::function<bool()>& interrupted);
