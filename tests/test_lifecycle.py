@@ -561,3 +561,33 @@ def test_close_waits_for_a_step_in_progress_on_another_thread():
     pool.close()  # takes the API mutex: the step finishes first, then the pool closes
     t.join()
     assert result == {"out": [1.0, 1.0]} and pool.closed
+
+
+# ---- 12. sanitizers ----------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", ["asan", "tsan"])
+def test_stress_under_sanitizers(which):
+    """Runs .ci/sanitize.sh's stress step against an existing sanitizer build (build it with the script)."""
+    build = os.path.join(ROOT, "build", which)
+    if not any(f.startswith("_core") for f in os.listdir(build)) if os.path.isdir(build) else True:
+        pytest.skip(f"no {which} build: run .ci/sanitize.sh {which}")
+    r = subprocess.run(["bash", os.path.join(ROOT, ".ci", "sanitize.sh"), which], capture_output=True, text=True,
+                       timeout=1800, env=dict(os.environ, PYTHON=sys.executable, PP_STRESS_ROUNDS="2"))
+    assert r.returncode == 0 and f"{which}: clean" in r.stdout, r.stdout[-5000:] + r.stderr[-5000:]
+
+
+# ---- 15. the typed stub ------------------------------------------------------------------------------------------
+
+def test_core_stub_lists_everything_the_module_exposes():
+    import ast
+
+    tree = ast.parse(open(os.path.join(ROOT, "parallel_pool", "_core.pyi")).read())
+    top = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    top |= {n.target.id for n in tree.body if isinstance(n, ast.AnnAssign)}
+    assert {n for n in dir(_core) if not n.startswith("__")} <= top
+    pool_cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Pool")
+    members = {n.name for n in pool_cls.body if isinstance(n, ast.FunctionDef)}
+    assert {n for n in dir(_core.Pool) if not n.startswith("__") and "pybind11" not in n} <= members
+    err_cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "EnvError")
+    assert {n.target.id for n in err_cls.body if isinstance(n, ast.AnnAssign)} == {"env_ids", "messages", "batch_kept"}

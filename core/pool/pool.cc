@@ -145,7 +145,6 @@ PoolOptions ParseOptions(const Config& c) {
   o.num_threads = c.Get<int>("num_threads");
   o.max_episode_steps = c.Get<int>("max_episode_steps");
   o.thread_affinity_offset = c.Get<int>("thread_affinity_offset");
-  o.max_num_players = c.Get<int>("max_num_players");
   o.seed = c.Get<int64_t>("seed");
   if (o.seed < 0) {
     throw std::invalid_argument("seed must be an integer in [0, 2**63 - 1], got " + std::to_string(o.seed));
@@ -168,8 +167,9 @@ PoolOptions ParseOptions(const Config& c) {
   if (o.max_episode_steps < 1) {
     throw std::invalid_argument("max_episode_steps must be >= 1, got " + std::to_string(o.max_episode_steps));
   }
-  if (o.max_num_players < 1) {
-    throw std::invalid_argument("max_num_players must be >= 1, got " + std::to_string(o.max_num_players));
+  // players per env are the env's business (its spec's num_players_max); the pool only checks the key is sane
+  if (const int players = c.Get<int>("max_num_players"); players < 1) {
+    throw std::invalid_argument("max_num_players must be >= 1, got " + std::to_string(players));
   }
   if (o.thread_affinity_offset < -1) {
     throw std::invalid_argument("thread_affinity_offset must be >= -1, got " + std::to_string(o.thread_affinity_offset));

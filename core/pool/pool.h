@@ -64,7 +64,7 @@ struct ActionInput {
 };
 
 struct PoolOptions {
-  int num_envs, batch_size, num_threads, max_episode_steps, thread_affinity_offset, max_num_players;
+  int num_envs, batch_size, num_threads, max_episode_steps, thread_affinity_offset;
   int64_t seed;
   AutoReset autoreset;
 };

@@ -132,7 +132,7 @@ struct Spec {
 class SpecBuilder {
  public:
   explicit SpecBuilder(Spec* s) : s_(s) {}
-  // Each Add* returns the index of the array in its group; envs use it to address outputs.
+  // Obs, Info and Action return the index of the array in its group; envs use it to address outputs.
   int Obs(std::string name, DType t, std::vector<int> shape, std::vector<double> low = {},
           std::vector<double> high = {}) {
     s_->obs.push_back({std::move(name), t, std::move(shape), std::move(low), std::move(high), true});
@@ -164,7 +164,7 @@ inline std::vector<ConfigKey> CommonConfigKeys() {
       {"num_envs", int64_t{1}, "number of environments in the pool", {}},
       {"batch_size", int64_t{0}, "envs returned per recv (0 = num_envs, i.e. sync mode)", {}},
       {"num_threads", int64_t{0}, "worker threads (0 = min(batch_size, cores))", {}},
-      {"seed", int64_t{42}, "env i is seeded with seed + i", {}},
+      {"seed", int64_t{42}, "env i is seeded with seed + i (64-bit, in [0, 2**63 - 1])", {}},
       {"max_episode_steps", int64_t{1000}, "truncate episodes after this many steps", {}},
       {"thread_affinity_offset", int64_t{-1}, "pin worker i to core offset+i (-1 = no pinning)", {}},
       {"max_num_players", int64_t{1}, "players per env (multi-player envs)", {}},

@@ -1,5 +1,6 @@
-// The action queue: (env_id, action) work items, filled by the Python-facing thread, drained by the worker
-// threads and by the caller itself while it waits (so a pool of tiny envs needs no thread hand-off at all).
+// The work queue: one item per env to step or reset (the action itself waits in the env's slot), filled by the
+// API thread, drained by the worker threads and -- for cheap items -- by the caller itself while it waits (so a
+// pool of tiny envs needs no thread hand-off at all).
 #pragma once
 
 #include <atomic>
@@ -84,8 +85,6 @@ class WorkQueue {
     }
     cv_.notify_all();
   }
-
-  int sleeping() const { return sleeping_.load(std::memory_order_acquire); }
 
  private:
   bool PopLocked(WorkItem* out) {
