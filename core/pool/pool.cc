@@ -304,8 +304,7 @@ void Pool::StartWorkers() {
 Pool::~Pool() { Close(); }
 
 void Pool::Close() {
-  if (closed_) return;
-  closed_ = true;
+  if (closed_.exchange(true, std::memory_order_acq_rel)) return;
   queue_.Stop();
   for (auto& t : workers_) t.join();
   workers_.clear();

@@ -85,7 +85,7 @@ class Pool {
   RecvResult Recv(const std::function<bool()>& interrupted);
   void Close();
 
-  bool closed() const { return closed_; }
+  bool closed() const { return closed_.load(std::memory_order_acquire); }
   bool sync() const { return opts_.batch_size == opts_.num_envs; }
   const PoolOptions& options() const { return opts_; }
   const Layout& layout() const { return layout_; }
@@ -166,7 +166,7 @@ class Pool {
   size_t action_bytes_per_player_ = 0;
   WorkQueue queue_;
   std::vector<std::thread> workers_;
-  bool closed_ = false;
+  std::atomic<bool> closed_{false};  // read without the API mutex (the `closed` property)
 
   // async (completion-order) batches: a ring of K batches
   std::vector<std::unique_ptr<Batch>> ring_;
