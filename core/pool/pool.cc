@@ -1,3 +1,5 @@
+// Pool: construction and worker threads, send (validating every input before anything is enqueued), recv
+// (waiting, ordered and async batches, env errors). Executing work items is in execute.cc, options in options.cc.
 #include "core/pool/pool.h"
 
 #include <algorithm>
@@ -20,15 +22,6 @@ namespace {
 constexpr int64_t kWakeWorthNs = 50000;  // wake a sleeping worker only for at least this much work (a wake-up costs ~10-50 us)
 constexpr int kWorkerSpin = 2000;        // pause iterations a worker spins before sleeping
 constexpr int kWaitSpin = 4000;          // pause iterations the caller spins before blocking
-constexpr int64_t kAlwaysTimeNs = 100000;  // items costlier than this are timed every time
-constexpr int64_t kHelpMaxNs = 10000000;   // the waiting caller runs queued items only if they cost less (Ctrl-C)
-constexpr int kMaxEnvs = 1 << 20;        // sanity bounds: larger values are typos, and would exhaust memory
-constexpr int kMaxThreads = 4096;        // or the system's thread limit long before doing anything useful
-
-int Cores() {
-  unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : static_cast<int>(n);
-}
 
 std::string Msg(std::initializer_list<std::string> parts) {
   std::string s;
@@ -132,61 +125,6 @@ void CopyAction(uint8_t* dst, DType dst_type, const uint8_t* src, DType src_type
 }
 
 }  // namespace
-
-uint64_t EnvSeed(int64_t seed, int env_id) {
-  // in uint64: seed + env_id cannot overflow for seed <= 2**63 - 1 (no signed-overflow UB, no 32-bit truncation)
-  return static_cast<uint64_t>(seed) + static_cast<uint64_t>(env_id);
-}
-
-PoolOptions ParseOptions(const Config& c) {
-  PoolOptions o{};
-  o.num_envs = c.Get<int>("num_envs");
-  o.batch_size = c.Get<int>("batch_size");
-  o.num_threads = c.Get<int>("num_threads");
-  o.max_episode_steps = c.Get<int>("max_episode_steps");
-  o.thread_affinity_offset = c.Get<int>("thread_affinity_offset");
-  o.seed = c.Get<int64_t>("seed");
-  if (o.seed < 0) {
-    throw std::invalid_argument("seed must be an integer in [0, 2**63 - 1], got " + std::to_string(o.seed));
-  }
-  if (o.num_envs < 1 || o.num_envs > kMaxEnvs) {
-    throw std::invalid_argument("num_envs must be in [1, " + std::to_string(kMaxEnvs) + "], got " +
-                                std::to_string(o.num_envs));
-  }
-  if (o.batch_size < 0) throw std::invalid_argument("batch_size must be >= 0, got " + std::to_string(o.batch_size));
-  if (o.batch_size == 0) o.batch_size = o.num_envs;
-  if (o.batch_size > o.num_envs) {
-    throw std::invalid_argument("batch_size (" + std::to_string(o.batch_size) + ") must be <= num_envs (" +
-                                std::to_string(o.num_envs) + ")");
-  }
-  if (o.num_threads < 0 || o.num_threads > kMaxThreads) {
-    throw std::invalid_argument("num_threads must be in [0, " + std::to_string(kMaxThreads) + "] (0 = automatic), got " +
-                                std::to_string(o.num_threads));
-  }
-  if (o.num_threads == 0) o.num_threads = std::min(o.batch_size, Cores());
-  if (o.max_episode_steps < 1) {
-    throw std::invalid_argument("max_episode_steps must be >= 1, got " + std::to_string(o.max_episode_steps));
-  }
-  // players per env are the env's business (its spec's num_players_max); the pool only checks the key is sane
-  if (const int players = c.Get<int>("max_num_players"); players < 1) {
-    throw std::invalid_argument("max_num_players must be >= 1, got " + std::to_string(players));
-  }
-  if (o.thread_affinity_offset < -1) {
-    throw std::invalid_argument("thread_affinity_offset must be >= -1, got " + std::to_string(o.thread_affinity_offset));
-  }
-  std::string mode = c.Get<std::string>("autoreset_mode");
-  if (mode == "next_step") {
-    o.autoreset = AutoReset::kNextStep;
-  } else if (mode == "same_step") {
-    o.autoreset = AutoReset::kSameStep;
-  } else if (mode == "disabled") {
-    o.autoreset = AutoReset::kDisabled;
-  } else {
-    throw std::invalid_argument("autoreset_mode must be one of 'next_step', 'same_step', 'disabled', got '" + mode +
-                                "'");
-  }
-  return o;
-}
 
 Pool::Pool(const EnvType& type, const Config& config)
     : opts_(ParseOptions(config)),
@@ -294,7 +232,7 @@ void Pool::StartWorkers() {
     if (opts_.thread_affinity_offset >= 0) {
       cpu_set_t set;
       CPU_ZERO(&set);
-      CPU_SET((opts_.thread_affinity_offset + i) % Cores(), &set);
+      CPU_SET((opts_.thread_affinity_offset + i) % NumCores(), &set);
       pthread_setaffinity_np(workers_[i].native_handle(), sizeof(set), &set);
     }
   }
@@ -469,171 +407,6 @@ void Pool::Send(const int* env_ids, int k, const std::vector<ActionInput>& actio
   queue_.Push(scratch_items_.data(), k, WakeCount(k));
 }
 
-// ---- executing one work item (worker threads, and the caller while it waits) ----------------------------
-
-uint8_t* Pool::Rows::At(const Layout& L, const Slot& s, int idx) const {
-  const auto& e = L.entries[idx];
-  const size_t r = static_cast<size_t>(e.per_player ? player_row : env_row);
-  return staged ? base + s.staging_off[idx] + e.row_bytes * r : base + e.offset + e.row_bytes * r;
-}
-
-Pool::Rows Pool::RowsFor(const WorkItem& it, Slot& s) const {
-  // ordered (sync) batches are written in place; async rows go to the env's staging area first
-  if (it.batch == nullptr) return Rows{s.staging.data(), true, 0, 0};
-  return Rows{it.batch->block, false, it.pos, it.batch->player_offset[it.pos]};
-}
-
-size_t Pool::EntryBytes(int idx, const Slot& s) const {
-  const auto& e = layout_.entries[idx];
-  return e.row_bytes * static_cast<size_t>(e.per_player ? s.players : 1);
-}
-
-void Pool::PrepareRows(const WorkItem& it, Slot& s, const Rows& rows) {
-  Output& o = s.out;
-  for (int i = 0; i < layout_.num_obs; ++i) o.obs[i].ptr = rows.At(layout_, s, i);
-  for (int i = 0; i < layout_.num_info; ++i) o.info[i].ptr = rows.At(layout_, s, layout_.num_obs + i);
-  o.reward = rows.At(layout_, s, layout_.reward);
-  o.terminated = reinterpret_cast<bool*>(rows.At(layout_, s, layout_.terminated));
-  o.truncated = reinterpret_cast<bool*>(rows.At(layout_, s, layout_.truncated));
-  *reinterpret_cast<int32_t*>(rows.At(layout_, s, layout_.env_id)) = it.env_id;
-  auto* player_ids = reinterpret_cast<int32_t*>(rows.At(layout_, s, layout_.player_env_id));
-  for (int p = 0; p < s.players; ++p) player_ids[p] = it.env_id;
-  // same-step mode: final_* rows are zero unless this step ends an episode (gymnasium's convention; blocks and
-  // staging rows are recycled, so anything else would show a previous episode's data)
-  if (layout_.final_begin >= 0) {
-    for (int i = layout_.final_begin; i < static_cast<int>(layout_.entries.size()); ++i) {
-      std::memset(rows.At(layout_, s, i), 0, EntryBytes(i, s));
-    }
-  }
-  PresetResults(s);
-}
-
-void Pool::PresetResults(Slot& s) {
-  std::memset(s.out.reward, 0, EntryBytes(layout_.reward, s));
-  *s.out.terminated = false;
-  *s.out.truncated = false;
-}
-
-void Pool::ResetEnv(Slot& s) {
-  s.env->Reset(s.out);
-  PresetResults(s);  // a reset has no reward and ends nothing, whatever the env wrote
-  s.elapsed = 0;
-  s.done = false;
-}
-
-void Pool::StepEnv(Slot& s, const Rows& rows) {
-  ActionView av(&s.action_ptrs, &action_row_bytes_);
-  s.env->Step(av, s.out);
-  ++s.elapsed;
-  if (!*s.out.terminated && s.elapsed >= opts_.max_episode_steps) *s.out.truncated = true;
-  s.done = *s.out.terminated || *s.out.truncated;
-  if (s.done && opts_.autoreset == AutoReset::kSameStep) SameStepReset(s, rows);
-}
-
-void Pool::SameStepReset(Slot& s, const Rows& rows) {
-  // keep the finished episode's obs and info as final_*, then reset in place; reward/terminated/truncated of
-  // the finishing step are what the caller sees
-  const int fb = layout_.final_begin;
-  for (int i = 0; i < layout_.num_obs + layout_.num_info; ++i) {
-    std::memcpy(rows.At(layout_, s, fb + i), rows.At(layout_, s, i), EntryBytes(i, s));
-  }
-  *reinterpret_cast<int32_t*>(rows.At(layout_, s, fb + layout_.num_obs + layout_.num_info)) = s.elapsed;
-  const bool term = *s.out.terminated, trunc = *s.out.truncated;
-  std::memcpy(s.saved_reward.data(), s.out.reward, s.saved_reward.size());
-  ResetEnv(s);
-  std::memcpy(s.out.reward, s.saved_reward.data(), s.saved_reward.size());
-  *s.out.terminated = term;
-  *s.out.truncated = trunc;
-}
-
-std::string Pool::RunEnv(const WorkItem& it, Slot& s, const Rows& rows) {
-  try {
-    if (it.reset || s.done) {
-      if (it.reseed) s.env->Seed(it.seed);
-      ResetEnv(s);
-    } else {
-      StepEnv(s, rows);
-    }
-    return {};
-  } catch (const std::exception& ex) {
-    s.done = true;  // the env's state is unknown: it must be reset before it steps again
-    return ex.what()[0] != '\0' ? ex.what() : "C++ exception";
-  } catch (...) {
-    s.done = true;
-    return "unknown C++ exception";
-  }
-}
-
-std::string Pool::RecoverInPlace(Slot& s, const Rows& rows) {
-  // Async mode: the env's row is replaced by a fresh episode's first observation, so the batch stays whole and
-  // the env stays in the send/recv loop (its elapsed_step of 0 and EnvError.env_ids tell the caller).
-  try {
-    PresetResults(s);
-    ResetEnv(s);
-    return {};
-  } catch (...) {
-    s.done = true;
-  }
-  // the reset failed too: deliver a zero row; the env is reset again when it is next sent to
-  for (int i = 0; i < layout_.num_obs + layout_.num_info; ++i) std::memset(rows.At(layout_, s, i), 0, EntryBytes(i, s));
-  PresetResults(s);
-  return " (resetting it failed too; it is reset again on its next send)";
-}
-
-Batch* Pool::PublishStaged(const Slot& s) {
-  // claim the next row of the async batch ring now that the step is done, and copy the staged rows there
-  const int64_t seq = complete_seq_.fetch_add(1, std::memory_order_acq_rel);
-  Batch* b = ring_[static_cast<size_t>((seq / opts_.batch_size) % static_cast<int64_t>(ring_.size()))].get();
-  const int er = static_cast<int>(seq % opts_.batch_size);
-  const int pr = er * max_players_;  // fixed stride: the player rows follow from the env row (compacted in Recv)
-  const auto& E = layout_.entries;
-  for (size_t i = 0; i < E.size(); ++i) {
-    const bool pp = E[i].per_player;
-    std::memcpy(b->block + E[i].offset + E[i].row_bytes * static_cast<size_t>(pp ? pr : er),
-                s.staging.data() + s.staging_off[i], EntryBytes(static_cast<int>(i), s));
-  }
-  return b;
-}
-
-void Pool::UpdateCost(int64_t ns) {
-  // rises at once (so the caller stops helping with slow items after one sample), decays slowly
-  const int64_t old = item_cost_ns_.load(std::memory_order_relaxed);
-  item_cost_ns_.store(ns > old ? ns : (old * 7 + ns) / 8, std::memory_order_relaxed);
-}
-
-void Pool::MarkDone(Batch* b) {
-  // read `expected` before publishing this row: once done reaches it, the API thread may reuse the batch
-  const int expected = b->expected;
-  const int d = b->done.fetch_add(1, std::memory_order_acq_rel) + 1;
-  if (d == expected && waiters_.load(std::memory_order_seq_cst) > 0) {
-    { std::lock_guard<std::mutex> lk(done_mu_); }
-    done_cv_.notify_all();
-  }
-}
-
-void Pool::Execute(const WorkItem& it) {
-  // time every item of expensive envs (the clock is noise there), one in 16 of cheap ones
-  static thread_local uint32_t sample = 0;
-  const bool timed = item_cost_ns_.load(std::memory_order_relaxed) > kAlwaysTimeNs || ((++sample) & 15) == 0;
-  const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-
-  Slot& s = slots_[it.env_id];
-  const Rows rows = RowsFor(it, s);
-  PrepareRows(it, s, rows);
-  std::string error = RunEnv(it, s, rows);
-  if (!error.empty() && !sync()) error += RecoverInPlace(s, rows);
-  *reinterpret_cast<int32_t*>(rows.At(layout_, s, layout_.elapsed)) = s.elapsed;
-  Batch* b = rows.staged ? PublishStaged(s) : it.batch;
-  if (!error.empty()) {
-    std::lock_guard<std::mutex> lk(b->err_mu);
-    b->errors.emplace_back(it.env_id, std::move(error));
-  }
-  if (timed) {
-    UpdateCost(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
-  }
-  MarkDone(b);
-}
-
 void Pool::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
   auto complete = [&] { return b->done.load(std::memory_order_acquire) >= b->expected; };
   // Help: run queued items on this thread while they last (only this thread enqueues, so once the queue is
@@ -643,8 +416,14 @@ void Pool::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
   for (int n = 0; !complete() && item_cost_ns_.load(std::memory_order_relaxed) < kHelpMaxNs; ++n) {
     if (!queue_.TryPop(&item)) break;
     Execute(item);
-    if ((n & 63) == 63 && interrupted && interrupted()) throw Interrupted("interrupted while waiting for results");
+    if ((n & 63) == 63 && interrupted && interrupted()) {
+      queue_.WakeIfPending();
+      throw Interrupted("interrupted while waiting for results");
+    }
   }
+  // items left behind (the caller stopped helping because they turned out slow) go to the workers, which the
+  // send may not have woken: it counted on the caller
+  queue_.WakeIfPending();
   for (int i = 0; i < kWaitSpin && !complete(); ++i) PP_CPU_RELAX();
   if (complete()) return;
   std::unique_lock<std::mutex> lk(done_mu_);

@@ -184,13 +184,16 @@ class Pool {
   std::condition_variable done_cv_;
   std::atomic<int> waiters_{0};
 
-  // cost estimate (ns per item) used to decide how many workers a send is worth waking
+  // cost estimate (ns per item) used to decide how many workers a send is worth waking, and whether the waiting
+  // caller runs queued items itself: only when they cost less than kHelpMaxNs, so Ctrl-C is seen quickly
+  static constexpr int64_t kHelpMaxNs = 10000000;
   std::atomic<int64_t> item_cost_ns_{1000000};
   std::vector<WorkItem> scratch_items_;
   std::vector<uint8_t> scratch_seen_;
 };
 
 PoolOptions ParseOptions(const Config& config);
+int NumCores();
 // The seed of env `env_id` in a pool made with `seed` (>= 0): seed + env_id as a full 64-bit value.
 uint64_t EnvSeed(int64_t seed, int env_id);
 // The one message for an integer action outside its range.

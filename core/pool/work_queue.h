@@ -55,6 +55,13 @@ class WorkQueue {
     }
   }
 
+  // Wakes the sleeping workers if items are queued (for items the caller decided not to run itself).
+  void WakeIfPending() {
+    if (size_atomic_.load(std::memory_order_acquire) == 0 || sleeping_.load(std::memory_order_acquire) == 0) return;
+    { std::lock_guard<std::mutex> lk(mu_); }
+    cv_.notify_all();
+  }
+
   bool TryPop(WorkItem* out) {
     if (size_atomic_.load(std::memory_order_acquire) == 0) return false;
     std::lock_guard<std::mutex> lk(mu_);
