@@ -9,8 +9,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/pool/handle.h"
@@ -247,7 +247,8 @@ class PyPool {
   };
 
   void SendLocked(py::object actions, py::object env_id, bool reset, py::object seeds) {
-    if (pool_->closed()) throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
+    if (pool_->closed())
+      throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
     // env ids
     const int* ids;
     int k;
@@ -310,7 +311,8 @@ class PyPool {
   static std::vector<int64_t> ConvertSeeds(py::handle seeds, int k) {
     py::array raw = py::array::ensure(seeds);
     if (!raw || raw.ndim() != 1 || raw.size() != k || (raw.dtype().kind() != 'i' && raw.dtype().kind() != 'u')) {
-      throw py::value_error("seeds must be a 1-d array of " + std::to_string(k) + " integers (one per env being reset)");
+      throw py::value_error("seeds must be a 1-d array of " + std::to_string(k) +
+                            " integers (one per env being reset)");
     }
     std::vector<int64_t> out(static_cast<size_t>(k));
     py::list values = raw.attr("tolist")();  // Python ints: exact for every integer dtype, uint64 included
@@ -388,7 +390,8 @@ class PyPool {
   }
 
   py::tuple RecvLocked() {
-    if (pool_->closed()) throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
+    if (pool_->closed())
+      throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
     bool interrupted = false;
     RecvResult r = WithoutGil([&](PyThreadState*& st) {
       try {

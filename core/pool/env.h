@@ -103,9 +103,7 @@ class Env {
 
   // Optional, for alignment tests: the env's simulator state as doubles (e.g. CartPole's (x, x_dot, theta,
   // theta_dot), MuJoCo's qpos+qvel). SetState puts the env in that state without writing any output.
-  virtual std::vector<double> GetState() const {
-    throw std::runtime_error("this env does not expose its state");
-  }
+  virtual std::vector<double> GetState() const { throw std::runtime_error("this env does not expose its state"); }
   virtual void SetState(const std::vector<double>& state) {
     (void)state;
     throw std::runtime_error("this env does not expose its state");

@@ -45,7 +45,9 @@ struct Layout {
       entries.push_back(std::move(e));
       return static_cast<int>(entries.size()) - 1;
     };
-    auto obs_name = [&](const ArraySpec& a) { return spec.obs.size() == 1 && a.name == "obs" ? a.name : "obs:" + a.name; };
+    auto obs_name = [&](const ArraySpec& a) {
+      return spec.obs.size() == 1 && a.name == "obs" ? a.name : "obs:" + a.name;
+    };
     for (const auto& a : spec.obs) add(obs_name(a), a.dtype, a.shape, true);
     for (const auto& a : spec.info) add("info:" + a.name, a.dtype, a.shape, a.per_player);
     num_obs = static_cast<int>(spec.obs.size());

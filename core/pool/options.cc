@@ -9,8 +9,8 @@
 namespace pp {
 
 namespace {
-constexpr int kMaxEnvs = 1 << 20;   // sanity bounds: larger values are typos, and would exhaust memory
-constexpr int kMaxThreads = 4096;   // or the system's thread limit long before doing anything useful
+constexpr int kMaxEnvs = 1 << 20;  // sanity bounds: larger values are typos, and would exhaust memory
+constexpr int kMaxThreads = 4096;  // or the system's thread limit long before doing anything useful
 }  // namespace
 
 int NumCores() {
@@ -45,8 +45,8 @@ PoolOptions ParseOptions(const Config& c) {
                                 std::to_string(o.num_envs) + ")");
   }
   if (o.num_threads < 0 || o.num_threads > kMaxThreads) {
-    throw std::invalid_argument("num_threads must be in [0, " + std::to_string(kMaxThreads) + "] (0 = automatic), got " +
-                                std::to_string(o.num_threads));
+    throw std::invalid_argument("num_threads must be in [0, " + std::to_string(kMaxThreads) +
+                                "] (0 = automatic), got " + std::to_string(o.num_threads));
   }
   if (o.num_threads == 0) o.num_threads = std::min(o.batch_size, NumCores());
   if (o.max_episode_steps < 1) {
@@ -57,7 +57,8 @@ PoolOptions ParseOptions(const Config& c) {
     throw std::invalid_argument("max_num_players must be >= 1, got " + std::to_string(players));
   }
   if (o.thread_affinity_offset < -1) {
-    throw std::invalid_argument("thread_affinity_offset must be >= -1, got " + std::to_string(o.thread_affinity_offset));
+    throw std::invalid_argument("thread_affinity_offset must be >= -1, got " +
+                                std::to_string(o.thread_affinity_offset));
   }
   std::string mode = c.Get<std::string>("autoreset_mode");
   if (mode == "next_step") {

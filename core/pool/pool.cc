@@ -19,9 +19,10 @@ namespace pp {
 
 namespace {
 
-constexpr int64_t kWakeWorthNs = 50000;  // wake a sleeping worker only for at least this much work (a wake-up costs ~10-50 us)
-constexpr int kWorkerSpin = 2000;        // pause iterations a worker spins before sleeping
-constexpr int kWaitSpin = 4000;          // pause iterations the caller spins before blocking
+constexpr int64_t kWakeWorthNs =
+    50000;  // wake a sleeping worker only for at least this much work (a wake-up costs ~10-50 us)
+constexpr int kWorkerSpin = 2000;  // pause iterations a worker spins before sleeping
+constexpr int kWaitSpin = 4000;    // pause iterations the caller spins before blocking
 
 std::string Msg(std::initializer_list<std::string> parts) {
   std::string s;
@@ -87,8 +88,8 @@ void CheckActionValues(const ArraySpec& a, const S* v, size_t rows) {
       const S x = v[r * per + j];
       if constexpr (std::is_floating_point_v<S>) {
         if (!std::isfinite(x)) {
-          throw std::invalid_argument(Msg({"action '", a.name, "' row ", std::to_string(r), " contains ",
-                                           std::isnan(x) ? "NaN" : "inf"}));
+          throw std::invalid_argument(
+              Msg({"action '", a.name, "' row ", std::to_string(r), " contains ", std::isnan(x) ? "NaN" : "inf"}));
         }
         if (a.dtype == DType::kFloat32 && std::fabs(static_cast<double>(x)) > std::numeric_limits<float>::max()) {
           throw std::invalid_argument(Msg({"action '", a.name, "' row ", std::to_string(r), " is ",
@@ -210,13 +211,16 @@ void Pool::BuildEnvs(const EnvType& type, const Config& config) {
   const int n = std::min(opts_.num_envs, std::max(opts_.num_threads, 1));
   std::vector<std::thread> builders;
   std::vector<std::exception_ptr> errors(n);
-  StartThreads(&builders, n, [&](int t) {
-    try {
-      for (int i = t; i < opts_.num_envs; i += n) slots_[i].env = type.create(config, i, EnvSeed(opts_.seed, i));
-    } catch (...) {
-      errors[t] = std::current_exception();
-    }
-  }, [] {}, "env-building");
+  StartThreads(
+      &builders, n,
+      [&](int t) {
+        try {
+          for (int i = t; i < opts_.num_envs; i += n) slots_[i].env = type.create(config, i, EnvSeed(opts_.seed, i));
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      },
+      [] {}, "env-building");
   for (auto& b : builders) b.join();
   for (auto& e : errors) {
     if (e) std::rethrow_exception(e);
@@ -224,7 +228,8 @@ void Pool::BuildEnvs(const EnvType& type, const Config& config) {
 }
 
 void Pool::StartWorkers() {
-  StartThreads(&workers_, opts_.num_threads, [this](int) { WorkerLoop(); }, [this] { queue_.Stop(); }, "worker");
+  StartThreads(
+      &workers_, opts_.num_threads, [this](int) { WorkerLoop(); }, [this] { queue_.Stop(); }, "worker");
 #ifdef __linux__
   for (int i = 0; i < opts_.num_threads; ++i) {
     // named and pinned from here, so both hold as soon as the pool exists
@@ -295,7 +300,7 @@ std::vector<double> Pool::GetState(int64_t env_id) { return IdleSlot(env_id).env
 void Pool::SetState(int64_t env_id, const std::vector<double>& state) {
   Slot& s = IdleSlot(env_id);
   s.env->SetState(state);  // each env validates its state (lengths may vary: Blackjack's hands)
-  s.done = false;  // the env is mid-episode in the given state: its next step steps it
+  s.done = false;          // the env is mid-episode in the given state: its next step steps it
 }
 
 int Pool::ActionRows(const int* env_ids, int k) const {
@@ -322,8 +327,7 @@ Batch* Pool::AcquireOrderedBatch() {
   return b;
 }
 
-void Pool::Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset,
-                const int64_t* seeds) {
+void Pool::Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset, const int64_t* seeds) {
   CheckOpen();
   if (k <= 0) throw std::invalid_argument("env_id is empty: give at least one env to step or reset");
   // 1. validate everything before touching any state

@@ -113,7 +113,7 @@ class Pool {
     // async mode: the env writes here, and the row is copied into a batch only once the step is done, so
     // batches fill in completion order
     std::vector<uint8_t> staging;
-    std::vector<size_t> staging_off;  // per layout entry
+    std::vector<size_t> staging_off;    // per layout entry
     std::vector<uint8_t> saved_reward;  // same-step autoreset: the finishing step's reward across the reset
   };
 

@@ -20,14 +20,11 @@ enum class DType : uint8_t { kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64 }
 inline size_t DTypeSize(DType d) {
   switch (d) {
     case DType::kBool:
-    case DType::kUInt8:
-      return 1;
+    case DType::kUInt8: return 1;
     case DType::kInt32:
-    case DType::kFloat32:
-      return 4;
+    case DType::kFloat32: return 4;
     case DType::kInt64:
-    case DType::kFloat64:
-      return 8;
+    case DType::kFloat64: return 8;
   }
   return 0;
 }
@@ -44,13 +41,32 @@ inline const char* DTypeName(DType d) {
   return "?";
 }
 
-template <typename T> constexpr DType DTypeOf();
-template <> constexpr DType DTypeOf<bool>() { return DType::kBool; }
-template <> constexpr DType DTypeOf<uint8_t>() { return DType::kUInt8; }
-template <> constexpr DType DTypeOf<int32_t>() { return DType::kInt32; }
-template <> constexpr DType DTypeOf<int64_t>() { return DType::kInt64; }
-template <> constexpr DType DTypeOf<float>() { return DType::kFloat32; }
-template <> constexpr DType DTypeOf<double>() { return DType::kFloat64; }
+template <typename T>
+constexpr DType DTypeOf();
+template <>
+constexpr DType DTypeOf<bool>() {
+  return DType::kBool;
+}
+template <>
+constexpr DType DTypeOf<uint8_t>() {
+  return DType::kUInt8;
+}
+template <>
+constexpr DType DTypeOf<int32_t>() {
+  return DType::kInt32;
+}
+template <>
+constexpr DType DTypeOf<int64_t>() {
+  return DType::kInt64;
+}
+template <>
+constexpr DType DTypeOf<float>() {
+  return DType::kFloat32;
+}
+template <>
+constexpr DType DTypeOf<double>() {
+  return DType::kFloat64;
+}
 
 inline bool IsIntegral(DType d) {
   return d == DType::kUInt8 || d == DType::kInt32 || d == DType::kInt64 || d == DType::kBool;
@@ -125,7 +141,7 @@ struct Spec {
   std::vector<ArraySpec> info;    // extra info arrays written by the env (e.g. "lives")
   std::vector<ArraySpec> action;  // action arrays
   DType reward_dtype = DType::kFloat32;
-  int num_players_max = 1;        // largest player count an env of this config can have
+  int num_players_max = 1;  // largest player count an env of this config can have
 };
 
 // Helper used by env headers to declare arrays readably.
@@ -168,7 +184,9 @@ inline std::vector<ConfigKey> CommonConfigKeys() {
       {"max_episode_steps", int64_t{1000}, "truncate episodes after this many steps", {}},
       {"thread_affinity_offset", int64_t{-1}, "pin worker i to core offset+i (-1 = no pinning)", {}},
       {"max_num_players", int64_t{1}, "players per env (multi-player envs)", {}},
-      {"autoreset_mode", std::string("next_step"), "next_step | same_step | disabled",
+      {"autoreset_mode",
+       std::string("next_step"),
+       "next_step | same_step | disabled",
        {"next_step", "same_step", "disabled"}},
       {"reward_threshold", kInf, "the score at which the task counts as solved (informational)", {}},
   };

@@ -26,7 +26,7 @@ struct Batch;
 struct WorkItem {
   int env_id;
   bool reset;
-  bool reseed;    // reseed the env's generator with `seed` before resetting
+  bool reseed;  // reseed the env's generator with `seed` before resetting
   uint64_t seed;
   Batch* batch;  // ordered (sync) batch, or nullptr: rows assigned in completion order
   int pos;       // row of this env in an ordered batch

@@ -100,7 +100,8 @@ inline ffi::Error Lookup(int64_t id, std::shared_ptr<PoolHandle>* out) {
                       "keep the env alive while its xla functions are in use");
   }
   if ((*out)->stamp.Forked()) {
-    return ffi::Error(ffi::ErrorCode::kFailedPrecondition, std::string("parallel_pool xla: ") + PoolHandle::kForkedMessage);
+    return ffi::Error(ffi::ErrorCode::kFailedPrecondition,
+                      std::string("parallel_pool xla: ") + PoolHandle::kForkedMessage);
   }
   if ((*out)->pool->spec().num_players_max != 1) return Invalid("multi-player envs are not supported by env.xla()");
   return ffi::Error::Success();
@@ -255,8 +256,7 @@ ffi::Error CopyOut(Pool& pool, const RecvResult& r, const RecvOut& out, IO& io) 
   } release{pool, r.block};
   const Layout& L = pool.layout();
   if (r.env_rows != out.rows || r.player_rows != out.rows) {
-    return Invalid("recv got " + std::to_string(r.env_rows) + " rows but its outputs have " +
-                   std::to_string(out.rows) +
+    return Invalid("recv got " + std::to_string(r.env_rows) + " rows but its outputs have " + std::to_string(out.rows) +
                    " (in sync mode recv returns the env ids of the matching send; use step, or send all envs)");
   }
   const auto& E = L.entries;

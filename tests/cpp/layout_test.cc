@@ -45,8 +45,8 @@ TEST(Layout, SameStepAddsFinalCopies) {
   ASSERT_GE(L.final_begin, 0);
   std::vector<std::string> finals;
   for (size_t i = static_cast<size_t>(L.final_begin); i < L.entries.size(); ++i) finals.push_back(L.entries[i].name);
-  EXPECT_EQ(finals, (std::vector<std::string>{"final:obs:pos", "final:obs:img", "final:info:lives",
-                                              "final:elapsed_step"}));
+  EXPECT_EQ(finals,
+            (std::vector<std::string>{"final:obs:pos", "final:obs:img", "final:info:lives", "final:elapsed_step"}));
 }
 
 TEST(BlockPool, RecyclesBlocksAndAlignsThem) {

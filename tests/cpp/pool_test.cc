@@ -84,7 +84,9 @@ Rows Read(Pool& p, const RecvResult& r) {
   return out;
 }
 
-std::vector<ActionInput> Actions(const std::vector<int32_t>& a) { return {{reinterpret_cast<const uint8_t*>(a.data()), DType::kInt32}}; }
+std::vector<ActionInput> Actions(const std::vector<int32_t>& a) {
+  return {{reinterpret_cast<const uint8_t*>(a.data()), DType::kInt32}};
+}
 
 TEST(Pool, SyncRowsFollowTheGivenEnvIdOrder) {
   Pool p(TinyType(), TinyConfig({{"num_envs", int64_t{4}}, {"num_threads", int64_t{3}}, {"delay", true}}));
@@ -100,8 +102,9 @@ TEST(Pool, SyncRowsFollowTheGivenEnvIdOrder) {
 
 TEST(Pool, AsyncBatchesFillInCompletionOrder) {
   // envs 0 and 1 are slow: envs 2 and 3 make the first batch, whichever threads run what
-  Pool p(TinyType(), TinyConfig({{"num_envs", int64_t{4}}, {"batch_size", int64_t{2}}, {"num_threads", int64_t{4}},
-                                 {"delay", true}}));
+  Pool p(
+      TinyType(),
+      TinyConfig({{"num_envs", int64_t{4}}, {"batch_size", int64_t{2}}, {"num_threads", int64_t{4}}, {"delay", true}}));
   std::vector<int> all{0, 1, 2, 3};
   p.Send(all.data(), 4, {}, true, nullptr);
   Read(p, p.Recv({}));
