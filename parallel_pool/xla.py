@@ -158,7 +158,7 @@ def make_xla(env: Any) -> XlaFunctions:
                 raise TypeError(f"action '{name}' must be numeric (dtype {dt}), got dtype {a.dtype}")
             if a.shape != (k, *shape):
                 raise ValueError(f"action '{name}' has shape {a.shape}, expected {(k, *shape)} ({k} envs in this call)")
-            out.append(a.astype(jax.dtypes.canonicalize_dtype(dt)))
+            out.append(a if want_int and a.dtype in (jnp.int32, jnp.int64) else a.astype(jax.dtypes.canonicalize_dtype(dt)))
         return out
 
     def split(action, env_id):

@@ -117,10 +117,14 @@ def test_exception_in_env_reaches_python():
     first = env2.recv()[4]["env_id"]
     second = env2.recv()[4]["env_id"]
     env2.send(np.array([3, 3]), first)
-    with pytest.raises(pp.EnvError, match="told to fail"):
+    with pytest.raises(pp.EnvError, match="told to fail") as raised:
         env2.recv()
+    assert sorted(raised.value.env_ids) == sorted(first.tolist()) and raised.value.batch_kept
+    # the next recv returns that batch, the failed envs reset in place (see tests/test_lifecycle.py)
+    obs, rew, term, trunc, info = env2.recv()
+    assert sorted(info["env_id"].tolist()) == sorted(first.tolist()) and (info["elapsed_step"] == 0).all()
     env2.send(np.array([1, 1]), second)
-    env2.send(np.array([1, 1]), first)  # the failed envs are sendable again
+    env2.send(np.array([1, 1]), first)  # the failed envs are in the loop again
     got = np.concatenate([env2.recv()[4]["env_id"], env2.recv()[4]["env_id"]])
     assert sorted(got.tolist()) == [0, 1, 2, 3]
 

@@ -3,9 +3,14 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cxxabi.h>
+
+#include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/pool/handle.h"
@@ -29,13 +34,42 @@ py::object ConfigValueToPy(const ConfigValue& v) {
   }
 }
 
-ConfigValue PyToConfigValue(const std::string& key, py::handle h) {
-  if (py::isinstance<py::bool_>(h)) return h.cast<bool>();
-  if (py::isinstance<py::int_>(h)) return h.cast<int64_t>();
-  if (py::isinstance<py::float_>(h)) return h.cast<double>();
-  if (py::isinstance<py::str>(h)) return h.cast<std::string>();
-  throw py::type_error("config key '" + key + "' has unsupported type " +
-                       py::str(py::type::handle_of(h).attr("__name__")).cast<std::string>());
+std::string TypeNameOf(py::handle h) { return py::str(py::type::handle_of(h).attr("__name__")).cast<std::string>(); }
+
+// A Python int as int64, or ValueError naming `what` when it does not fit (never a wrapped value).
+int64_t ToInt64(const std::string& what, py::handle h) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  if (overflow != 0) {
+    throw py::value_error(what + " is " + py::str(h).cast<std::string>() + ", which does not fit in a 64-bit integer");
+  }
+  return v;
+}
+
+// A config value of the type the key's default has (an int is accepted for a float key).
+ConfigValue PyToConfigValue(const std::string& key, const ConfigValue& default_value, py::handle h) {
+  const std::string what = "config key '" + key + "'";
+  auto wrong = [&](const char* want) {
+    return py::type_error(what + " must be " + want + ", got " + TypeNameOf(h) + " " + py::repr(h).cast<std::string>());
+  };
+  // numpy scalars count as their Python counterparts
+  const bool is_bool = py::isinstance<py::bool_>(h) || py::isinstance(h, py::module_::import("numpy").attr("bool_"));
+  const bool is_int = !is_bool && py::hasattr(h, "__index__");
+  switch (default_value.index()) {
+    case 0:
+      if (!is_bool) throw wrong("a bool");
+      return py::bool_(py::reinterpret_borrow<py::object>(h)).cast<bool>();
+    case 1:
+      if (!is_int) throw wrong("an int");
+      return ToInt64(what, py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr())));
+    case 2:
+      if (is_bool || !(is_int || py::isinstance<py::float_>(h) || py::hasattr(h, "__float__"))) throw wrong("a number");
+      return py::float_(py::reinterpret_borrow<py::object>(h)).cast<double>();
+    default:
+      if (!py::isinstance<py::str>(h)) throw wrong("a str");
+      return h.cast<std::string>();
+  }
 }
 
 const EnvType& FindType(const std::string& name) {
@@ -50,8 +84,9 @@ Config MakeConfig(const EnvType& type, const py::dict& d) {
   for (const auto& k : type.keys) values[k.name] = k.default_value;
   for (auto item : d) {
     std::string key = item.first.cast<std::string>();
-    if (values.find(key) == values.end()) throw py::value_error("unknown config key '" + key + "'");
-    values[key] = PyToConfigValue(key, item.second);
+    auto it = values.find(key);
+    if (it == values.end()) throw py::value_error("unknown config key '" + key + "'");
+    it->second = PyToConfigValue(key, it->second, item.second);
   }
   return Config(std::move(values));
 }
@@ -82,6 +117,32 @@ py::dict SpecToDict(const Spec& s) {
   return d;
 }
 
+// Runs f with the GIL released and re-acquires it in ordinary code, never in a destructor: at interpreter
+// exit Python ends a daemon thread that re-acquires the GIL with pthread_exit, whose forced unwind must not cross
+// a noexcept frame (std::terminate; py::gil_scoped_release's destructor is one). f's exceptions are carried past
+// that point; the forced unwind itself is let through. `st` is given to f so it can take the GIL briefly itself.
+template <class F>
+auto WithoutGil(F&& f) {
+  using R = decltype(f(std::declval<PyThreadState*&>()));
+  PyThreadState* st = PyEval_SaveThread();
+  std::exception_ptr err;
+  std::conditional_t<std::is_void_v<R>, bool, std::optional<R>> result{};
+  try {
+    if constexpr (std::is_void_v<R>) {
+      f(st);
+    } else {
+      result.emplace(f(st));
+    }
+  } catch (abi::__forced_unwind&) {
+    throw;
+  } catch (...) {
+    err = std::current_exception();
+  }
+  PyEval_RestoreThread(st);
+  if (err) std::rethrow_exception(err);
+  if constexpr (!std::is_void_v<R>) return std::move(*result);
+}
+
 struct BlockOwner {
   std::shared_ptr<BlockPool> pool;
   uint8_t* ptr;
@@ -92,10 +153,7 @@ class PyPool {
   PyPool(const std::string& type_name, const py::dict& config) {
     const EnvType& type = FindType(type_name);
     Config c = MakeConfig(type, config);
-    {
-      py::gil_scoped_release nogil;
-      handle_ = PoolHandle::Create(std::make_unique<Pool>(type, c));
-    }
+    WithoutGil([&](PyThreadState*&) { handle_ = PoolHandle::Create(std::make_unique<Pool>(type, c)); });
     pool_ = handle_->pool.get();
     const Layout& L = pool_->layout();
     for (const auto& e : L.entries) {
@@ -103,7 +161,6 @@ class PyPool {
       names_.append(e.name);
       per_player_.append(e.per_player);
     }
-    for (const auto& a : pool_->spec().action) action_dtypes_.push_back(ToNumpy(a.dtype));
     all_ids_.resize(pool_->options().num_envs);
     for (int i = 0; i < static_cast<int>(all_ids_.size()); ++i) all_ids_[i] = i;
   }
@@ -130,10 +187,23 @@ class PyPool {
     return RecvLocked();
   }
 
+  // Safe from any thread, any number of times; in a forked child it leaves the parent's pool alone.
   void Close() {
+    if (handle_->stamp.Forked()) return;
     Lock lk(this);
-    py::gil_scoped_release nogil;
-    pool_->Close();
+    WithoutGil([&](PyThreadState*&) { pool_->Close(); });
+  }
+
+  // Waits for a call in progress on another thread (only possible at interpreter exit, from a daemon thread)
+  // before the pool goes away, instead of destroying it under that call. Close runs with the GIL held: worker
+  // threads never take it, and a destructor must not re-acquire it (see WithoutGil).
+  ~PyPool() {
+    if (!handle_ || handle_->stamp.Forked()) return;  // ~PoolHandle leaks it
+    try {
+      Lock lk(this);
+      pool_->Close();
+    } catch (...) {
+    }
   }
 
   bool closed() const { return pool_->closed(); }
@@ -143,7 +213,7 @@ class PyPool {
   int batch_size() const { return pool_->options().batch_size; }
   int num_threads() const { return pool_->options().num_threads; }
   py::dict spec() const { return SpecToDict(pool_->spec()); }
-  int num_players(int env_id) const { return pool_->num_players(env_id); }
+  int num_players(int64_t env_id) const { return pool_->num_players(env_id); }
   // (name, dtype, row shape, per_player) of each output array, in output order.
   py::list output_specs() const {
     py::list out;
@@ -154,11 +224,11 @@ class PyPool {
   }
   // Id under which other front-ends (the XLA handlers) find this pool and its API mutex.
   int64_t handle_id() const { return handle_->id; }
-  std::vector<double> GetState(int env_id) {
+  std::vector<double> GetState(int64_t env_id) {
     Lock lk(this);
     return pool_->GetState(env_id);
   }
-  void SetState(int env_id, const std::vector<double>& state) {
+  void SetState(int64_t env_id, const std::vector<double>& state) {
     Lock lk(this);
     pool_->SetState(env_id, state);
   }
@@ -186,18 +256,21 @@ class PyPool {
 
  private:
   // Serialises API calls; taken with the GIL released when contended so a waiting recv never deadlocks.
+  // Refuses the parent's pool in a forked child before touching its mutex (a copy that may be locked forever).
   struct Lock {
-    explicit Lock(PyPool* p) : lk(p->handle_->mu, std::try_to_lock) {
-      if (!lk.owns_lock()) {
-        py::gil_scoped_release nogil;
-        lk.lock();
-      }
+    explicit Lock(PyPool* p) : lk(CheckNotForked(p)->mu, std::try_to_lock) {
+      if (!lk.owns_lock()) WithoutGil([&](PyThreadState*&) { lk.lock(); });
+    }
+    static PoolHandle* CheckNotForked(PyPool* p) {
+      if (p->handle_->stamp.Forked()) throw std::runtime_error(PoolHandle::kForkedMessage);
+      return p->handle_.get();
     }
     std::unique_lock<std::mutex> lk;
   };
 
   void SendLocked(py::object actions, py::object env_id, bool reset, py::object seeds) {
-    if (pool_->closed()) throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
+    if (pool_->closed())
+      throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
     // env ids
     const int* ids;
     int k;
@@ -226,16 +299,11 @@ class PyPool {
       ids = id_arr.data();
       k = static_cast<int>(id_arr.size());
     }
-    // seeds
     std::vector<int64_t> seed_vec;
-    if (!seeds.is_none()) {
-      auto s = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(seeds);
-      if (!s || s.size() != k) throw py::value_error("seeds must give one integer per env being reset");
-      seed_vec.assign(s.data(), s.data() + k);
-    }
+    if (!seeds.is_none()) seed_vec = ConvertSeeds(seeds, k);
     // actions
-    std::vector<const uint8_t*> ptrs;
-    std::vector<py::array> keep;
+    std::vector<ActionInput> inputs;
+    std::vector<py::array> keep;  // owns converted copies until Send has copied them into the env slots
     if (!reset) {
       if (actions.is_none()) throw py::value_error("step() needs an action");
       const auto& specs = pool_->spec().action;
@@ -253,14 +321,44 @@ class PyPool {
       }
       int rows = pool_->ActionRows(ids, k);
       for (size_t a = 0; a < specs.size(); ++a) {
-        keep.push_back(ConvertAction(specs[a], a, arrays[a], rows, k));
-        ptrs.push_back(static_cast<const uint8_t*>(keep.back().data()));
+        keep.push_back(ConvertAction(specs[a], arrays[a], rows, k));
+        inputs.push_back({static_cast<const uint8_t*>(keep.back().data()), *EngineDType(keep.back().dtype())});
       }
     }
-    pool_->Send(ids, k, ptrs, reset, seed_vec.empty() ? nullptr : seed_vec.data());
+    pool_->Send(ids, k, inputs, reset, seed_vec.empty() ? nullptr : seed_vec.data());
   }
 
-  py::array ConvertAction(const ArraySpec& a, size_t idx, py::handle obj, int rows, int k) {
+  // One seed per env being reset, each an int in [0, 2**63 - 1] (Pool::Send rejects negatives by name; here
+  // only what cannot even be held in int64).
+  static std::vector<int64_t> ConvertSeeds(py::handle seeds, int k) {
+    py::array raw = py::array::ensure(seeds);
+    if (!raw || raw.ndim() != 1 || raw.size() != k || (raw.dtype().kind() != 'i' && raw.dtype().kind() != 'u')) {
+      throw py::value_error("seeds must be a 1-d array of " + std::to_string(k) +
+                            " integers (one per env being reset)");
+    }
+    std::vector<int64_t> out(static_cast<size_t>(k));
+    py::list values = raw.attr("tolist")();  // Python ints: exact for every integer dtype, uint64 included
+    for (int i = 0; i < k; ++i) out[static_cast<size_t>(i)] = ToInt64("seed", values[static_cast<size_t>(i)]);
+    return out;
+  }
+
+  // The engine dtype of a numpy dtype, if it is one of them.
+  static std::optional<DType> EngineDType(const py::dtype& d) {
+    // native-byte-order builtin dtypes are singletons, so identity is the exact test
+    if (d.is(py::dtype::of<int32_t>())) return DType::kInt32;
+    if (d.is(py::dtype::of<int64_t>())) return DType::kInt64;
+    if (d.is(py::dtype::of<float>())) return DType::kFloat32;
+    if (d.is(py::dtype::of<double>())) return DType::kFloat64;
+    if (d.is(py::dtype::of<uint8_t>())) return DType::kUInt8;
+    if (d.is(py::dtype::of<bool>())) return DType::kBool;
+    return std::nullopt;
+  }
+
+  // The action as a C-contiguous array in an engine dtype of the same kind, values untouched: the range check
+  // happens in Pool::Send, in this dtype, before anything is narrowed. Only dtypes the engine does not have are
+  // widened here (int8/int16/uint16/uint32 -> int64, float16 -> float32), which loses nothing; uint64 values
+  // above 2**63 - 1 are out of every action's range and are reported here.
+  py::array ConvertAction(const ArraySpec& a, py::handle obj, int rows, int k) {
     py::array raw = py::array::ensure(obj);
     if (!raw) throw py::type_error("action '" + a.name + "' must be array-like");
     char kind = raw.dtype().kind();
@@ -273,7 +371,29 @@ class PyPool {
       throw py::type_error("action '" + a.name + "' must be numeric (dtype " + DTypeName(a.dtype) + "), got dtype " +
                            py::str(raw.dtype()).cast<std::string>());
     }
-    // expected shape: (rows, *shape); a single row may also be given without its leading dimension
+    CheckActionShape(a, raw, rows, k);
+    if (EngineDType(raw.dtype()).has_value()) return py::array::ensure(raw, py::array::c_style);
+    if (kind == 'u' && raw.dtype().itemsize() == 8) CheckUInt64Action(a, raw);
+    py::dtype wide(kind == 'f' ? "float32" : "int64");
+    if (kind == 'f' && raw.dtype().itemsize() > 4) wide = py::dtype("float64");  // longdouble: nearest we have
+    return py::array::ensure(raw.attr("astype")(wide, py::arg("order") = "C"));
+  }
+
+  static void CheckUInt64Action(const ArraySpec& a, const py::array& raw) {
+    auto c = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>::ensure(raw);
+    const size_t per = a.NumElements();
+    for (py::ssize_t i = 0; i < c.size(); ++i) {
+      if (c.data()[i] > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        double lo = a.low.empty() ? 0 : a.low[0], hi = a.high.empty() ? 0 : a.high[0];
+        if (a.low.size() > 1) lo = a.low[static_cast<size_t>(i) % per], hi = a.high[static_cast<size_t>(i) % per];
+        throw py::value_error(ActionRangeError(a.name, static_cast<size_t>(i) / per, std::to_string(c.data()[i]),
+                                               static_cast<int64_t>(lo), static_cast<int64_t>(hi)));
+      }
+    }
+  }
+
+  // expected shape: (rows, *shape); a single row may also be given without its leading dimension
+  static void CheckActionShape(const ArraySpec& a, const py::array& raw, int rows, int k) {
     std::vector<py::ssize_t> want{rows};
     for (int s : a.shape) want.push_back(s);
     bool ok = static_cast<size_t>(raw.ndim()) == want.size();
@@ -285,31 +405,29 @@ class PyPool {
     if (!ok) {
       std::string got = py::str(py::tuple(py::cast(std::vector<py::ssize_t>(raw.shape(), raw.shape() + raw.ndim()))));
       std::string exp = py::str(py::tuple(py::cast(want)));
-      std::string why = rows == k ? std::to_string(rows) + " envs in this call" : std::to_string(rows) + " player rows of " + std::to_string(k) + " envs";
+      std::string why = rows == k ? std::to_string(rows) + " envs in this call"
+                                  : std::to_string(rows) + " player rows of " + std::to_string(k) + " envs";
       throw py::value_error("action '" + a.name + "' has shape " + got + ", expected " + exp + " (" + why + ")");
     }
-    if (raw.dtype().is(action_dtypes_[idx]) && (raw.flags() & py::array::c_style)) return raw;
-    return py::array::ensure(raw.attr("astype")(action_dtypes_[idx], py::arg("order") = "C"));
   }
 
   py::tuple RecvLocked() {
-    if (pool_->closed()) throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
-    RecvResult r;
+    if (pool_->closed())
+      throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
     bool interrupted = false;
-    {
-      py::gil_scoped_release nogil;
+    RecvResult r = WithoutGil([&](PyThreadState*& st) {
       try {
-        r = pool_->Recv([&interrupted] {
-          py::gil_scoped_acquire g;
-          if (PyErr_CheckSignals() != 0) {
-            interrupted = true;
-            return true;
-          }
-          return false;
+        return pool_->Recv([&] {
+          // Ctrl-C: signal handlers run only on the main thread, with the GIL
+          PyEval_RestoreThread(st);
+          interrupted = PyErr_CheckSignals() != 0;
+          st = PyEval_SaveThread();
+          return interrupted;
         });
       } catch (const Interrupted&) {
+        return RecvResult{};
       }
-    }
+    });
     if (interrupted) throw py::error_already_set();
     const Layout& L = pool_->layout();
     auto* owner = new BlockOwner{pool_->block_pool(), r.block};
@@ -330,7 +448,7 @@ class PyPool {
 
   std::shared_ptr<PoolHandle> handle_;  // shared with the XLA handlers, which find it by id
   Pool* pool_ = nullptr;                // handle_->pool
-  std::vector<py::dtype> dtypes_, action_dtypes_;
+  std::vector<py::dtype> dtypes_;
   py::list names_, per_player_;
   std::vector<int> all_ids_;
 };
@@ -346,7 +464,12 @@ PYBIND11_MODULE(_core, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const EnvError& e) {
-      py::set_error(env_error, e.what());
+      // the exception object carries which envs failed, so callers can act on them without parsing the message
+      py::object exc = py::handle(env_error.ptr())(e.what());
+      exc.attr("env_ids") = py::cast(e.env_ids);
+      exc.attr("messages") = py::cast(e.messages);
+      exc.attr("batch_kept") = py::bool_(e.batch_kept);
+      PyErr_SetObject(env_error.ptr(), exc.ptr());
     }
   });
 

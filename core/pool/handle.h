@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <unordered_map>
 
+#include "core/pool/fork.h"
 #include "core/pool/pool.h"
 
 namespace pp {
@@ -17,6 +19,19 @@ struct PoolHandle {
   std::unique_ptr<Pool> pool;
   std::mutex mu;  // held for the whole of each send / recv / close / state call
   int64_t id = 0;
+  ForkStamp stamp;  // in a forked child the pool is unusable: checked before taking `mu`
+
+  PoolHandle() = default;
+  PoolHandle(const PoolHandle&) = delete;
+  PoolHandle& operator=(const PoolHandle&) = delete;
+  ~PoolHandle() {
+    // a forked child has no worker threads to join and maybe a copy of a locked mutex: leak the pool
+    if (stamp.Forked()) (void)pool.release();
+  }
+
+  static constexpr const char* kForkedMessage =
+      "this pool belongs to the parent process: a forked child cannot use it (its worker threads exist only in "
+      "the parent); create a new pool in the child";
 
   // Creates the handle and lists it in the table; the table holds only a weak reference.
   static std::shared_ptr<PoolHandle> Create(std::unique_ptr<Pool> pool) {
@@ -53,7 +68,14 @@ struct PoolHandle {
     size_t live_hint = 0;
   };
   static Table& GetTable() {
-    static Table* t = new Table();  // never destroyed: handlers may run during interpreter shutdown
+    static Table* t = [] {
+      auto* table = new Table();  // never destroyed: handlers may run during interpreter shutdown
+#ifdef __unix__
+      // a forked child gets a fresh table lock (the parent's may have been held by another thread)
+      pthread_atfork(nullptr, nullptr, [] { new (&GetTable().mu) std::mutex(); });
+#endif
+      return table;
+    }();
     return *t;
   }
 };

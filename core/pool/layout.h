@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/pool/fork.h"
 #include "core/pool/spec.h"
 
 namespace pp {
@@ -44,7 +45,9 @@ struct Layout {
       entries.push_back(std::move(e));
       return static_cast<int>(entries.size()) - 1;
     };
-    auto obs_name = [&](const ArraySpec& a) { return spec.obs.size() == 1 && a.name == "obs" ? a.name : "obs:" + a.name; };
+    auto obs_name = [&](const ArraySpec& a) {
+      return spec.obs.size() == 1 && a.name == "obs" ? a.name : "obs:" + a.name;
+    };
     for (const auto& a : spec.obs) add(obs_name(a), a.dtype, a.shape, true);
     for (const auto& a : spec.info) add("info:" + a.name, a.dtype, a.shape, a.per_player);
     num_obs = static_cast<int>(spec.obs.size());
@@ -95,6 +98,7 @@ class BlockPool {
     return static_cast<uint8_t*>(p);
   }
   void Release(uint8_t* p) {
+    if (stamp_.Forked()) return;  // arrays outliving a fork in the child: leak (mu_ may be a locked copy)
     std::lock_guard<std::mutex> lk(mu_);
     if (free_.size() < kMaxFree) {
       free_.push_back(p);
@@ -107,6 +111,7 @@ class BlockPool {
  private:
   static constexpr size_t kMaxFree = 64;
   size_t bytes_;
+  ForkStamp stamp_;
   std::mutex mu_;
   std::vector<void*> free_;
 };

@@ -1,3 +1,5 @@
+// Pool: construction and worker threads, send (validating every input before anything is enqueued), recv
+// (waiting, ordered and async batches, env errors). Executing work items is in execute.cc, options in options.cc.
 #include "core/pool/pool.h"
 
 #include <algorithm>
@@ -5,7 +7,8 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
-#include <sstream>
+#include <limits>
+#include <system_error>
 
 #ifdef __linux__
 #include <pthread.h>
@@ -16,14 +19,10 @@ namespace pp {
 
 namespace {
 
-constexpr int64_t kWakeWorthNs = 50000;  // wake a sleeping worker only for at least this much work (a wake-up costs ~10-50 us)
-constexpr int kWorkerSpin = 2000;        // pause iterations a worker spins before sleeping
-constexpr int kWaitSpin = 4000;          // pause iterations the caller spins before blocking
-
-int Cores() {
-  unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : static_cast<int>(n);
-}
+constexpr int64_t kWakeWorthNs =
+    50000;  // wake a sleeping worker only for at least this much work (a wake-up costs ~10-50 us)
+constexpr int kWorkerSpin = 2000;  // pause iterations a worker spins before sleeping
+constexpr int kWaitSpin = 4000;    // pause iterations the caller spins before blocking
 
 std::string Msg(std::initializer_list<std::string> parts) {
   std::string s;
@@ -31,91 +30,102 @@ std::string Msg(std::initializer_list<std::string> parts) {
   return s;
 }
 
-template <typename T>
-bool CheckActionValues(const ArraySpec& a, const uint8_t* data, size_t rows, std::string* err) {
-  const T* v = reinterpret_cast<const T*>(data);
-  size_t per = a.NumElements();
-  for (size_t r = 0; r < rows; ++r) {
-    for (size_t j = 0; j < per; ++j) {
-      double x = static_cast<double>(v[r * per + j]);
-      if constexpr (std::is_floating_point_v<T>) {
-        if (!std::isfinite(x)) {
-          *err = Msg({"action '", a.name, "' row ", std::to_string(r), " contains ", std::isnan(x) ? "NaN" : "inf"});
-          return false;
-        }
-      } else {
-        if (!a.low.empty()) {
-          double lo = a.low.size() == 1 ? a.low[0] : a.low[j];
-          double hi = a.high.size() == 1 ? a.high[0] : a.high[j];
-          if (x < lo || x > hi) {
-            std::ostringstream os;
-            os << "action '" << a.name << "' row " << r << " is " << static_cast<int64_t>(x)
-               << ", outside the valid range [" << static_cast<int64_t>(lo) << ", " << static_cast<int64_t>(hi)
-               << "]";
-            *err = os.str();
-            return false;
-          }
-        }
-      }
-    }
+// Calls f(T{}) with T the C++ type of d.
+template <typename F>
+void WithType(DType d, F&& f) {
+  switch (d) {
+    case DType::kBool: return f(bool{});
+    case DType::kUInt8: return f(uint8_t{});
+    case DType::kInt32: return f(int32_t{});
+    case DType::kInt64: return f(int64_t{});
+    case DType::kFloat32: return f(float{});
+    case DType::kFloat64: return f(double{});
   }
-  return true;
 }
 
-bool CheckAction(const ArraySpec& a, const uint8_t* data, size_t rows, std::string* err) {
-  switch (a.dtype) {
-    case DType::kBool: return true;
-    case DType::kUInt8: return CheckActionValues<uint8_t>(a, data, rows, err);
-    case DType::kInt32: return CheckActionValues<int32_t>(a, data, rows, err);
-    case DType::kInt64: return CheckActionValues<int64_t>(a, data, rows, err);
-    case DType::kFloat32: return CheckActionValues<float>(a, data, rows, err);
-    case DType::kFloat64: return CheckActionValues<double>(a, data, rows, err);
+// The integer range an integer action accepts: its spec bounds, else what its dtype can hold.
+std::pair<int64_t, int64_t> IntegerRange(const ArraySpec& a, size_t elem) {
+  int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  WithType(a.dtype, [&](auto t) {
+    using T = decltype(t);
+    lo = static_cast<int64_t>(std::numeric_limits<T>::min());
+    hi = static_cast<int64_t>(std::numeric_limits<T>::max());
+  });
+  if (!a.low.empty()) {
+    double l = a.low.size() == 1 ? a.low[0] : a.low[elem];
+    double h = a.high.size() == 1 ? a.high[0] : a.high[elem];
+    // spec bounds are small integers held in doubles; clamp them into the dtype's range before converting
+    if (l > static_cast<double>(lo)) lo = static_cast<int64_t>(std::ceil(l));
+    if (h < static_cast<double>(hi)) hi = static_cast<int64_t>(std::floor(h));
   }
-  return true;
+  return {lo, hi};
 }
 
 }  // namespace
 
-PoolOptions ParseOptions(const Config& c) {
-  PoolOptions o{};
-  o.num_envs = c.Get<int>("num_envs");
-  o.batch_size = c.Get<int>("batch_size");
-  o.num_threads = c.Get<int>("num_threads");
-  o.max_episode_steps = c.Get<int>("max_episode_steps");
-  o.thread_affinity_offset = c.Get<int>("thread_affinity_offset");
-  o.max_num_players = c.Get<int>("max_num_players");
-  o.seed = c.Get<int64_t>("seed");
-  if (o.num_envs < 1) throw std::invalid_argument("num_envs must be >= 1, got " + std::to_string(o.num_envs));
-  if (o.batch_size < 0) throw std::invalid_argument("batch_size must be >= 0, got " + std::to_string(o.batch_size));
-  if (o.batch_size == 0) o.batch_size = o.num_envs;
-  if (o.batch_size > o.num_envs) {
-    throw std::invalid_argument("batch_size (" + std::to_string(o.batch_size) + ") must be <= num_envs (" +
-                                std::to_string(o.num_envs) + ")");
-  }
-  if (o.num_threads < 0) throw std::invalid_argument("num_threads must be >= 0, got " + std::to_string(o.num_threads));
-  if (o.num_threads == 0) o.num_threads = std::min(o.batch_size, Cores());
-  if (o.max_episode_steps < 1) {
-    throw std::invalid_argument("max_episode_steps must be >= 1, got " + std::to_string(o.max_episode_steps));
-  }
-  if (o.max_num_players < 1) {
-    throw std::invalid_argument("max_num_players must be >= 1, got " + std::to_string(o.max_num_players));
-  }
-  if (o.thread_affinity_offset < -1) {
-    throw std::invalid_argument("thread_affinity_offset must be >= -1, got " + std::to_string(o.thread_affinity_offset));
-  }
-  std::string mode = c.Get<std::string>("autoreset_mode");
-  if (mode == "next_step") {
-    o.autoreset = AutoReset::kNextStep;
-  } else if (mode == "same_step") {
-    o.autoreset = AutoReset::kSameStep;
-  } else if (mode == "disabled") {
-    o.autoreset = AutoReset::kDisabled;
-  } else {
-    throw std::invalid_argument("autoreset_mode must be one of 'next_step', 'same_step', 'disabled', got '" + mode +
-                                "'");
-  }
-  return o;
+std::string ActionRangeError(const std::string& name, size_t row, const std::string& value, int64_t lo, int64_t hi) {
+  return "action '" + name + "' row " + std::to_string(row) + " is " + value + ", outside the valid range [" +
+         std::to_string(lo) + ", " + std::to_string(hi) + "]";
 }
+
+namespace {
+
+// Values of an action array given in source type S, checked against the spec before any conversion.
+template <typename S>
+void CheckActionValues(const ArraySpec& a, const S* v, size_t rows) {
+  const size_t per = a.NumElements();
+  if constexpr (std::is_floating_point_v<S>) {
+    if (IsIntegral(a.dtype)) {
+      throw std::invalid_argument("action '" + a.name + "' must be integers (dtype " + DTypeName(a.dtype) +
+                                  "), got floating-point values");
+    }
+  }
+  // bounds shared by every element (the common case) are looked up once, not per element
+  const bool uniform = a.low.size() <= 1;
+  const std::pair<int64_t, int64_t> range = IsIntegral(a.dtype) ? IntegerRange(a, 0) : std::pair<int64_t, int64_t>{};
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t j = 0; j < per; ++j) {
+      const S x = v[r * per + j];
+      if constexpr (std::is_floating_point_v<S>) {
+        if (!std::isfinite(x)) {
+          throw std::invalid_argument(
+              Msg({"action '", a.name, "' row ", std::to_string(r), " contains ", std::isnan(x) ? "NaN" : "inf"}));
+        }
+        if (a.dtype == DType::kFloat32 && std::fabs(static_cast<double>(x)) > std::numeric_limits<float>::max()) {
+          throw std::invalid_argument(Msg({"action '", a.name, "' row ", std::to_string(r), " is ",
+                                           std::to_string(static_cast<double>(x)), ", too large for float32"}));
+        }
+      } else if (IsIntegral(a.dtype)) {
+        auto [lo, hi] = uniform ? range : IntegerRange(a, j);
+        const int64_t xi = static_cast<int64_t>(x);  // every integer source dtype fits int64
+        if (xi < lo || xi > hi) throw std::invalid_argument(ActionRangeError(a.name, r, std::to_string(xi), lo, hi));
+      }
+    }
+  }
+}
+
+void CheckAction(const ArraySpec& a, const ActionInput& in, size_t rows) {
+  WithType(in.dtype, [&](auto t) { CheckActionValues(a, reinterpret_cast<const decltype(t)*>(in.data), rows); });
+}
+
+// Copies n elements of an (already checked) action from the caller's dtype into the env's slot.
+void CopyAction(uint8_t* dst, DType dst_type, const uint8_t* src, DType src_type, size_t n) {
+  if (dst_type == src_type) {
+    std::memcpy(dst, src, n * DTypeSize(dst_type));
+    return;
+  }
+  WithType(dst_type, [&](auto d) {
+    using D = decltype(d);
+    WithType(src_type, [&](auto s) {
+      using S = decltype(s);
+      const S* sp = reinterpret_cast<const S*>(src);
+      D* dp = reinterpret_cast<D*>(dst);
+      for (size_t i = 0; i < n; ++i) dp[i] = static_cast<D>(sp[i]);
+    });
+  });
+}
+
+}  // namespace
 
 Pool::Pool(const EnvType& type, const Config& config)
     : opts_(ParseOptions(config)),
@@ -129,27 +139,7 @@ Pool::Pool(const EnvType& type, const Config& config)
     action_row_bytes_.push_back(a.RowBytes());
     action_bytes_per_player_ += a.RowBytes();
   }
-  // Build the envs in parallel (ROM loading or model compilation can be slow).
-  {
-    int n = std::min(opts_.num_envs, std::max(opts_.num_threads, 1));
-    std::vector<std::thread> builders;
-    std::vector<std::exception_ptr> errors(n);
-    for (int t = 0; t < n; ++t) {
-      builders.emplace_back([&, t] {
-        try {
-          for (int i = t; i < opts_.num_envs; i += n) {
-            slots_[i].env = type.create(config, i, static_cast<uint64_t>(opts_.seed + i));
-          }
-        } catch (...) {
-          errors[t] = std::current_exception();
-        }
-      });
-    }
-    for (auto& b : builders) b.join();
-    for (auto& e : errors) {
-      if (e) std::rethrow_exception(e);
-    }
-  }
+  BuildEnvs(type, config);
   for (int i = 0; i < opts_.num_envs; ++i) {
     Slot& s = slots_[i];
     s.players = s.env->NumPlayers();
@@ -168,6 +158,7 @@ Pool::Pool(const EnvType& type, const Config& config)
       s.out.info.push_back({nullptr, layout_.entries[layout_.num_obs + k].row_bytes});
     }
     s.out.reward_dtype = spec_.reward_dtype;
+    s.saved_reward.assign(EntryBytes(layout_.reward, s), 0);
     s.out.num_players = s.players;
     if (!sync()) {
       size_t soff = 0;
@@ -189,26 +180,74 @@ Pool::Pool(const EnvType& type, const Config& config)
     }
   }
   scratch_seen_.assign(opts_.num_envs, 0);
-  for (int i = 0; i < opts_.num_threads; ++i) {
-    workers_.emplace_back([this] { WorkerLoop(); });
+  StartWorkers();
+}
+
+namespace {
+
+// Starts n threads running body(t); if the system refuses one (std::system_error), the started ones are stopped
+// with `stop`, joined, and a runtime_error naming the limit is thrown (never std::terminate from a joinable
+// std::thread being destroyed).
+void StartThreads(std::vector<std::thread>* threads, int n, const std::function<void(int)>& body,
+                  const std::function<void()>& stop, const char* what) {
+  for (int t = 0; t < n; ++t) {
+    try {
+      threads->emplace_back(body, t);
+    } catch (const std::system_error& e) {
+      stop();
+      for (auto& th : *threads) th.join();
+      threads->clear();
+      throw std::runtime_error(std::string("could not start ") + what + " thread " + std::to_string(t + 1) + " of " +
+                               std::to_string(n) + " (" + e.what() +
+                               "): the system's thread limit is reached; lower num_threads");
+    }
+  }
+}
+
+}  // namespace
+
+void Pool::BuildEnvs(const EnvType& type, const Config& config) {
+  // in parallel: ROM loading or model compilation can be slow
+  const int n = std::min(opts_.num_envs, std::max(opts_.num_threads, 1));
+  std::vector<std::thread> builders;
+  std::vector<std::exception_ptr> errors(n);
+  StartThreads(
+      &builders, n,
+      [&](int t) {
+        try {
+          for (int i = t; i < opts_.num_envs; i += n) slots_[i].env = type.create(config, i, EnvSeed(opts_.seed, i));
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      },
+      [] {}, "env-building");
+  for (auto& b : builders) b.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+void Pool::StartWorkers() {
+  StartThreads(
+      &workers_, opts_.num_threads, [this](int) { WorkerLoop(); }, [this] { queue_.Stop(); }, "worker");
 #ifdef __linux__
+  for (int i = 0; i < opts_.num_threads; ++i) {
     // named and pinned from here, so both hold as soon as the pool exists
-    pthread_setname_np(workers_.back().native_handle(), "pp-worker");
+    pthread_setname_np(workers_[i].native_handle(), "pp-worker");
     if (opts_.thread_affinity_offset >= 0) {
       cpu_set_t set;
       CPU_ZERO(&set);
-      CPU_SET((opts_.thread_affinity_offset + i) % Cores(), &set);
-      pthread_setaffinity_np(workers_.back().native_handle(), sizeof(set), &set);
+      CPU_SET((opts_.thread_affinity_offset + i) % NumCores(), &set);
+      pthread_setaffinity_np(workers_[i].native_handle(), sizeof(set), &set);
     }
-#endif
   }
+#endif
 }
 
 Pool::~Pool() { Close(); }
 
 void Pool::Close() {
-  if (closed_) return;
-  closed_ = true;
+  if (closed_.exchange(true, std::memory_order_acq_rel)) return;
   queue_.Stop();
   for (auto& t : workers_) t.join();
   workers_.clear();
@@ -222,6 +261,8 @@ void Pool::Close() {
     b->block = nullptr;
   }
   ordered_.clear();
+  if (kept_.block) blocks_->Release(kept_.block);
+  kept_ = RecvResult{};
 }
 
 void Pool::CheckOpen() const {
@@ -233,19 +274,33 @@ void Pool::WorkerLoop() {
   while (queue_.Pop(&item, kWorkerSpin)) Execute(item);
 }
 
-std::vector<double> Pool::GetState(int env_id) {
-  CheckOpen();
-  if (env_id < 0 || env_id >= opts_.num_envs) throw std::invalid_argument("env_id out of range");
-  if (slots_[env_id].pending) throw std::invalid_argument("env has a result pending; recv() it first");
-  return slots_[env_id].env->GetState();
+void Pool::CheckEnvId(int64_t env_id) const {
+  if (env_id < 0 || env_id >= opts_.num_envs) {
+    throw std::out_of_range("env_id " + std::to_string(env_id) + " is out of range: this pool has env ids 0.." +
+                            std::to_string(opts_.num_envs - 1));
+  }
 }
 
-void Pool::SetState(int env_id, const std::vector<double>& state) {
+int Pool::num_players(int64_t env_id) const {
+  CheckEnvId(env_id);
+  return slots_[env_id].players;
+}
+
+Pool::Slot& Pool::IdleSlot(int64_t env_id) {
   CheckOpen();
-  if (env_id < 0 || env_id >= opts_.num_envs) throw std::invalid_argument("env_id out of range");
-  if (slots_[env_id].pending) throw std::invalid_argument("env has a result pending; recv() it first");
-  slots_[env_id].env->SetState(state);
-  slots_[env_id].done = false;  // the env is mid-episode in the given state: its next step steps it
+  CheckEnvId(env_id);
+  if (slots_[env_id].pending) {
+    throw std::invalid_argument("env " + std::to_string(env_id) + " has a result pending; recv() it first");
+  }
+  return slots_[env_id];
+}
+
+std::vector<double> Pool::GetState(int64_t env_id) { return IdleSlot(env_id).env->GetState(); }
+
+void Pool::SetState(int64_t env_id, const std::vector<double>& state) {
+  Slot& s = IdleSlot(env_id);
+  s.env->SetState(state);  // each env validates its state (lengths may vary: Blackjack's hands)
+  s.done = false;          // the env is mid-episode in the given state: its next step steps it
 }
 
 int Pool::ActionRows(const int* env_ids, int k) const {
@@ -255,8 +310,10 @@ int Pool::ActionRows(const int* env_ids, int k) const {
 }
 
 int Pool::WakeCount(int items) const {
-  int for_workers = sync() ? items - 1 : items;  // in sync mode the caller runs one item itself
-  int64_t worth = static_cast<int64_t>(items) * item_cost_ns_.load(std::memory_order_relaxed) / kWakeWorthNs;
+  const int64_t cost = item_cost_ns_.load(std::memory_order_relaxed);
+  const bool caller_helps = sync() && cost < kHelpMaxNs;  // then the caller runs one item itself (see WaitFor)
+  int for_workers = caller_helps ? items - 1 : items;
+  int64_t worth = static_cast<int64_t>(items) * cost / kWakeWorthNs;
   return static_cast<int>(std::min<int64_t>({static_cast<int64_t>(for_workers), worth, opts_.num_threads}));
 }
 
@@ -270,8 +327,7 @@ Batch* Pool::AcquireOrderedBatch() {
   return b;
 }
 
-void Pool::Send(const int* env_ids, int k, const std::vector<const uint8_t*>& actions, bool reset,
-                const int64_t* seeds) {
+void Pool::Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset, const int64_t* seeds) {
   CheckOpen();
   if (k <= 0) throw std::invalid_argument("env_id is empty: give at least one env to step or reset");
   // 1. validate everything before touching any state
@@ -310,8 +366,12 @@ void Pool::Send(const int* env_ids, int k, const std::vector<const uint8_t*>& ac
                                   std::to_string(actions.size()));
     }
     size_t rows = static_cast<size_t>(ActionRows(env_ids, k));
-    for (size_t a = 0; a < spec_.action.size(); ++a) {
-      if (!CheckAction(spec_.action[a], actions[a], rows, &err)) throw std::invalid_argument(err);
+    for (size_t a = 0; a < spec_.action.size(); ++a) CheckAction(spec_.action[a], actions[a], rows);
+  }
+  for (int i = 0; seeds && i < k; ++i) {
+    if (seeds[i] < 0) {
+      throw std::invalid_argument("seed " + std::to_string(seeds[i]) + " for env " + std::to_string(env_ids[i]) +
+                                  " is negative: seeds must be integers in [0, 2**63 - 1]");
     }
   }
   // 2. commit: copy actions into each env's slot, mark pending, enqueue
@@ -331,15 +391,17 @@ void Pool::Send(const int* env_ids, int k, const std::vector<const uint8_t*>& ac
     Slot& s = slots_[e];
     if (!reset) {
       for (size_t a = 0; a < spec_.action.size(); ++a) {
-        std::memcpy(const_cast<uint8_t*>(s.action_ptrs[a]), actions[a] + row * action_row_bytes_[a],
-                    action_row_bytes_[a] * s.players);
+        const ArraySpec& spec = spec_.action[a];
+        const size_t n = spec.NumElements();
+        CopyAction(const_cast<uint8_t*>(s.action_ptrs[a]), spec.dtype,
+                   actions[a].data + row * n * DTypeSize(actions[a].dtype), actions[a].dtype, n * s.players);
       }
     }
     row += s.players;
     s.pending = true;
     if (ordered) ordered->player_offset[i] = player_rows;
     player_rows += s.players;
-    scratch_items_[i] = WorkItem{e, reset, seeds ? seeds[i] : -1, ordered, i};
+    scratch_items_[i] = WorkItem{e, reset, seeds != nullptr, seeds ? static_cast<uint64_t>(seeds[i]) : 0, ordered, i};
   }
   if (ordered) {
     ordered->player_rows = player_rows;
@@ -349,117 +411,23 @@ void Pool::Send(const int* env_ids, int k, const std::vector<const uint8_t*>& ac
   queue_.Push(scratch_items_.data(), k, WakeCount(k));
 }
 
-void Pool::Execute(const WorkItem& it) {
-  static thread_local uint32_t sample = 0;
-  bool timed = ((++sample) & 15) == 0;
-  std::chrono::steady_clock::time_point t0;
-  if (timed) t0 = std::chrono::steady_clock::now();
-
-  Slot& s = slots_[it.env_id];
-  const auto& E = layout_.entries;
-  // Where this env's rows are written: straight into an ordered batch, or into the env's staging rows.
-  Batch* b = it.batch;
-  const bool staged = b == nullptr;
-  uint8_t* blk = staged ? s.staging.data() : b->block;
-  const int env_row = staged ? 0 : it.pos;
-  const int player_row = staged ? 0 : b->player_offset[it.pos];
-  auto at = [&](int idx, int r) {
-    return staged ? blk + s.staging_off[idx] + E[idx].row_bytes * static_cast<size_t>(r)
-                  : blk + E[idx].offset + E[idx].row_bytes * static_cast<size_t>(r);
-  };
-  auto row_of = [&](int idx) { return E[idx].per_player ? player_row : env_row; };
-  Output& o = s.out;
-  for (int i = 0; i < layout_.num_obs; ++i) o.obs[i].ptr = at(i, player_row);
-  for (int i = 0; i < layout_.num_info; ++i) o.info[i].ptr = at(layout_.num_obs + i, row_of(layout_.num_obs + i));
-  o.reward = at(layout_.reward, player_row);
-  o.terminated = reinterpret_cast<bool*>(at(layout_.terminated, env_row));
-  o.truncated = reinterpret_cast<bool*>(at(layout_.truncated, env_row));
-  const size_t reward_bytes = E[layout_.reward].row_bytes * static_cast<size_t>(s.players);
-  *reinterpret_cast<int32_t*>(at(layout_.env_id, env_row)) = it.env_id;
-  for (int p = 0; p < s.players; ++p) *reinterpret_cast<int32_t*>(at(layout_.player_env_id, player_row + p)) = it.env_id;
-  auto preset = [&] {
-    std::memset(o.reward, 0, reward_bytes);
-    *o.terminated = false;
-    *o.truncated = false;
-  };
-  preset();
-  std::string error;
-  try {
-    if (it.reset || s.done) {
-      if (it.seed >= 0) s.env->Seed(static_cast<uint64_t>(it.seed));
-      s.env->Reset(o);
-      preset();
-      s.elapsed = 0;
-      s.done = false;
-    } else {
-      ActionView av(&s.action_ptrs, &action_row_bytes_);
-      s.env->Step(av, o);
-      ++s.elapsed;
-      if (!*o.terminated && s.elapsed >= opts_.max_episode_steps) *o.truncated = true;
-      s.done = *o.terminated || *o.truncated;
-      if (s.done && opts_.autoreset == AutoReset::kSameStep) {
-        int fb = layout_.final_begin;
-        for (int i = 0; i < layout_.num_obs + layout_.num_info; ++i) {
-          int r = row_of(i);
-          size_t n = E[i].row_bytes * static_cast<size_t>(E[i].per_player ? s.players : 1);
-          std::memcpy(at(fb + i, r), at(i, r), n);
-        }
-        *reinterpret_cast<int32_t*>(at(fb + layout_.num_obs + layout_.num_info, env_row)) = s.elapsed;
-        uint8_t saved_reward[8 * 64];
-        bool term = *o.terminated, trunc = *o.truncated;
-        size_t nr = std::min(reward_bytes, sizeof(saved_reward));
-        std::memcpy(saved_reward, o.reward, nr);
-        s.env->Reset(o);
-        std::memcpy(o.reward, saved_reward, nr);
-        *o.terminated = term;
-        *o.truncated = trunc;
-        s.elapsed = 0;
-        s.done = false;
-      }
-    }
-    *reinterpret_cast<int32_t*>(at(layout_.elapsed, env_row)) = s.elapsed;
-  } catch (const std::exception& ex) {
-    s.done = true;  // the env's state is unknown: its next step resets it
-    error = ex.what();
-    if (error.empty()) error = "C++ exception";
-  } catch (...) {
-    s.done = true;
-    error = "unknown C++ exception";
-  }
-  if (staged) {
-    // claim the next row of the async batch ring now that the step is done, and copy the rows there
-    int64_t seq = complete_seq_.fetch_add(1, std::memory_order_acq_rel);
-    b = ring_[static_cast<size_t>((seq / opts_.batch_size) % static_cast<int64_t>(ring_.size()))].get();
-    const int er = static_cast<int>(seq % opts_.batch_size);
-    const int pr = er * max_players_;  // fixed stride: the player rows follow from the env row (compacted in Recv)
-    for (size_t i = 0; i < E.size(); ++i) {
-      const bool pp = E[i].per_player;
-      std::memcpy(b->block + E[i].offset + E[i].row_bytes * static_cast<size_t>(pp ? pr : er),
-                  s.staging.data() + s.staging_off[i], E[i].row_bytes * static_cast<size_t>(pp ? s.players : 1));
-    }
-  }
-  if (!error.empty()) {
-    std::lock_guard<std::mutex> lk(b->err_mu);
-    b->errors.emplace_back(it.env_id, std::move(error));
-  }
-  if (timed) {
-    int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-    int64_t old = item_cost_ns_.load(std::memory_order_relaxed);
-    item_cost_ns_.store((old * 7 + ns) / 8, std::memory_order_relaxed);
-  }
-  int d = b->done.fetch_add(1, std::memory_order_acq_rel) + 1;
-  if (d == b->expected && waiters_.load(std::memory_order_seq_cst) > 0) {
-    { std::lock_guard<std::mutex> lk(done_mu_); }
-    done_cv_.notify_all();
-  }
-}
-
 void Pool::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
   auto complete = [&] { return b->done.load(std::memory_order_acquire) >= b->expected; };
-  // Help: run queued items on this thread while they last (only this thread enqueues, so once the
-  // queue is empty it stays empty until we return).
+  // Help: run queued items on this thread while they last (only this thread enqueues, so once the queue is
+  // empty it stays empty until we return) -- but only cheap ones, and checking for Ctrl-C between them: a
+  // caller inside a slow env step could not react to an interruption until the step ends.
   WorkItem item;
-  while (!complete() && queue_.TryPop(&item)) Execute(item);
+  for (int n = 0; !complete() && item_cost_ns_.load(std::memory_order_relaxed) < kHelpMaxNs; ++n) {
+    if (!queue_.TryPop(&item)) break;
+    Execute(item);
+    if ((n & 63) == 63 && interrupted && interrupted()) {
+      queue_.WakeIfPending();
+      throw Interrupted("interrupted while waiting for results");
+    }
+  }
+  // items left behind (the caller stopped helping because they turned out slow) go to the workers, which the
+  // send may not have woken: it counted on the caller
+  queue_.WakeIfPending();
   for (int i = 0; i < kWaitSpin && !complete(); ++i) PP_CPU_RELAX();
   if (complete()) return;
   std::unique_lock<std::mutex> lk(done_mu_);
@@ -504,49 +472,90 @@ int Pool::CompactPlayerRows(uint8_t* block, int env_rows) {
 
 RecvResult Pool::Recv(const std::function<bool()>& interrupted) {
   CheckOpen();
-  RecvResult r;
-  Batch* b;
-  if (sync()) {
-    if (ordered_.empty()) throw std::runtime_error("recv() called but no actions were sent: call send() first");
-    b = ordered_.front();
-    WaitFor(b, interrupted);
-    ordered_.pop_front();
-    r.block = b->block;
-    b->block = nullptr;
-    r.env_rows = b->expected;
-    r.player_rows = b->player_rows;
-    ordered_free_.push_back(b);
-  } else {
-    if (num_pending_ < opts_.batch_size) {
-      throw std::runtime_error("recv() would wait forever: only " + std::to_string(num_pending_) +
-                               " envs have results pending but batch_size is " + std::to_string(opts_.batch_size) +
-                               "; send() more envs first");
-    }
-    b = ring_[static_cast<size_t>(recv_seq_ % static_cast<int64_t>(ring_.size()))].get();
-    WaitFor(b, interrupted);
-    r.block = b->block;
-    r.env_rows = b->expected;
-    b->block = blocks_->Acquire();
-    b->done.store(0, std::memory_order_release);
-    ++recv_seq_;
-    r.player_rows = CompactPlayerRows(r.block, r.env_rows);
+  if (kept_.block != nullptr) return DeliverKept();
+  RecvResult r = sync() ? RecvOrdered(interrupted) : RecvAsync(interrupted);
+  Batch* b = r.batch;
+  std::vector<std::pair<int, std::string>> errs;
+  {
+    std::lock_guard<std::mutex> lk(b->err_mu);
+    errs.swap(b->errors);
   }
+  if (errs.empty()) {
+    MarkReceived(r);
+    return r;
+  }
+  EnvError error(ErrorMessage(errs, !sync()));
+  for (const auto& [env, what] : errs) {
+    error.env_ids.push_back(env);
+    error.messages.push_back(what);
+  }
+  error.batch_kept = !sync();
+  if (sync()) {
+    // the failed envs reset on their next step; the batch is dropped (the caller steps all of them again)
+    MarkReceived(r);
+    blocks_->Release(r.block);
+  } else {
+    // the failed envs were reset in place: the whole batch is delivered by the next recv(), and its envs stay
+    // pending until then (so they cannot be sent to twice)
+    kept_ = r;
+  }
+  throw error;
+}
+
+std::string Pool::ErrorMessage(const std::vector<std::pair<int, std::string>>& errs, bool kept) {
+  std::string msg = "exception in env";
+  for (const auto& [env, what] : errs) msg += " " + std::to_string(env) + ": " + what + ";";
+  msg += kept ? " (those envs were reset; the next recv() returns this whole batch, their rows holding the first "
+                "observation of a new episode)"
+              : " (the env(s) will be reset on their next step; the other results of this batch were dropped)";
+  return msg;
+}
+
+RecvResult Pool::DeliverKept() {
+  RecvResult r = kept_;
+  kept_ = RecvResult{};
+  MarkReceived(r);
+  return r;
+}
+
+void Pool::MarkReceived(const RecvResult& r) {
   const auto& eid = layout_.entries[layout_.env_id];
   const int32_t* ids = reinterpret_cast<const int32_t*>(r.block + eid.offset);
   for (int i = 0; i < r.env_rows; ++i) slots_[ids[i]].pending = false;
   num_pending_ -= r.env_rows;
-  if (!b->errors.empty()) {
-    std::vector<std::pair<int, std::string>> errs;
-    {
-      std::lock_guard<std::mutex> lk(b->err_mu);
-      errs.swap(b->errors);
-    }
-    blocks_->Release(r.block);
-    std::string msg = "exception in env";
-    for (const auto& [env, what] : errs) msg += " " + std::to_string(env) + ": " + what + ";";
-    msg += " (the env(s) will be reset on their next step; the other results of this batch were dropped)";
-    throw EnvError(msg);
+}
+
+RecvResult Pool::RecvOrdered(const std::function<bool()>& interrupted) {
+  if (ordered_.empty()) throw std::runtime_error("recv() called but no actions were sent: call send() first");
+  Batch* b = ordered_.front();
+  WaitFor(b, interrupted);
+  ordered_.pop_front();
+  RecvResult r;
+  r.batch = b;
+  r.block = b->block;
+  b->block = nullptr;
+  r.env_rows = b->expected;
+  r.player_rows = b->player_rows;
+  ordered_free_.push_back(b);
+  return r;
+}
+
+RecvResult Pool::RecvAsync(const std::function<bool()>& interrupted) {
+  if (num_pending_ < opts_.batch_size) {
+    throw std::runtime_error("recv() would wait forever: only " + std::to_string(num_pending_) +
+                             " envs have results pending but batch_size is " + std::to_string(opts_.batch_size) +
+                             "; send() more envs first");
   }
+  Batch* b = ring_[static_cast<size_t>(recv_seq_ % static_cast<int64_t>(ring_.size()))].get();
+  WaitFor(b, interrupted);
+  RecvResult r;
+  r.batch = b;
+  r.block = b->block;
+  r.env_rows = b->expected;
+  b->block = blocks_->Acquire();
+  b->done.store(0, std::memory_order_release);
+  ++recv_seq_;
+  r.player_rows = CompactPlayerRows(r.block, r.env_rows);
   return r;
 }
 

@@ -28,6 +28,9 @@ namespace pp {
 class EnvError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+  std::vector<int> env_ids;           // the envs that threw, in completion order
+  std::vector<std::string> messages;  // what each threw
+  bool batch_kept = false;            // async: the batch (failed envs reset) is returned by the next recv()
 };
 // Raised when the blocking wait was interrupted (e.g. Ctrl-C); the pending batch stays pending.
 class Interrupted : public std::runtime_error {
@@ -48,12 +51,20 @@ struct Batch {
 // What recv hands back: a filled block (ownership passes to the caller, who returns it to block_pool()).
 struct RecvResult {
   uint8_t* block = nullptr;
+  Batch* batch = nullptr;  // the batch it came from (internal)
   int env_rows = 0;
   int player_rows = 0;
 };
 
+// One action array as given by the caller: contiguous rows in `dtype`, which may differ from the spec's dtype
+// (e.g. int64 for an int32 action). Pool::Send range-checks the values in this dtype, then converts.
+struct ActionInput {
+  const uint8_t* data = nullptr;
+  DType dtype = DType::kInt32;
+};
+
 struct PoolOptions {
-  int num_envs, batch_size, num_threads, max_episode_steps, thread_affinity_offset, max_num_players;
+  int num_envs, batch_size, num_threads, max_episode_steps, thread_affinity_offset;
   int64_t seed;
   AutoReset autoreset;
 };
@@ -65,26 +76,27 @@ class Pool {
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
 
-  // Validate and enqueue. env_ids: k distinct ids. actions: one pointer per action array of the spec, each
-  // to contiguous rows of the declared dtype (one row per player of each env, envs in env_ids order);
-  // ignored for resets. seeds: per-env reseed values or nullptr. Throws std::invalid_argument and enqueues
-  // nothing when any input is bad.
-  void Send(const int* env_ids, int k, const std::vector<const uint8_t*>& actions, bool reset,
-            const int64_t* seeds);
+  // Validate and enqueue. env_ids: k distinct ids. actions: one entry per action array of the spec, each
+  // contiguous rows (one row per player of each env, envs in env_ids order) in any engine dtype of the same
+  // kind (integers for integer actions); ignored for resets. seeds: per-env reseed values (>= 0) or nullptr.
+  // Throws std::invalid_argument and enqueues nothing when any input is bad.
+  void Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset, const int64_t* seeds);
   // Block until the next batch is complete. `interrupted` is polled while blocked (return true to abort).
   RecvResult Recv(const std::function<bool()>& interrupted);
   void Close();
 
-  bool closed() const { return closed_; }
+  bool closed() const { return closed_.load(std::memory_order_acquire); }
   bool sync() const { return opts_.batch_size == opts_.num_envs; }
   const PoolOptions& options() const { return opts_; }
   const Layout& layout() const { return layout_; }
   const Spec& spec() const { return spec_; }
   const std::shared_ptr<BlockPool>& block_pool() const { return blocks_; }
-  int num_players(int env_id) const { return slots_[env_id].players; }
-  // Alignment-test hooks, on the calling thread; the env must have no result pending.
-  std::vector<double> GetState(int env_id);
-  void SetState(int env_id, const std::vector<double>& state);
+  // Players of one env; std::out_of_range for an env_id outside the pool.
+  int num_players(int64_t env_id) const;
+  // Alignment-test hooks, on the calling thread; the env must have no result pending. The env's SetState
+  // validates the state (std::invalid_argument) and changes nothing when it is bad.
+  std::vector<double> GetState(int64_t env_id);
+  void SetState(int64_t env_id, const std::vector<double>& state);
   // RGB frames of k envs, on the calling thread, into out (k x render_shape x 3 uint8); every env must have no
   // result pending. Throws std::invalid_argument (bad id, pending, no C++ renderer) before drawing anything.
   void Render(const int* env_ids, int k, uint8_t* out);
@@ -104,16 +116,48 @@ class Pool {
     // async mode: the env writes here, and the row is copied into a batch only once the step is done, so
     // batches fill in completion order
     std::vector<uint8_t> staging;
-    std::vector<size_t> staging_off;  // per layout entry
+    std::vector<size_t> staging_off;    // per layout entry
+    std::vector<uint8_t> saved_reward;  // same-step autoreset: the finishing step's reward across the reset
   };
 
+  // Where one work item's rows go: an ordered batch's block (env_row/player_row of it) or the env's staging.
+  struct Rows {
+    uint8_t* base;
+    bool staged;
+    int env_row, player_row;
+    uint8_t* At(const Layout& layout, const Slot& s, int entry) const;
+  };
+
+  // Execute = the steps below, in this order (see pool.cc).
   void Execute(const WorkItem& item);
+  Rows RowsFor(const WorkItem& it, Slot& s) const;
+  size_t EntryBytes(int entry, const Slot& s) const;
+  void PrepareRows(const WorkItem& it, Slot& s, const Rows& rows);
+  void PresetResults(Slot& s);
+  std::string RunEnv(const WorkItem& it, Slot& s, const Rows& rows);  // "" or the env's error; never throws
+  void ResetEnv(Slot& s);
+  void StepEnv(Slot& s, const Rows& rows);
+  void SameStepReset(Slot& s, const Rows& rows);
+  std::string RecoverInPlace(Slot& s, const Rows& rows);
+  Batch* PublishStaged(const Slot& s);
+  void UpdateCost(int64_t ns);
+  void MarkDone(Batch* b);
+
   void WaitFor(Batch* b, const std::function<bool()>& interrupted);
+  void BuildEnvs(const EnvType& type, const Config& config);
+  void StartWorkers();
   void WorkerLoop();
   Batch* AcquireOrderedBatch();
   void CheckOpen() const;
+  void CheckEnvId(int64_t env_id) const;
+  Slot& IdleSlot(int64_t env_id);  // open pool, valid env_id, no result pending
   int WakeCount(int items) const;
   int CompactPlayerRows(uint8_t* block, int env_rows);
+  RecvResult RecvOrdered(const std::function<bool()>& interrupted);
+  RecvResult RecvAsync(const std::function<bool()>& interrupted);
+  RecvResult DeliverKept();
+  void MarkReceived(const RecvResult& r);
+  static std::string ErrorMessage(const std::vector<std::pair<int, std::string>>& errs, bool kept);
 
   PoolOptions opts_;
   Spec spec_;
@@ -125,13 +169,14 @@ class Pool {
   size_t action_bytes_per_player_ = 0;
   WorkQueue queue_;
   std::vector<std::thread> workers_;
-  bool closed_ = false;
+  std::atomic<bool> closed_{false};  // read without the API mutex (the `closed` property)
 
   // async (completion-order) batches: a ring of K batches
   std::vector<std::unique_ptr<Batch>> ring_;
   std::atomic<int64_t> complete_seq_{0};
   int64_t recv_seq_ = 0;
   int num_pending_ = 0;  // envs sent and not yet received
+  RecvResult kept_;      // async: a batch whose recv raised EnvError, returned by the next recv
   // sync (ordered) batches: sent, not yet received, oldest first; and spare batch objects
   std::deque<Batch*> ordered_;
   std::vector<std::unique_ptr<Batch>> ordered_store_;
@@ -142,12 +187,19 @@ class Pool {
   std::condition_variable done_cv_;
   std::atomic<int> waiters_{0};
 
-  // cost estimate (ns per item) used to decide how many workers a send is worth waking
+  // cost estimate (ns per item) used to decide how many workers a send is worth waking, and whether the waiting
+  // caller runs queued items itself: only when they cost less than kHelpMaxNs, so Ctrl-C is seen quickly
+  static constexpr int64_t kHelpMaxNs = 10000000;
   std::atomic<int64_t> item_cost_ns_{1000000};
   std::vector<WorkItem> scratch_items_;
   std::vector<uint8_t> scratch_seen_;
 };
 
 PoolOptions ParseOptions(const Config& config);
+int NumCores();
+// The seed of env `env_id` in a pool made with `seed` (>= 0): seed + env_id as a full 64-bit value.
+uint64_t EnvSeed(int64_t seed, int env_id);
+// The one message for an integer action outside its range.
+std::string ActionRangeError(const std::string& name, size_t row, const std::string& value, int64_t lo, int64_t hi);
 
 }  // namespace pp

@@ -39,9 +39,7 @@ class Registry {
     return r;
   }
   void AddType(EnvType t) { types_[t.name] = std::move(t); }
-  void AddTask(const std::string& type, TaskDef task) {
-    tasks_[task.id] = {type, std::move(task.overrides)};
-  }
+  void AddTask(const std::string& type, TaskDef task) { tasks_[task.id] = {type, std::move(task.overrides)}; }
   const std::map<std::string, EnvType>& types() const { return types_; }
   // task id -> (type name, config overrides)
   const std::map<std::string, std::pair<std::string, std::map<std::string, ConfigValue>>>& tasks() const {

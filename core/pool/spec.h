@@ -8,6 +8,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -19,14 +20,11 @@ enum class DType : uint8_t { kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64 }
 inline size_t DTypeSize(DType d) {
   switch (d) {
     case DType::kBool:
-    case DType::kUInt8:
-      return 1;
+    case DType::kUInt8: return 1;
     case DType::kInt32:
-    case DType::kFloat32:
-      return 4;
+    case DType::kFloat32: return 4;
     case DType::kInt64:
-    case DType::kFloat64:
-      return 8;
+    case DType::kFloat64: return 8;
   }
   return 0;
 }
@@ -43,13 +41,32 @@ inline const char* DTypeName(DType d) {
   return "?";
 }
 
-template <typename T> constexpr DType DTypeOf();
-template <> constexpr DType DTypeOf<bool>() { return DType::kBool; }
-template <> constexpr DType DTypeOf<uint8_t>() { return DType::kUInt8; }
-template <> constexpr DType DTypeOf<int32_t>() { return DType::kInt32; }
-template <> constexpr DType DTypeOf<int64_t>() { return DType::kInt64; }
-template <> constexpr DType DTypeOf<float>() { return DType::kFloat32; }
-template <> constexpr DType DTypeOf<double>() { return DType::kFloat64; }
+template <typename T>
+constexpr DType DTypeOf();
+template <>
+constexpr DType DTypeOf<bool>() {
+  return DType::kBool;
+}
+template <>
+constexpr DType DTypeOf<uint8_t>() {
+  return DType::kUInt8;
+}
+template <>
+constexpr DType DTypeOf<int32_t>() {
+  return DType::kInt32;
+}
+template <>
+constexpr DType DTypeOf<int64_t>() {
+  return DType::kInt64;
+}
+template <>
+constexpr DType DTypeOf<float>() {
+  return DType::kFloat32;
+}
+template <>
+constexpr DType DTypeOf<double>() {
+  return DType::kFloat64;
+}
 
 inline bool IsIntegral(DType d) {
   return d == DType::kUInt8 || d == DType::kInt32 || d == DType::kInt64 || d == DType::kBool;
@@ -95,7 +112,14 @@ class Config {
     auto it = values_.find(key);
     if (it == values_.end()) throw std::out_of_range("config key '" + key + "' is not defined");
     if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t>) {
-      return static_cast<T>(std::get<int64_t>(it->second));
+      const int64_t v = std::get<int64_t>(it->second);
+      // range-check before narrowing: a value that does not fit must never wrap into a valid-looking one
+      if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max()) {
+        throw std::invalid_argument("config key '" + key + "' is " + std::to_string(v) + ", outside the range [" +
+                                    std::to_string(std::numeric_limits<T>::min()) + ", " +
+                                    std::to_string(std::numeric_limits<T>::max()) + "]");
+      }
+      return static_cast<T>(v);
     } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       if (auto* i = std::get_if<int64_t>(&it->second)) return static_cast<T>(*i);
       return static_cast<T>(std::get<double>(it->second));
@@ -125,7 +149,7 @@ struct Spec {
 class SpecBuilder {
  public:
   explicit SpecBuilder(Spec* s) : s_(s) {}
-  // Each Add* returns the index of the array in its group; envs use it to address outputs.
+  // Obs, Info and Action return the index of the array in its group; envs use it to address outputs.
   int Obs(std::string name, DType t, std::vector<int> shape, std::vector<double> low = {},
           std::vector<double> high = {}) {
     s_->obs.push_back({std::move(name), t, std::move(shape), std::move(low), std::move(high), true});
@@ -159,11 +183,13 @@ inline std::vector<ConfigKey> CommonConfigKeys() {
       {"num_envs", int64_t{1}, "number of environments in the pool", {}},
       {"batch_size", int64_t{0}, "envs returned per recv (0 = num_envs, i.e. sync mode)", {}},
       {"num_threads", int64_t{0}, "worker threads (0 = min(batch_size, cores))", {}},
-      {"seed", int64_t{42}, "env i is seeded with seed + i", {}},
+      {"seed", int64_t{42}, "env i is seeded with seed + i (64-bit, in [0, 2**63 - 1])", {}},
       {"max_episode_steps", int64_t{1000}, "truncate episodes after this many steps", {}},
       {"thread_affinity_offset", int64_t{-1}, "pin worker i to core offset+i (-1 = no pinning)", {}},
       {"max_num_players", int64_t{1}, "players per env (multi-player envs)", {}},
-      {"autoreset_mode", std::string("next_step"), "next_step | same_step | disabled",
+      {"autoreset_mode",
+       std::string("next_step"),
+       "next_step | same_step | disabled",
        {"next_step", "same_step", "disabled"}},
       {"reward_threshold", kInf, "the score at which the task counts as solved (informational)", {}},
   };

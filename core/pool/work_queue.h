@@ -1,5 +1,6 @@
-// The action queue: (env_id, action) work items, filled by the Python-facing thread, drained by the worker
-// threads and by the caller itself while it waits (so a pool of tiny envs needs no thread hand-off at all).
+// The work queue: one item per env to step or reset (the action itself waits in the env's slot), filled by the
+// API thread, drained by the worker threads and -- for cheap items -- by the caller itself while it waits (so a
+// pool of tiny envs needs no thread hand-off at all).
 #pragma once
 
 #include <atomic>
@@ -25,7 +26,8 @@ struct Batch;
 struct WorkItem {
   int env_id;
   bool reset;
-  int64_t seed;  // < 0: keep the env's generator
+  bool reseed;  // reseed the env's generator with `seed` before resetting
+  uint64_t seed;
   Batch* batch;  // ordered (sync) batch, or nullptr: rows assigned in completion order
   int pos;       // row of this env in an ordered batch
 };
@@ -51,6 +53,13 @@ class WorkQueue {
     } else {
       for (int i = 0; i < wake; ++i) cv_.notify_one();
     }
+  }
+
+  // Wakes the sleeping workers if items are queued (for items the caller decided not to run itself).
+  void WakeIfPending() {
+    if (size_atomic_.load(std::memory_order_acquire) == 0 || sleeping_.load(std::memory_order_acquire) == 0) return;
+    { std::lock_guard<std::mutex> lk(mu_); }
+    cv_.notify_all();
   }
 
   bool TryPop(WorkItem* out) {
@@ -83,8 +92,6 @@ class WorkQueue {
     }
     cv_.notify_all();
   }
-
-  int sleeping() const { return sleeping_.load(std::memory_order_acquire); }
 
  private:
   bool PopLocked(WorkItem* out) {

@@ -99,6 +99,10 @@ inline ffi::Error Lookup(int64_t id, std::shared_ptr<PoolHandle>* out) {
                       "parallel_pool xla: the pool behind this handle no longer exists (it was garbage-collected); "
                       "keep the env alive while its xla functions are in use");
   }
+  if ((*out)->stamp.Forked()) {
+    return ffi::Error(ffi::ErrorCode::kFailedPrecondition,
+                      std::string("parallel_pool xla: ") + PoolHandle::kForkedMessage);
+  }
   if ((*out)->pool->spec().num_players_max != 1) return Invalid("multi-player envs are not supported by env.xla()");
   return ffi::Error::Success();
 }
@@ -116,7 +120,7 @@ struct HostIO {
 
 // Per-thread staging memory (XLA may run handlers of different programs on several threads at once).
 struct Scratch {
-  std::vector<std::vector<uint8_t>> raw, conv;
+  std::vector<std::vector<uint8_t>> raw;
   std::vector<uint8_t> ids;
   std::vector<std::vector<uint8_t>> out;
 };
@@ -126,12 +130,25 @@ inline Scratch& ThreadScratch() {
 }
 
 struct SendArgs {
-  std::vector<const uint8_t*> actions;  // host memory, engine dtypes
+  std::vector<ActionInput> actions;  // host memory, in the buffers' own dtypes (Pool::Send checks, then converts)
   const int32_t* ids = nullptr;
   int k = 0;
 };
 
-// args: one buffer per action array of the spec, then env_id (int32[k]).
+// The engine dtype of an XLA element type, if the engine has it.
+inline bool EngineType(ffi::DataType t, DType* out) {
+  for (DType d : {DType::kBool, DType::kUInt8, DType::kInt32, DType::kInt64, DType::kFloat32, DType::kFloat64}) {
+    if (ExactType(d) == t) {
+      *out = d;
+      return true;
+    }
+  }
+  return false;
+}
+
+// args: one buffer per action array of the spec, then env_id (int32[k]). An integer action may come as int32 or
+// int64 (with jax_enable_x64), a float one as float32 or float64: Pool::Send range-checks the values in the
+// buffer's own dtype before narrowing them, exactly as for actions from Python.
 template <class IO>
 ffi::Error PrepareSend(const Pool& pool, const ffi::RemainingArgs& args, IO& io, SendArgs* out) {
   const auto& acts = pool.spec().action;
@@ -142,7 +159,6 @@ ffi::Error PrepareSend(const Pool& pool, const ffi::RemainingArgs& args, IO& io,
   }
   Scratch& s = ThreadScratch();
   s.raw.resize(na);
-  s.conv.resize(na);
   auto ids = args.get<ffi::AnyBuffer>(na);
   if (!ids.has_value()) return ids.error();
   if (ids->element_type() != ffi::DataType::S32 || ids->dimensions().size() != 1) {
@@ -151,33 +167,25 @@ ffi::Error PrepareSend(const Pool& pool, const ffi::RemainingArgs& args, IO& io,
   }
   out->k = static_cast<int>(ids->element_count());
   out->ids = static_cast<const int32_t*>(io.ToHost(*ids, s.ids));
-  std::vector<ffi::DataType> types(na);
-  out->actions.assign(na, nullptr);
+  out->actions.assign(na, ActionInput{});
   for (size_t a = 0; a < na; ++a) {
     auto b = args.get<ffi::AnyBuffer>(a);
     if (!b.has_value()) return b.error();
-    types[a] = b->element_type();
-    if (types[a] != ExactType(acts[a].dtype) && types[a] != NarrowType(acts[a].dtype)) {
-      return Invalid("action '" + acts[a].name + "' must be " + DTypeName(acts[a].dtype) + ", got " +
-                     TypeName(types[a]));
+    DType given;
+    const bool same_kind = EngineType(b->element_type(), &given) && IsIntegral(given) == IsIntegral(acts[a].dtype);
+    if (!same_kind) {
+      return Invalid("action '" + acts[a].name + "' must be " + DTypeName(acts[a].dtype) + " (or " +
+                     (IsIntegral(acts[a].dtype) ? "int32/int64" : "float32/float64") + "), got " +
+                     TypeName(b->element_type()));
     }
     size_t want = static_cast<size_t>(out->k) * acts[a].NumElements();
     if (b->element_count() != want) {
       return Invalid("action '" + acts[a].name + "' has shape " + ShapeStr(*b) + ": expected " + std::to_string(want) +
                      " elements for " + std::to_string(out->k) + " env ids");
     }
-    out->actions[a] = static_cast<const uint8_t*>(io.ToHost(*b, s.raw[a]));
+    out->actions[a] = {static_cast<const uint8_t*>(io.ToHost(*b, s.raw[a])), given};
   }
-  if (ffi::Error e = io.Flush(); e.failure()) return e;
-  for (size_t a = 0; a < na; ++a) {
-    ffi::DataType want = ExactType(acts[a].dtype);
-    if (types[a] == want) continue;
-    size_t n = static_cast<size_t>(out->k) * acts[a].NumElements();
-    s.conv[a].resize(n * DTypeSize(acts[a].dtype));
-    Convert(s.conv[a].data(), want, out->actions[a], types[a], n);
-    out->actions[a] = s.conv[a].data();
-  }
-  return ffi::Error::Success();
+  return io.Flush();
 }
 
 // Call with the pool's API mutex held. Pool::Send validates everything and enqueues nothing when it throws.
@@ -248,21 +256,11 @@ ffi::Error CopyOut(Pool& pool, const RecvResult& r, const RecvOut& out, IO& io) 
   } release{pool, r.block};
   const Layout& L = pool.layout();
   if (r.env_rows != out.rows || r.player_rows != out.rows) {
-    return Invalid("recv got " + std::to_string(r.env_rows) + " rows but its outputs have " +
-                   std::to_string(out.rows) +
+    return Invalid("recv got " + std::to_string(r.env_rows) + " rows but its outputs have " + std::to_string(out.rows) +
                    " (in sync mode recv returns the env ids of the matching send; use step, or send all envs)");
   }
   const auto& E = L.entries;
-  if (L.final_begin >= 0) {
-    // same-step autoreset: final_* rows are written only where an episode ended; zero the others
-    const bool* term = reinterpret_cast<const bool*>(r.block + E[L.terminated].offset);
-    const bool* trunc = reinterpret_cast<const bool*>(r.block + E[L.truncated].offset);
-    for (size_t i = static_cast<size_t>(L.final_begin); i < E.size(); ++i) {
-      for (int row = 0; row < out.rows; ++row) {
-        if (!term[row] && !trunc[row]) std::memset(r.block + E[i].offset + E[i].row_bytes * row, 0, E[i].row_bytes);
-      }
-    }
-  }
+  // (same-step mode: the engine writes zero final_* rows where no episode ended, so they are copied as they are)
   Scratch& s = ThreadScratch();
   s.out.resize(E.size());
   for (size_t i = 0; i < E.size(); ++i) {

@@ -23,25 +23,15 @@ ffi::Error CpuStep(int64_t id, ffi::AnyBuffer handle, ffi::RemainingArgs args, f
   return StepImpl(io, id, handle, args, out, rets);
 }
 
-XLA_FFI_DEFINE_HANDLER(kCpuSend, CpuSend,
-                       ffi::Ffi::Bind()
-                           .Attr<int64_t>("pool")
-                           .Arg<ffi::AnyBuffer>()
-                           .RemainingArgs()
-                           .Ret<ffi::AnyBuffer>());
-XLA_FFI_DEFINE_HANDLER(kCpuRecv, CpuRecv,
-                       ffi::Ffi::Bind()
-                           .Attr<int64_t>("pool")
-                           .Arg<ffi::AnyBuffer>()
-                           .Ret<ffi::AnyBuffer>()
-                           .RemainingRets());
-XLA_FFI_DEFINE_HANDLER(kCpuStep, CpuStep,
-                       ffi::Ffi::Bind()
-                           .Attr<int64_t>("pool")
-                           .Arg<ffi::AnyBuffer>()
-                           .RemainingArgs()
-                           .Ret<ffi::AnyBuffer>()
-                           .RemainingRets());
+XLA_FFI_DEFINE_HANDLER(
+    kCpuSend, CpuSend,
+    ffi::Ffi::Bind().Attr<int64_t>("pool").Arg<ffi::AnyBuffer>().RemainingArgs().Ret<ffi::AnyBuffer>());
+XLA_FFI_DEFINE_HANDLER(
+    kCpuRecv, CpuRecv,
+    ffi::Ffi::Bind().Attr<int64_t>("pool").Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>().RemainingRets());
+XLA_FFI_DEFINE_HANDLER(
+    kCpuStep, CpuStep,
+    ffi::Ffi::Bind().Attr<int64_t>("pool").Arg<ffi::AnyBuffer>().RemainingArgs().Ret<ffi::AnyBuffer>().RemainingRets());
 
 void* Ptr(XLA_FFI_Handler* f) { return reinterpret_cast<void*>(f); }
 

@@ -33,7 +33,8 @@ struct CudaIO {
   }
   ffi::Error Flush() {
     Note(cudaStreamSynchronize(stream));
-    if (err != cudaSuccess) return ffi::Error::Internal(std::string("parallel_pool xla (CUDA): ") + cudaGetErrorString(err));
+    if (err != cudaSuccess)
+      return ffi::Error::Internal(std::string("parallel_pool xla (CUDA): ") + cudaGetErrorString(err));
     return ffi::Error::Success();
   }
 };

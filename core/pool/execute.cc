@@ -1,0 +1,180 @@
+// Pool: executing one work item -- on a worker thread, or on the caller while it waits. Execute() runs the
+// steps below in order: find the item's rows, prepare them, run the env (reset or step, same-step autoreset),
+// recover an async env that threw, publish staged rows into the async batch ring, mark the row done.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "core/pool/pool.h"
+
+namespace pp {
+
+namespace {
+constexpr int64_t kAlwaysTimeNs = 100000;  // items costlier than this are timed every time
+}  // namespace
+
+uint8_t* Pool::Rows::At(const Layout& L, const Slot& s, int idx) const {
+  const auto& e = L.entries[idx];
+  const size_t r = static_cast<size_t>(e.per_player ? player_row : env_row);
+  return staged ? base + s.staging_off[idx] + e.row_bytes * r : base + e.offset + e.row_bytes * r;
+}
+
+Pool::Rows Pool::RowsFor(const WorkItem& it, Slot& s) const {
+  // ordered (sync) batches are written in place; async rows go to the env's staging area first
+  if (it.batch == nullptr) return Rows{s.staging.data(), true, 0, 0};
+  return Rows{it.batch->block, false, it.pos, it.batch->player_offset[it.pos]};
+}
+
+size_t Pool::EntryBytes(int idx, const Slot& s) const {
+  const auto& e = layout_.entries[idx];
+  return e.row_bytes * static_cast<size_t>(e.per_player ? s.players : 1);
+}
+
+void Pool::PrepareRows(const WorkItem& it, Slot& s, const Rows& rows) {
+  Output& o = s.out;
+  for (int i = 0; i < layout_.num_obs; ++i) o.obs[i].ptr = rows.At(layout_, s, i);
+  for (int i = 0; i < layout_.num_info; ++i) o.info[i].ptr = rows.At(layout_, s, layout_.num_obs + i);
+  o.reward = rows.At(layout_, s, layout_.reward);
+  o.terminated = reinterpret_cast<bool*>(rows.At(layout_, s, layout_.terminated));
+  o.truncated = reinterpret_cast<bool*>(rows.At(layout_, s, layout_.truncated));
+  *reinterpret_cast<int32_t*>(rows.At(layout_, s, layout_.env_id)) = it.env_id;
+  auto* player_ids = reinterpret_cast<int32_t*>(rows.At(layout_, s, layout_.player_env_id));
+  for (int p = 0; p < s.players; ++p) player_ids[p] = it.env_id;
+  // same-step mode: final_* rows are zero unless this step ends an episode (gymnasium's convention; blocks and
+  // staging rows are recycled, so anything else would show a previous episode's data)
+  if (layout_.final_begin >= 0) {
+    for (int i = layout_.final_begin; i < static_cast<int>(layout_.entries.size()); ++i) {
+      std::memset(rows.At(layout_, s, i), 0, EntryBytes(i, s));
+    }
+  }
+  PresetResults(s);
+}
+
+void Pool::PresetResults(Slot& s) {
+  std::memset(s.out.reward, 0, EntryBytes(layout_.reward, s));
+  *s.out.terminated = false;
+  *s.out.truncated = false;
+}
+
+void Pool::ResetEnv(Slot& s) {
+  s.env->Reset(s.out);
+  PresetResults(s);  // a reset has no reward and ends nothing, whatever the env wrote
+  s.elapsed = 0;
+  s.done = false;
+}
+
+void Pool::StepEnv(Slot& s, const Rows& rows) {
+  ActionView av(&s.action_ptrs, &action_row_bytes_);
+  s.env->Step(av, s.out);
+  ++s.elapsed;
+  if (!*s.out.terminated && s.elapsed >= opts_.max_episode_steps) *s.out.truncated = true;
+  s.done = *s.out.terminated || *s.out.truncated;
+  if (s.done && opts_.autoreset == AutoReset::kSameStep) SameStepReset(s, rows);
+}
+
+void Pool::SameStepReset(Slot& s, const Rows& rows) {
+  // keep the finished episode's obs and info as final_*, then reset in place; reward/terminated/truncated of
+  // the finishing step are what the caller sees
+  const int fb = layout_.final_begin;
+  for (int i = 0; i < layout_.num_obs + layout_.num_info; ++i) {
+    std::memcpy(rows.At(layout_, s, fb + i), rows.At(layout_, s, i), EntryBytes(i, s));
+  }
+  *reinterpret_cast<int32_t*>(rows.At(layout_, s, fb + layout_.num_obs + layout_.num_info)) = s.elapsed;
+  const bool term = *s.out.terminated, trunc = *s.out.truncated;
+  std::memcpy(s.saved_reward.data(), s.out.reward, s.saved_reward.size());
+  ResetEnv(s);
+  std::memcpy(s.out.reward, s.saved_reward.data(), s.saved_reward.size());
+  *s.out.terminated = term;
+  *s.out.truncated = trunc;
+}
+
+std::string Pool::RunEnv(const WorkItem& it, Slot& s, const Rows& rows) {
+  try {
+    if (it.reset || s.done) {
+      if (it.reseed) s.env->Seed(it.seed);
+      ResetEnv(s);
+    } else {
+      StepEnv(s, rows);
+    }
+    return {};
+  } catch (const std::exception& ex) {
+    s.done = true;  // the env's state is unknown: it must be reset before it steps again
+    return ex.what()[0] != '\0' ? ex.what() : "C++ exception";
+  } catch (...) {
+    s.done = true;
+    return "unknown C++ exception";
+  }
+}
+
+std::string Pool::RecoverInPlace(Slot& s, const Rows& rows) {
+  // Async mode: the env's row is replaced by a fresh episode's first observation, so the batch stays whole and
+  // the env stays in the send/recv loop (its elapsed_step of 0 and EnvError.env_ids tell the caller).
+  try {
+    PresetResults(s);
+    ResetEnv(s);
+    return {};
+  } catch (...) {
+    s.done = true;
+  }
+  // the reset failed too: deliver a zero row; the env is reset again when it is next sent to
+  for (int i = 0; i < layout_.num_obs + layout_.num_info; ++i) std::memset(rows.At(layout_, s, i), 0, EntryBytes(i, s));
+  PresetResults(s);
+  return " (resetting it failed too; it is reset again on its next send)";
+}
+
+Batch* Pool::PublishStaged(const Slot& s) {
+  // claim the next row of the async batch ring now that the step is done, and copy the staged rows there
+  const int64_t seq = complete_seq_.fetch_add(1, std::memory_order_acq_rel);
+  Batch* b = ring_[static_cast<size_t>((seq / opts_.batch_size) % static_cast<int64_t>(ring_.size()))].get();
+  const int er = static_cast<int>(seq % opts_.batch_size);
+  const int pr = er * max_players_;  // fixed stride: the player rows follow from the env row (compacted in Recv)
+  const auto& E = layout_.entries;
+  for (size_t i = 0; i < E.size(); ++i) {
+    const bool pp = E[i].per_player;
+    std::memcpy(b->block + E[i].offset + E[i].row_bytes * static_cast<size_t>(pp ? pr : er),
+                s.staging.data() + s.staging_off[i], EntryBytes(static_cast<int>(i), s));
+  }
+  return b;
+}
+
+void Pool::UpdateCost(int64_t ns) {
+  // rises at once (so the caller stops helping with slow items after one sample), decays slowly
+  const int64_t old = item_cost_ns_.load(std::memory_order_relaxed);
+  item_cost_ns_.store(ns > old ? ns : (old * 7 + ns) / 8, std::memory_order_relaxed);
+}
+
+void Pool::MarkDone(Batch* b) {
+  // read `expected` before publishing this row: once done reaches it, the API thread may reuse the batch
+  const int expected = b->expected;
+  const int d = b->done.fetch_add(1, std::memory_order_acq_rel) + 1;
+  if (d == expected && waiters_.load(std::memory_order_seq_cst) > 0) {
+    { std::lock_guard<std::mutex> lk(done_mu_); }
+    done_cv_.notify_all();
+  }
+}
+
+void Pool::Execute(const WorkItem& it) {
+  // time every item of expensive envs (the clock is noise there), one in 16 of cheap ones
+  static thread_local uint32_t sample = 0;
+  const bool timed = item_cost_ns_.load(std::memory_order_relaxed) > kAlwaysTimeNs || ((++sample) & 15) == 0;
+  const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+
+  Slot& s = slots_[it.env_id];
+  const Rows rows = RowsFor(it, s);
+  PrepareRows(it, s, rows);
+  std::string error = RunEnv(it, s, rows);
+  if (!error.empty() && !sync()) error += RecoverInPlace(s, rows);
+  *reinterpret_cast<int32_t*>(rows.At(layout_, s, layout_.elapsed)) = s.elapsed;
+  Batch* b = rows.staged ? PublishStaged(s) : it.batch;
+  if (!error.empty()) {
+    std::lock_guard<std::mutex> lk(b->err_mu);
+    b->errors.emplace_back(it.env_id, std::move(error));
+  }
+  if (timed) {
+    UpdateCost(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+  }
+  MarkDone(b);
+}
+
+}  // namespace pp

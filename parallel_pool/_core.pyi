@@ -1,0 +1,72 @@
+"""Typed stub of the C++ engine module `parallel_pool._core` (core/bindings/module.cc)."""
+
+from collections.abc import Sequence
+from typing import Any, Union
+
+import numpy as np
+import numpy.typing as npt
+
+ConfigValue = Union[bool, int, float, str]
+ArrayLike = npt.ArrayLike
+
+class EnvError(RuntimeError):
+    """An env threw on a worker thread; raised from recv()/step()/reset()."""
+
+    env_ids: list[int]
+    """The envs that threw, in completion order."""
+    messages: list[str]
+    """What each of them threw."""
+    batch_kept: bool
+    """True in async mode: those envs were reset in place and the next recv() returns the whole batch."""
+
+# env type name -> [(key, default, doc, allowed values)]
+def env_types() -> dict[str, list[tuple[str, ConfigValue, str, list[str]]]]: ...
+
+# task id -> (env type name, config overrides)
+def tasks() -> dict[str, tuple[str, dict[str, ConfigValue]]]: ...
+
+# The spec of an env type under a config: {"obs"|"info"|"action": [array dicts], "reward_dtype", "max_players"};
+# each array dict has name, dtype, shape, low, high, per_player.
+def spec(env_type: str, config: dict[str, ConfigValue]) -> dict[str, Any]: ...
+
+class Pool:
+    """A pool of C++ envs on worker threads. Sync when batch_size == num_envs, async otherwise.
+
+    Outputs are a tuple of numpy arrays in `output_specs` order. Bad input raises ValueError/TypeError/IndexError
+    and changes nothing; a closed pool raises RuntimeError; in a forked child the parent's pools raise
+    RuntimeError (close() is a no-op there)."""
+
+    def __init__(self, env_type: str, config: dict[str, ConfigValue]) -> None: ...
+    def send(self, actions: ArrayLike | Sequence[ArrayLike] | None, env_id: ArrayLike | None,
+             reset: bool = False, seeds: ArrayLike | None = None) -> None: ...
+    def recv(self) -> tuple[np.ndarray, ...]: ...
+    def step(self, actions: ArrayLike | Sequence[ArrayLike], env_id: ArrayLike | None = None) -> tuple[np.ndarray, ...]: ...
+    def reset(self, env_id: ArrayLike | None = None, seeds: ArrayLike | None = None) -> tuple[np.ndarray, ...]: ...
+    def close(self) -> None: ...
+    def num_players(self, env_id: int) -> int: ...
+    def _get_state(self, env_id: int) -> list[float]: ...
+    def _set_state(self, env_id: int, state: Sequence[float]) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def output_names(self) -> list[str]: ...
+    @property
+    def output_per_player(self) -> list[bool]: ...
+    @property
+    def num_envs(self) -> int: ...
+    @property
+    def batch_size(self) -> int: ...
+    @property
+    def num_threads(self) -> int: ...
+    @property
+    def spec(self) -> dict[str, Any]: ...
+    @property
+    def output_specs(self) -> list[tuple[str, str, tuple[int, ...], bool]]:
+        """(name, dtype, row shape, per_player) of each output array: "obs" | "obs:<k>" | "info:<k>" | "reward" |
+        "terminated" | "truncated" | "env_id" | "elapsed_step" | "players.env_id" | "final:<name>"."""
+    @property
+    def _handle_id(self) -> int: ...
+
+# XLA FFI handlers as PyCapsules, {"cpu": {name: capsule}, "CUDA": {...}} (empty without XLA support).
+xla_targets: dict[str, dict[str, Any]]
+has_xla: bool

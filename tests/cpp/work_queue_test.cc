@@ -1,0 +1,73 @@
+#include "core/pool/work_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace pp {
+namespace {
+
+WorkItem Item(int env) { return WorkItem{env, false, false, 0, nullptr, env}; }
+
+TEST(WorkQueue, PopsInPushOrder) {
+  WorkQueue q(8);
+  std::vector<WorkItem> items{Item(3), Item(1), Item(2)};
+  q.Push(items.data(), items.size(), 0);
+  WorkItem out;
+  for (int want : {3, 1, 2}) {
+    ASSERT_TRUE(q.TryPop(&out));
+    EXPECT_EQ(out.env_id, want);
+  }
+  EXPECT_FALSE(q.TryPop(&out));
+}
+
+TEST(WorkQueue, WrapsAroundItsRing) {
+  WorkQueue q(3);
+  WorkItem out;
+  for (int round = 0; round < 5; ++round) {
+    std::vector<WorkItem> items{Item(round), Item(round + 10)};
+    q.Push(items.data(), items.size(), 0);
+    ASSERT_TRUE(q.TryPop(&out));
+    EXPECT_EQ(out.env_id, round);
+    ASSERT_TRUE(q.TryPop(&out));
+    EXPECT_EQ(out.env_id, round + 10);
+  }
+}
+
+TEST(WorkQueue, SleepingWorkerIsWokenByPush) {
+  WorkQueue q(4);
+  std::atomic<int> got{-1};
+  std::thread worker([&] {
+    WorkItem out;
+    if (q.Pop(&out, 0)) got = out.env_id;  // no spinning: goes straight to sleep
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  WorkItem it = Item(7);
+  q.Push(&it, 1, 1);
+  worker.join();
+  EXPECT_EQ(got.load(), 7);
+}
+
+TEST(WorkQueue, StopWakesEverySleeperWithFalse) {
+  WorkQueue q(4);
+  std::atomic<int> stopped{0};
+  std::vector<std::thread> workers;
+  for (int i = 0; i < 3; ++i) {
+    workers.emplace_back([&] {
+      WorkItem out;
+      if (!q.Pop(&out, 10)) ++stopped;
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  q.Stop();
+  for (auto& w : workers) w.join();
+  EXPECT_EQ(stopped.load(), 3);
+  WorkItem out;
+  EXPECT_FALSE(q.Pop(&out, 10));  // stays stopped
+}
+
+}  // namespace
+}  // namespace pp
