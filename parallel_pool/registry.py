@@ -15,9 +15,10 @@ _TASKS: dict[str, tuple[str, dict[str, Any]]] = _core.tasks()
 _TYPES: dict[str, list[tuple[str, Any, str, list[str]]]] = _core.env_types()
 
 
-def list_all_envs() -> list[str]:
-    """All registered task ids, sorted; ids of env types named "_..." (test and example envs) are left out."""
-    return sorted(task for task, (env_type, _) in _TASKS.items() if not env_type.startswith("_"))
+def list_all_envs(include_unlisted: bool = False) -> list[str]:
+    """All registered task ids, sorted. Ids of env types named "_..." (the test and example envs, e.g. Dummy-v0)
+    can be made but are left out unless include_unlisted=True."""
+    return sorted(task for task, (env_type, _) in _TASKS.items() if include_unlisted or not env_type.startswith("_"))
 
 
 def _suggest(word: str, options, what: str) -> str:

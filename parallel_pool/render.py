@@ -68,14 +68,14 @@ def render_frames(spec, core_pool, env_ids: np.ndarray) -> np.ndarray:
 
 def _drawer(spec) -> Callable[[np.ndarray], np.ndarray]:
     """A function from one env's state to its frame, for the spec's env type."""
-    cfg = spec._config_dict
+    cfg = spec.config_dict
     if "xml_file" in cfg:
         # EnvPool's gymnasium_v5_render_camera: the camera of gymnasium's -v5 task, else of its -v4 task
         camera_id = spec.task_id.rsplit("-", 1)[0] + ("-v5" if cfg["gymnasium_v5_render_camera"] else "-v4")
         return _mujoco_drawer(camera_id, _model_path(cfg["xml_file"], cfg["base_path"]))
-    if spec.env_type in _GYMNASIUM_DRAWN:
-        gym_id, set_state = _GYMNASIUM_DRAWN[spec.env_type]
-        kwargs = {"map_name": f"{cfg['size']}x{cfg['size']}"} if spec.env_type == "FrozenLake" else {}
+    if spec.engine_type in _GYMNASIUM_DRAWN:
+        gym_id, set_state = _GYMNASIUM_DRAWN[spec.engine_type]
+        kwargs = {"map_name": f"{cfg['size']}x{cfg['size']}"} if spec.engine_type == "FrozenLake" else {}
         env = _gymnasium_env(gym_id, tuple(sorted(kwargs.items())))
 
         def draw(state: np.ndarray) -> np.ndarray:
@@ -83,7 +83,7 @@ def _drawer(spec) -> Callable[[np.ndarray], np.ndarray]:
             return env.render()
 
         return draw
-    reason = _NOT_DRAWN.get(spec.env_type, "this env type has no renderer")
+    reason = _NOT_DRAWN.get(spec.engine_type, "this env type has no renderer")
     raise NotImplementedError(f"render is not available for {spec.task_id}: {reason}")
 
 

@@ -69,7 +69,7 @@ def test_reward_threshold_is_gymnasiums():
 
     compared = 0
     for task in pp.list_all_envs():
-        if pp.make_spec(task).env_type == "Atari":  # checked below
+        if pp.make_spec(task).engine_type == "Atari":  # checked below
             continue
         try:
             theirs = gym.spec(_gymnasium_id(task)).reward_threshold

@@ -48,8 +48,12 @@ class BatchedEnvironment(dm_env.Environment):
         self.num_envs: int = self.pool.num_envs
         self.batch_size: int = self.pool.batch_size
         self.is_async: bool = self.pool.is_async
-        self._obs_spec = self.pool.observation_spec()
-        self._obs_names = list(self._obs_spec) if isinstance(self._obs_spec, dict) else None
+        # the pool's observation_spec() is EnvPool's State (observation arrays + info fields); ACME sees only the
+        # observation: one array ("obs"), or a dict of the named observation arrays
+        state_spec = self.pool.observation_spec()
+        names = [a["name"] for a in self.pool.spec.observation_arrays]
+        self._obs_names = None if names == ["obs"] else names
+        self._obs_spec = state_spec.obs if self._obs_names is None else {n: getattr(state_spec, n) for n in names}
         self.env_id = np.arange(self.num_envs, dtype=np.int32)
         self.info: dict[str, np.ndarray] = {}
 

@@ -33,7 +33,7 @@ def _final(info: dict, key: str, done: np.ndarray) -> np.ndarray | None:
     value = info[key]
     final = info.get("final_info", {})
     if done.any() and key in final:
-        value = np.where(done, final[key], value)
+        value = np.where(done.reshape((-1,) + (1,) * (np.ndim(value) - 1)), final[key], value)  # rows, any row shape
     return value
 
 
@@ -128,6 +128,8 @@ class ParallelPoolRLGamesEnv(IVecEnv):
         if hasattr(actions, "detach"):  # a torch tensor (rl_games hands numpy over, but players may not)
             actions = actions.detach().cpu().numpy()
         actions = np.asarray(actions)
+        if self.pool.num_envs == 1 and actions.ndim == len(self.pool.single_action_space.shape):
+            actions = actions[None]  # rl_games' player steps a 1-actor env with one env's action (no batch axis)
         if self._action_dtype is not None:
             return actions.astype(self._action_dtype, copy=False)
         return actions

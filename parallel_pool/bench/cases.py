@@ -130,7 +130,7 @@ def make_plan(tasks: list[str], *, quick: bool, num_envs: list[int] | None = Non
     import parallel_pool
 
     cores = cores or available_cores()
-    ours = set(parallel_pool.list_all_envs()) if ours is None else ours
+    ours = set(parallel_pool.list_all_envs(include_unlisted=True)) if ours is None else ours
     if theirs is None:
         wanted = [TASKS[t] for t in tasks if t in TASKS and TASKS[t].envpool_has]
         theirs = envpool_tasks() if wanted and (not runners or "envpool" in runners) else set()
