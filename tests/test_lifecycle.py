@@ -591,3 +591,12 @@ def test_core_stub_lists_everything_the_module_exposes():
     assert {n for n in dir(_core.Pool) if not n.startswith("__") and "pybind11" not in n} <= members
     err_cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "EnvError")
     assert {n.target.id for n in err_cls.body if isinstance(n, ast.AnnAssign)} == {"env_ids", "messages", "batch_kept"}
+
+
+def test_config_int_with_a_broken_index_raises_its_error():
+    class Broken:
+        def __index__(self):
+            raise OverflowError("broken __index__")
+
+    with pytest.raises(OverflowError, match="broken __index__"):
+        core_pool(num_envs=Broken())

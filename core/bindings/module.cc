@@ -60,9 +60,12 @@ ConfigValue PyToConfigValue(const std::string& key, const ConfigValue& default_v
     case 0:
       if (!is_bool) throw wrong("a bool");
       return py::bool_(py::reinterpret_borrow<py::object>(h)).cast<bool>();
-    case 1:
+    case 1: {
       if (!is_int) throw wrong("an int");
-      return ToInt64(what, py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr())));
+      py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
+      if (!index) throw py::error_already_set();  // a broken __index__
+      return ToInt64(what, index);
+    }
     case 2:
       if (is_bool || !(is_int || py::isinstance<py::float_>(h) || py::hasattr(h, "__float__"))) throw wrong("a number");
       return py::float_(py::reinterpret_borrow<py::object>(h)).cast<double>();
