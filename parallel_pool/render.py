@@ -126,7 +126,11 @@ def _mujoco_drawer(gym_id: str, model_path: str) -> Callable[[np.ndarray], np.nd
 def _mujoco_env(gym_id: str, model_path: str):
     """gymnasium's env `gym_id` on the model file the pool loaded: its MujocoRenderer (mujoco.Renderer) and the
     task's default camera draw the frame."""
-    if "MUJOCO_GL" not in os.environ and "mujoco" not in sys.modules and not os.environ.get("DISPLAY"):
+    if "MUJOCO_GL" not in os.environ and not os.environ.get("DISPLAY"):
+        if "mujoco" in sys.modules:  # mujoco chose its GL backend (GLFW, which needs a display) when imported
+            raise RuntimeError("render: this machine has no display and mujoco was imported before MUJOCO_GL was "
+                               "set, so it uses GLFW, which cannot draw here; set MUJOCO_GL=egl (libegl1) or "
+                               "MUJOCO_GL=osmesa (libosmesa6) in the environment before importing mujoco")
         os.environ["MUJOCO_GL"] = "egl"  # headless: GLFW (mujoco's default) needs a display
     import gymnasium as gym
 

@@ -186,3 +186,18 @@ def test_mujoco_frames_are_gymnasiums(task):
         g.unwrapped.set_state(state[:nq], state[nq:])
         np.testing.assert_array_equal(frames[row], g.render())
     assert not np.array_equal(frames[0], frames[1])
+
+
+def test_mujoco_imported_without_gl_backend_gets_a_clear_error():
+    """Headless, with mujoco imported before MUJOCO_GL was set: render says what to set instead of failing inside
+    GLFW."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import mujoco, numpy as np, parallel_pool as pp\n"
+            "env = pp.make('Hopper-v5', num_envs=1, render_mode='rgb_array'); env.reset()\n"
+            "try:\n    env.render()\nexcept RuntimeError as e:\n    print('ERR', e)\n")
+    environ = {k: v for k, v in os.environ.items() if k not in ("MUJOCO_GL", "DISPLAY", "PYOPENGL_PLATFORM")}
+    out = subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True, text=True, timeout=120)
+    assert "ERR" in out.stdout and "MUJOCO_GL=egl" in out.stdout, out.stdout + out.stderr
