@@ -25,9 +25,8 @@ import numpy as np
 import torch
 from acme import core, specs
 from acme.utils import loggers
-from torch import nn
-
 from parallel_pool.integrations.acme import BatchedEnvironment, BatchedEnvironmentLoop
+from torch import nn
 
 
 @dataclasses.dataclass
@@ -72,6 +71,7 @@ class ActorCritic(nn.Module):
 @dataclasses.dataclass
 class Rollout:
     """Transitions of each env in time order, concatenated env after env; ``end`` marks each env's last one."""
+
     obs: np.ndarray
     action: np.ndarray
     reward: np.ndarray
@@ -145,8 +145,14 @@ class PPOActor(core.Actor):
     """Acts on a batch of observations; keeps each env's transitions apart (``env_id``) until a rollout is full.
     With ``learner=None`` it only acts (greedy if ``greedy``), e.g. for evaluation."""
 
-    def __init__(self, spec: specs.EnvironmentSpec, learner: PPOLearner | None, config: Config,
-                 greedy: bool = False, variables: dict | None = None):
+    def __init__(
+        self,
+        spec: specs.EnvironmentSpec,
+        learner: PPOLearner | None,
+        config: Config,
+        greedy: bool = False,
+        variables: dict | None = None,
+    ):
         self.net = ActorCritic(int(np.prod(spec.observations.shape)), spec.actions.num_values)
         self.learner = learner
         self.config = config
@@ -173,8 +179,15 @@ class PPOActor(core.Actor):
             return
         last = next_timestep.last()
         self._traj.setdefault(env_id, []).append(
-            (self._prev_obs[env_id], action, next_timestep.reward, next_timestep.discount,
-             next_timestep.observation, last))
+            (
+                self._prev_obs[env_id],
+                action,
+                next_timestep.reward,
+                next_timestep.discount,
+                next_timestep.observation,
+                last,
+            )
+        )
         self._prev_obs[env_id] = next_timestep.observation
         self._count += 1
 
@@ -195,9 +208,15 @@ class PPOActor(core.Actor):
         self._count = 0
         obs, action, reward, discount, next_obs, last = zip(*rows)
         f32 = np.float32
-        return Rollout(np.stack(obs).astype(f32), np.asarray(action), np.asarray(reward, f32),
-                       np.asarray(discount, f32), np.stack(next_obs).astype(f32), np.asarray(last, f32),
-                       np.asarray(ends, f32))
+        return Rollout(
+            np.stack(obs).astype(f32),
+            np.asarray(action),
+            np.asarray(reward, f32),
+            np.asarray(discount, f32),
+            np.stack(next_obs).astype(f32),
+            np.asarray(last, f32),
+            np.asarray(ends, f32),
+        )
 
 
 def evaluate(spec: specs.EnvironmentSpec, variables: dict, config: Config, seed: int) -> float:

@@ -24,11 +24,11 @@ import numpy as np
 import torch
 import torch.nn as nn
 import tyro
+from parallel_pool.integrations.cleanrl import EpisodeStatistics
 from torch.distributions.categorical import Categorical
 from tqdm import tqdm
 
 import parallel_pool
-from parallel_pool.integrations.cleanrl import EpisodeStatistics
 
 
 @dataclass
@@ -81,9 +81,15 @@ class Agent(nn.Module):
         super().__init__()
         self.image = len(obs_shape) == 3
         if self.image:
-            conv = nn.Sequential(layer_init(nn.Conv2d(obs_shape[0], 32, 8, stride=4)), nn.ReLU(),
-                                 layer_init(nn.Conv2d(32, 64, 4, stride=2)), nn.ReLU(),
-                                 layer_init(nn.Conv2d(64, 64, 3, stride=1)), nn.ReLU(), nn.Flatten())
+            conv = nn.Sequential(
+                layer_init(nn.Conv2d(obs_shape[0], 32, 8, stride=4)),
+                nn.ReLU(),
+                layer_init(nn.Conv2d(32, 64, 4, stride=2)),
+                nn.ReLU(),
+                layer_init(nn.Conv2d(64, 64, 3, stride=1)),
+                nn.ReLU(),
+                nn.Flatten(),
+            )
             with torch.no_grad():
                 n_flat = conv(torch.zeros(1, *obs_shape)).shape[1]
             self.network = nn.Sequential(conv, layer_init(nn.Linear(n_flat, 512)), nn.ReLU())
@@ -92,10 +98,20 @@ class Agent(nn.Module):
         else:
             dim = int(np.prod(obs_shape))
             self.network = nn.Identity()
-            self.actor = nn.Sequential(layer_init(nn.Linear(dim, 64)), nn.Tanh(), layer_init(nn.Linear(64, 64)),
-                                       nn.Tanh(), layer_init(nn.Linear(64, n_actions), std=0.01))
-            self.critic = nn.Sequential(layer_init(nn.Linear(dim, 64)), nn.Tanh(), layer_init(nn.Linear(64, 64)),
-                                        nn.Tanh(), layer_init(nn.Linear(64, 1), std=1.0))
+            self.actor = nn.Sequential(
+                layer_init(nn.Linear(dim, 64)),
+                nn.Tanh(),
+                layer_init(nn.Linear(64, 64)),
+                nn.Tanh(),
+                layer_init(nn.Linear(64, n_actions), std=0.01),
+            )
+            self.critic = nn.Sequential(
+                layer_init(nn.Linear(dim, 64)),
+                nn.Tanh(),
+                layer_init(nn.Linear(64, 64)),
+                nn.Tanh(),
+                layer_init(nn.Linear(64, 1), std=1.0),
+            )
 
     def _features(self, x: torch.Tensor) -> torch.Tensor:
         if self.image:
@@ -116,9 +132,18 @@ class Agent(nn.Module):
         return self.actor(self._features(x)).argmax(dim=1)
 
 
-def chain_gae(groups: list[np.ndarray], succ: np.ndarray, rew: torch.Tensor, term: torch.Tensor,
-              trunc: torch.Tensor, boot: torch.Tensor, values: torch.Tensor, gamma: float, lam: float,
-              n: int) -> torch.Tensor:
+def chain_gae(
+    groups: list[np.ndarray],
+    succ: np.ndarray,
+    rew: torch.Tensor,
+    term: torch.Tensor,
+    trunc: torch.Tensor,
+    boot: torch.Tensor,
+    values: torch.Tensor,
+    gamma: float,
+    lam: float,
+    n: int,
+) -> torch.Tensor:
     """GAE over rows that arrived in completion order. Row j's successor (the same env's next row) is succ[j]
     (-1: its outcome has not arrived; such rows get no advantage). A group holds at most one row per env and
     successors always lie in later groups, so one vectorised pass per group, newest first, suffices. Terminated:
@@ -171,9 +196,17 @@ def main(args: Args) -> dict:
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.torch_threads)
 
-    envs = EpisodeStatistics(parallel_pool.make(
-        args.env_id, num_envs=args.num_envs, batch_size=args.batch_size, num_threads=args.num_threads,
-        seed=args.seed, autoreset_mode="same_step", **task_kwargs(args.env_id, train=True)))
+    envs = EpisodeStatistics(
+        parallel_pool.make(
+            args.env_id,
+            num_envs=args.num_envs,
+            batch_size=args.batch_size,
+            num_threads=args.num_threads,
+            seed=args.seed,
+            autoreset_mode="same_step",
+            **task_kwargs(args.env_id, train=True),
+        )
+    )
     obs_space = envs.single_observation_space
     agent = Agent(obs_space.shape, int(envs.single_action_space.n))
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
@@ -241,8 +274,7 @@ def main(args: Args) -> dict:
             global_step += len(ids)
         bar.update(recvs * B)
 
-        adv = chain_gae(groups, succ, rew_buf, term_buf, trunc_buf, boot_buf, val_buf, args.gamma,
-                        args.gae_lambda, n)
+        adv = chain_gae(groups, succ, rew_buf, term_buf, trunc_buf, boot_buf, val_buf, args.gamma, args.gae_lambda, n)
         train = torch.as_tensor(np.flatnonzero(succ[:n] >= 0))
         b_adv = adv[train]
         b_ret = b_adv + val_buf[train]
@@ -252,14 +284,15 @@ def main(args: Args) -> dict:
         for _ in range(args.update_epochs):
             perm = torch.randperm(size)
             for s in range(0, size, mb_size):
-                mb = perm[s:s + mb_size]
+                mb = perm[s : s + mb_size]
                 _, newlogp, entropy, newvalue = agent.get_action_and_value(b_obs[mb], b_act[mb])
                 ratio = (newlogp - b_logp[mb]).exp()
                 mb_adv = b_adv[mb]
                 if args.norm_adv and len(mb) > 1:
                     mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                pg_loss = torch.max(-mb_adv * ratio,
-                                    -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                pg_loss = torch.max(
+                    -mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
+                ).mean()
                 v_loss = 0.5 * ((newvalue - b_ret[mb]) ** 2).mean()
                 ent = entropy.mean()
                 loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
@@ -283,11 +316,22 @@ def main(args: Args) -> dict:
         eval_return = evaluate(agent, args, args.final_eval_episodes, seed=args.seed + 20_000)
     recent = list(envs.return_queue)[-20:]
     envs.close()
-    summary = {"env_id": args.env_id, "seed": args.seed, "num_envs": N, "batch_size": B, "updates": updates,
-               "steps": global_step, "budget": args.total_timesteps, "eval_return": eval_return,
-               "train_return_last20": float(np.mean(recent)) if recent else None, "episodes": envs.episode_count,
-               "stopped_early_at": reached_at, "seconds": round(seconds, 1), "sps": int(global_step / seconds),
-               **stats}
+    summary = {
+        "env_id": args.env_id,
+        "seed": args.seed,
+        "num_envs": N,
+        "batch_size": B,
+        "updates": updates,
+        "steps": global_step,
+        "budget": args.total_timesteps,
+        "eval_return": eval_return,
+        "train_return_last20": float(np.mean(recent)) if recent else None,
+        "episodes": envs.episode_count,
+        "stopped_early_at": reached_at,
+        "seconds": round(seconds, 1),
+        "sps": int(global_step / seconds),
+        **stats,
+    }
     print("SUMMARY " + json.dumps(summary))
     return summary
 

@@ -20,11 +20,11 @@ import numpy as np
 import torch
 import torch.nn as nn
 import tyro
+from parallel_pool.integrations.cleanrl import EpisodeStatistics
 from torch.distributions.categorical import Categorical
 from tqdm import tqdm
 
 import parallel_pool
-from parallel_pool.integrations.cleanrl import EpisodeStatistics
 
 
 @dataclass
@@ -72,10 +72,20 @@ def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> 
 class Agent(nn.Module):
     def __init__(self, obs_dim: int, n_actions: int):
         super().__init__()
-        self.critic = nn.Sequential(layer_init(nn.Linear(obs_dim, 64)), nn.Tanh(), layer_init(nn.Linear(64, 64)),
-                                    nn.Tanh(), layer_init(nn.Linear(64, 1), std=1.0))
-        self.actor = nn.Sequential(layer_init(nn.Linear(obs_dim, 64)), nn.Tanh(), layer_init(nn.Linear(64, 64)),
-                                   nn.Tanh(), layer_init(nn.Linear(64, n_actions), std=0.01))
+        self.critic = nn.Sequential(
+            layer_init(nn.Linear(obs_dim, 64)),
+            nn.Tanh(),
+            layer_init(nn.Linear(64, 64)),
+            nn.Tanh(),
+            layer_init(nn.Linear(64, 1), std=1.0),
+        )
+        self.actor = nn.Sequential(
+            layer_init(nn.Linear(obs_dim, 64)),
+            nn.Tanh(),
+            layer_init(nn.Linear(64, 64)),
+            nn.Tanh(),
+            layer_init(nn.Linear(64, n_actions), std=0.01),
+        )
 
     def get_value(self, x: torch.Tensor) -> torch.Tensor:
         return self.critic(x)
@@ -110,8 +120,9 @@ def main(args: Args) -> dict:
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.torch_threads)
 
-    envs = EpisodeStatistics(parallel_pool.make(args.env_id, num_envs=args.num_envs, seed=args.seed,
-                                                autoreset_mode="same_step"))
+    envs = EpisodeStatistics(
+        parallel_pool.make(args.env_id, num_envs=args.num_envs, seed=args.seed, autoreset_mode="same_step")
+    )
     obs_dim = int(np.prod(envs.single_observation_space.shape))
     agent = Agent(obs_dim, int(envs.single_action_space.n))
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
@@ -173,18 +184,19 @@ def main(args: Args) -> dict:
             returns = advantages + values
 
         b_obs, b_logprobs, b_actions = obs_buf.reshape(batch_size, obs_dim), logprobs.reshape(-1), actions.reshape(-1)
-        b_advantages, b_returns, b_values = advantages.reshape(-1), returns.reshape(-1), values.reshape(-1)
+        b_advantages, b_returns = advantages.reshape(-1), returns.reshape(-1)
         for _ in range(args.update_epochs):
             perm = torch.randperm(batch_size)
             for s in range(0, batch_size, minibatch_size):
-                mb = perm[s:s + minibatch_size]
+                mb = perm[s : s + minibatch_size]
                 _, newlogprob, entropy, newvalue = agent.get_action_and_value(b_obs[mb], b_actions[mb])
                 ratio = (newlogprob - b_logprobs[mb]).exp()
                 mb_adv = b_advantages[mb]
                 if args.norm_adv:
                     mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                pg_loss = torch.max(-mb_adv * ratio,
-                                    -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                pg_loss = torch.max(
+                    -mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
+                ).mean()
                 v_loss = 0.5 * ((newvalue.flatten() - b_returns[mb]) ** 2).mean()
                 loss = pg_loss - args.ent_coef * entropy.mean() + args.vf_coef * v_loss
                 optimizer.zero_grad()
@@ -205,10 +217,18 @@ def main(args: Args) -> dict:
     eval_return = evaluate(agent, args, args.final_eval_episodes, seed=args.seed + 20_000)
     recent = list(envs.return_queue)[-20:]
     envs.close()
-    summary = {"env_id": args.env_id, "seed": args.seed, "steps": global_step, "budget": args.total_timesteps,
-               "eval_return": eval_return, "train_return_last20": float(np.mean(recent)) if recent else None,
-               "episodes": envs.episode_count, "stopped_early_at": reached_at, "seconds": round(seconds, 1),
-               "sps": int(global_step / seconds)}
+    summary = {
+        "env_id": args.env_id,
+        "seed": args.seed,
+        "steps": global_step,
+        "budget": args.total_timesteps,
+        "eval_return": eval_return,
+        "train_return_last20": float(np.mean(recent)) if recent else None,
+        "episodes": envs.episode_count,
+        "stopped_early_at": reached_at,
+        "seconds": round(seconds, 1),
+        "sps": int(global_step / seconds),
+    }
     print("SUMMARY " + json.dumps(summary))
     return summary
 

@@ -50,16 +50,23 @@ class Args:
 
 # ---- networks: two tanh MLPs (actor, critic), orthogonal init as in CleanRL ----------------------------------
 
+
 def _dense(key, n_in, n_out, scale):
-    return {"w": jax.nn.initializers.orthogonal(scale)(key, (n_in, n_out), jnp.float32),
-            "b": jnp.zeros((n_out,), jnp.float32)}
+    return {
+        "w": jax.nn.initializers.orthogonal(scale)(key, (n_in, n_out), jnp.float32),
+        "b": jnp.zeros((n_out,), jnp.float32),
+    }
 
 
 def init_params(key, obs_dim, n_actions, hidden):
     k = jax.random.split(key, 6)
     s = float(np.sqrt(2))
     return {
-        "actor": [_dense(k[0], obs_dim, hidden, s), _dense(k[1], hidden, hidden, s), _dense(k[2], hidden, n_actions, 0.01)],
+        "actor": [
+            _dense(k[0], obs_dim, hidden, s),
+            _dense(k[1], hidden, hidden, s),
+            _dense(k[2], hidden, n_actions, 0.01),
+        ],
         "critic": [_dense(k[3], obs_dim, hidden, s), _dense(k[4], hidden, hidden, s), _dense(k[5], hidden, 1, 1.0)],
     }
 
@@ -80,6 +87,7 @@ def value_fn(params, obs):
 
 # ---- Adam with global-norm gradient clipping ------------------------------------------------------------------
 
+
 def adam_init(params):
     zeros = jax.tree_util.tree_map(jnp.zeros_like, params)
     return {"m": zeros, "v": zeros, "t": jnp.zeros((), jnp.int32)}
@@ -91,16 +99,18 @@ def adam_update(params, grads, opt, lr, max_norm, b1=0.9, b2=0.999, eps=1e-5):
     t = opt["t"] + 1
     m = jax.tree_util.tree_map(lambda m, g: b1 * m + (1 - b1) * g, opt["m"], grads)
     v = jax.tree_util.tree_map(lambda v, g: b2 * v + (1 - b2) * g * g, opt["v"], grads)
-    c1, c2 = 1 - b1 ** t, 1 - b2 ** t
+    c1, c2 = 1 - b1**t, 1 - b2**t
     params = jax.tree_util.tree_map(lambda p, m, v: p - lr * (m / c1) / (jnp.sqrt(v / c2) + eps), params, m, v)
     return params, {"m": m, "v": v, "t": t}
 
 
 # ---- training ---------------------------------------------------------------------------------------------------
 
+
 def train(args: Args) -> dict:
-    env = parallel_pool.make(args.env_id, env_type="gymnasium", num_envs=args.num_envs, seed=args.seed,
-                             num_threads=args.num_threads)
+    env = parallel_pool.make(
+        args.env_id, env_type="gymnasium", num_envs=args.num_envs, seed=args.seed, num_threads=args.num_threads
+    )
     handle, recv, send, step = env.xla()
     obs_dim = int(np.prod(env.single_observation_space.shape))
     n_actions = int(env.single_action_space.n)
@@ -132,12 +142,27 @@ def train(args: Args) -> dict:
             done = term | trunc
             ep_ret = c["ep_ret"] + reward
             ep_len = c["ep_len"] + valid.astype(jnp.int32)
-            out = {"obs": c["obs"], "action": action, "logp": logp, "value": value, "reward": reward,
-                   "term": term, "done": done, "valid": valid, "next_obs": next_obs,
-                   "finished_ret": jnp.where(done, ep_ret, 0.0), "finished_len": jnp.where(done, ep_len, 0),
-                   "finished": done}
-            c = {"handle": handle, "obs": next_obs.astype(jnp.float32), "prev_done": done,
-                 "ep_ret": jnp.where(done, 0.0, ep_ret), "ep_len": jnp.where(done, 0, ep_len)}
+            out = {
+                "obs": c["obs"],
+                "action": action,
+                "logp": logp,
+                "value": value,
+                "reward": reward,
+                "term": term,
+                "done": done,
+                "valid": valid,
+                "next_obs": next_obs,
+                "finished_ret": jnp.where(done, ep_ret, 0.0),
+                "finished_len": jnp.where(done, ep_len, 0),
+                "finished": done,
+            }
+            c = {
+                "handle": handle,
+                "obs": next_obs.astype(jnp.float32),
+                "prev_done": done,
+                "ep_ret": jnp.where(done, 0.0, ep_ret),
+                "ep_len": jnp.where(done, 0, ep_len),
+            }
             return c, out
 
         keys = jax.random.split(key, args.num_steps)
@@ -152,8 +177,13 @@ def train(args: Args) -> dict:
             adv = delta + args.gamma * args.gae_lambda * (1.0 - x["done"]) * adv_next
             return adv, adv
 
-        xs = {"reward": tr["reward"], "term": tr["term"].astype(jnp.float32),
-              "done": tr["done"].astype(jnp.float32), "value": tr["value"], "next_value": next_value}
+        xs = {
+            "reward": tr["reward"],
+            "term": tr["term"].astype(jnp.float32),
+            "done": tr["done"].astype(jnp.float32),
+            "value": tr["value"],
+            "next_value": next_value,
+        }
         _, adv = jax.lax.scan(body, jnp.zeros(args.num_envs), xs, reverse=True)
         return adv, adv + tr["value"]
 
@@ -181,8 +211,7 @@ def train(args: Args) -> dict:
         key, rkey, skey = jax.random.split(key, 3)
         carry, tr = rollout(params, carry, rkey)
         adv, ret = gae(params, tr)
-        flat = {k: tr[k].reshape((batch,) + tr[k].shape[2:])
-                for k in ("obs", "action", "logp", "value", "valid")}
+        flat = {k: tr[k].reshape((batch,) + tr[k].shape[2:]) for k in ("obs", "action", "logp", "value", "valid")}
         flat["adv"] = adv.reshape(batch)
         flat["ret"] = ret.reshape(batch)
 
@@ -201,8 +230,14 @@ def train(args: Args) -> dict:
 
         (params, opt), losses = jax.lax.scan(epoch, (params, opt), jax.random.split(skey, args.update_epochs))
         n_fin = tr["finished"].sum()
-        stats = {"episodes": n_fin, "return_sum": tr["finished_ret"].sum(), "length_sum": tr["finished_len"].sum(),
-                 "loss": losses[0].mean(), "v_loss": losses[2].mean(), "entropy": losses[3].mean()}
+        stats = {
+            "episodes": n_fin,
+            "return_sum": tr["finished_ret"].sum(),
+            "length_sum": tr["finished_len"].sum(),
+            "loss": losses[0].mean(),
+            "v_loss": losses[2].mean(),
+            "entropy": losses[3].mean(),
+        }
         return params, carry, opt, key, stats
 
     history = []  # (global_step, episodes finished in this iteration, sum of their returns)
@@ -219,9 +254,11 @@ def train(args: Args) -> dict:
             returns_window.append(float(stats["return_sum"] / stats["episodes"]))
         if not args.quiet and (it % 10 == 0 or it == num_iterations):
             recent = np.mean(returns_window[-5:]) if returns_window else float("nan")
-            print(f"step {global_step:7d}  episodic_return(mean of last 5 iters) {recent:7.1f}  "
-                  f"entropy {float(stats['entropy']):.3f}  v_loss {float(stats['v_loss']):.3f}  "
-                  f"SPS {int(global_step / (time.time() - t0))}")
+            print(
+                f"step {global_step:7d}  episodic_return(mean of last 5 iters) {recent:7.1f}  "
+                f"entropy {float(stats['entropy']):.3f}  v_loss {float(stats['v_loss']):.3f}  "
+                f"SPS {int(global_step / (time.time() - t0))}"
+            )
     env.close()
     return {"history": history, "seconds": time.time() - t0, "params": params}
 

@@ -17,10 +17,10 @@ import pathlib
 
 import numpy as np
 import yaml
-from rl_games.torch_runner import Runner
 
 # importing the adapter registers the vecenv type PARALLEL_POOL and the env configuration parallel_pool
 from parallel_pool.integrations.rl_games import ParallelPoolRLGamesEnv
+from rl_games.torch_runner import Runner
 
 HERE = pathlib.Path(__file__).resolve().parent
 

@@ -1,9 +1,9 @@
 """ParallelPool: a C++ engine that steps RL environments in parallel and hands them to Python in batches.
 
-    import parallel_pool
-    env = parallel_pool.make("CartPole-v1", env_type="gymnasium", num_envs=8)
-    obs, info = env.reset()
-    obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+import parallel_pool
+env = parallel_pool.make("CartPole-v1", env_type="gymnasium", num_envs=8)
+obs, info = env.reset()
+obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
 """
 
 from __future__ import annotations
@@ -30,16 +30,26 @@ def _import_core():
 
 EnvError = _import_core().EnvError
 
-from parallel_pool.registry import list_all_envs
-from parallel_pool.spec import AutoresetMode, EnvSpec
+from parallel_pool.registry import list_all_envs  # noqa: E402  (after the engine import check above)
+from parallel_pool.spec import AutoresetMode, EnvSpec  # noqa: E402
 
 if TYPE_CHECKING:
     from parallel_pool.frontends import DmPool, GymnasiumPool, GymPool
 
 Pool = Union["GymnasiumPool", "GymPool", "DmPool"]
 
-__all__ = ["__version__", "make", "make_gymnasium", "make_gym", "make_dm", "make_spec", "list_all_envs", "EnvSpec",
-           "EnvError", "AutoresetMode"]
+__all__ = [
+    "__version__",
+    "make",
+    "make_gymnasium",
+    "make_gym",
+    "make_dm",
+    "make_spec",
+    "list_all_envs",
+    "EnvSpec",
+    "EnvError",
+    "AutoresetMode",
+]
 
 _ENV_TYPES = ("gymnasium", "gym", "dm")
 
@@ -50,8 +60,9 @@ def make_spec(task_id: str, **kwargs: Any) -> EnvSpec:
 
 
 @overload
-def make(task_id: str, env_type: Literal["gymnasium"] = "gymnasium", render_mode: str | None = None,
-         **kwargs: Any) -> GymnasiumPool: ...
+def make(
+    task_id: str, env_type: Literal["gymnasium"] = "gymnasium", render_mode: str | None = None, **kwargs: Any
+) -> GymnasiumPool: ...
 @overload
 def make(task_id: str, env_type: Literal["gym"], render_mode: str | None = None, **kwargs: Any) -> GymPool: ...
 @overload

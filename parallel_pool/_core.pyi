@@ -1,12 +1,12 @@
 """Typed stub of the C++ engine module `parallel_pool._core` (core/bindings/module.cc)."""
 
 from collections.abc import Sequence
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-ConfigValue = Union[bool, int, float, str]
+ConfigValue = bool | int | float | str
 ArrayLike = npt.ArrayLike
 
 class EnvError(RuntimeError):
@@ -37,10 +37,17 @@ class Pool:
     RuntimeError (close() is a no-op there)."""
 
     def __init__(self, env_type: str, config: dict[str, ConfigValue]) -> None: ...
-    def send(self, actions: ArrayLike | Sequence[ArrayLike] | None, env_id: ArrayLike | None,
-             reset: bool = False, seeds: ArrayLike | None = None) -> None: ...
+    def send(
+        self,
+        actions: ArrayLike | Sequence[ArrayLike] | None,
+        env_id: ArrayLike | None,
+        reset: bool = False,
+        seeds: ArrayLike | None = None,
+    ) -> None: ...
     def recv(self) -> tuple[np.ndarray, ...]: ...
-    def step(self, actions: ArrayLike | Sequence[ArrayLike], env_id: ArrayLike | None = None) -> tuple[np.ndarray, ...]: ...
+    def step(
+        self, actions: ArrayLike | Sequence[ArrayLike], env_id: ArrayLike | None = None
+    ) -> tuple[np.ndarray, ...]: ...
     def reset(self, env_id: ArrayLike | None = None, seeds: ArrayLike | None = None) -> tuple[np.ndarray, ...]: ...
     def close(self) -> None: ...
     def num_players(self, env_id: int) -> int: ...

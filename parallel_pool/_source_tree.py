@@ -19,12 +19,15 @@ def is_source_checkout(package_file: str) -> bool:
 def missing_core_error(package_file: str) -> ImportError:
     package_dir = os.path.dirname(os.path.abspath(package_file))
     if not is_source_checkout(package_file):
-        return ImportError(f"parallel_pool's compiled extension (_core) is missing from {package_dir}: "
-                           "the installation is broken; reinstall parallel-pool")
+        return ImportError(
+            f"parallel_pool's compiled extension (_core) is missing from {package_dir}: "
+            "the installation is broken; reinstall parallel-pool"
+        )
     root = os.path.dirname(package_dir)
     return ImportError(
         f"you are importing parallel_pool from its source tree ({package_dir}), which has no compiled extension "
         "(_core). Python finds the source folder first because it is in the current directory (or on PYTHONPATH). "
         f"Either run from another directory (e.g. `cd ~`) or use the console script (`parallel-pool demo`) to use "
         f"the installed package, or build the extension into the tree for development: `{root}/dev_build.sh`.",
-        name="parallel_pool._core")
+        name="parallel_pool._core",
+    )

@@ -1,10 +1,10 @@
 """The `parallel-pool` command (also `python -m parallel_pool`): version, task list, task info, demo, benchmarks.
 
-    parallel-pool --version
-    parallel-pool list [--family atari]
-    parallel-pool info CartPole-v1
-    parallel-pool demo [--task Pong-v5] [--num-envs 8] [--seconds 2]
-    parallel-pool bench [--case atari] [--quick] ...
+parallel-pool --version
+parallel-pool list [--family atari]
+parallel-pool info CartPole-v1
+parallel-pool demo [--task Pong-v5] [--num-envs 8] [--seconds 2]
+parallel-pool bench [--case atari] [--quick] ...
 """
 
 from __future__ import annotations
@@ -97,8 +97,11 @@ def _gymnasium_row(task: str, num_envs: int, seconds: float) -> tuple[str, float
     try:
         env = SyncVectorEnv([functools.partial(make_env, peer) for _ in range(num_envs)])
     except ImportError as e:  # an optional dependency of the gymnasium env (e.g. imageio for MuJoCo)
-        return "gymnasium SyncVectorEnv", float("nan"), (f"skipped: gymnasium's {peer.gym_id} needs {e.name} "
-                                                         "(pip install \"parallel-pool[bench]\")")
+        return (
+            "gymnasium SyncVectorEnv",
+            float("nan"),
+            (f'skipped: gymnasium\'s {peer.gym_id} needs {e.name} (pip install "parallel-pool[bench]")'),
+        )
     env.reset(seed=0)
     rate = _rate(env.step, _random_actions(env.single_action_space, num_envs), seconds)
     env.close()
@@ -109,7 +112,7 @@ def _envpool_row(task: str, num_envs: int, seconds: float) -> tuple[str, float, 
     try:
         import envpool
     except ImportError:
-        return "envpool (sync)", float("nan"), "skipped: not installed (pip install \"parallel-pool[bench]\")"
+        return "envpool (sync)", float("nan"), 'skipped: not installed (pip install "parallel-pool[bench]")'
     if task not in envpool.list_all_envs():
         return "envpool (sync)", float("nan"), f"skipped: EnvPool has no {task}"
     env = envpool.make(task, env_type="gymnasium", num_envs=num_envs, seed=0)
@@ -135,8 +138,11 @@ def demo(task: str = "CartPole-v1", num_envs: int = 8, seconds: float = 2.0) -> 
     print(f"  obs batch {shape}; info keys {sorted(info)}")
     ours = _rate(env.step, actions, seconds)
     env.close()
-    rows = [("parallel_pool (sync)", ours, task), _gymnasium_row(task, num_envs, seconds),
-            _envpool_row(task, num_envs, seconds)]
+    rows = [
+        ("parallel_pool (sync)", ours, task),
+        _gymnasium_row(task, num_envs, seconds),
+        _envpool_row(task, num_envs, seconds),
+    ]
     print(f"  {'runner':<26}{'steps/s':>12}{'ours / it':>12}  env")
     for name, rate, note in rows:
         measured = rate == rate  # not NaN
@@ -154,8 +160,9 @@ def _version() -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="ParallelPool: RL environments stepped in parallel by a "
-                                                       "C++ engine, with EnvPool's API.")
+    p = argparse.ArgumentParser(
+        prog=PROG, description="ParallelPool: RL environments stepped in parallel by a C++ engine, with EnvPool's API."
+    )
     p.add_argument("--version", action="version", version=_version())
     sub = p.add_subparsers(dest="cmd", required=True, metavar="{list,info,demo,bench}")
     ls = sub.add_parser("list", help="list the task ids of this build")
@@ -167,8 +174,9 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--num-envs", type=int, default=8)
     d.add_argument("--seconds", type=float, default=2.0, help="per measurement (default 2)")
     # parsed by parallel_pool.bench.main: shown here for --help only
-    sub.add_parser("bench", help="benchmark against EnvPool and gymnasium vector envs (parallel-pool bench -h)",
-                   add_help=False)
+    sub.add_parser(
+        "bench", help="benchmark against EnvPool and gymnasium vector envs (parallel-pool bench -h)", add_help=False
+    )
     return p
 
 

@@ -11,7 +11,8 @@ zeros where no episode ended.
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import dm_env
 import gymnasium
@@ -22,6 +23,7 @@ from gymnasium.vector.utils import batch_space
 from parallel_pool.pool import BasePool
 from parallel_pool.schema import Schema
 from parallel_pool.spec import AutoresetMode, EnvSpec
+
 
 def _info_masks(schema: Schema, n: int, player_rows: int, xp: Any) -> tuple[dict[str, Any], Any]:
     """gymnasium's `_key` masks for an info dict whose every row has every key (all True), and the mask of the
@@ -55,8 +57,11 @@ def gym_info(schema: Schema, arrays: Sequence[Any], xp: Any = np) -> dict[str, A
     """The info dict (EnvPool's keys) with gymnasium's `_key` masks (every row has every key)."""
     penv = arrays[schema.players_env_id]
     masks, player_mask = _info_masks(schema, arrays[schema.env_id].shape[0], penv.shape[0], xp)
-    info: dict[str, Any] = {"env_id": arrays[schema.env_id], "elapsed_step": arrays[schema.elapsed_step],
-                            "players": {"env_id": penv, "_env_id": player_mask}}
+    info: dict[str, Any] = {
+        "env_id": arrays[schema.env_id],
+        "elapsed_step": arrays[schema.elapsed_step],
+        "players": {"env_id": penv, "_env_id": player_mask},
+    }
     info.update(schema.info(arrays))
     info.update(masks)
     return info
@@ -69,15 +74,20 @@ def _add_final(schema: Schema, arrays: Sequence[Any], info: dict[str, Any], done
         return  # gymnasium adds the final keys only on steps where some episode ended
     final = schema.obs(arrays, "final:")
     if dense:
-        final_obs = ({k: _zero_where_not(xp, done, v) for k, v in final.items()} if isinstance(final, dict)
-                     else _zero_where_not(xp, done, final))
+        final_obs = (
+            {k: _zero_where_not(xp, done, v) for k, v in final.items()}
+            if isinstance(final, dict)
+            else _zero_where_not(xp, done, final)
+        )
     else:
         final_obs = np.full(len(done), None, dtype=object)
         for i in np.flatnonzero(done):
             final_obs[i] = {k: v[i] for k, v in final.items()} if isinstance(final, dict) else final[i]
     final_info: dict[str, Any] = {
-        "env_id": _zero_where_not(xp, done, arrays[schema.env_id]), "_env_id": done,
-        "elapsed_step": _zero_where_not(xp, done, arrays[schema.index["final:elapsed_step"]]), "_elapsed_step": done,
+        "env_id": _zero_where_not(xp, done, arrays[schema.env_id]),
+        "_env_id": done,
+        "elapsed_step": _zero_where_not(xp, done, arrays[schema.index["final:elapsed_step"]]),
+        "_elapsed_step": done,
     }
     for key, value in schema.info(arrays, "final:").items():
         final_info[key] = _zero_where_not(xp, done, value)
@@ -118,6 +128,7 @@ def dm_result(schema: Schema, arrays: Sequence[Any], state: type, players: type,
 
 
 # ---- rows of a full batch (sync pools) --------------------------------------------------------------------------
+
 
 def _tree(f: Any, *trees: Any) -> Any:
     return {k: f(*(t[k] for t in trees)) for k in trees[0]} if isinstance(trees[0], dict) else f(*trees)
@@ -161,8 +172,13 @@ class _GymStyle(BasePool):
     def _zero_obs(self) -> tuple[Any, np.ndarray]:
         """Before the first reset: zero observations (what gymnasium's SyncVectorEnv holds then)."""
         owner = np.repeat(self._all_ids, self.max_num_players)
-        zeros = {k: np.zeros((len(owner),) + self.schema.field(self.schema.obs_name(k)).shape,
-                             self.schema.field(self.schema.obs_name(k)).dtype) for k in self.schema.obs_keys}
+        zeros = {
+            k: np.zeros(
+                (len(owner),) + self.schema.field(self.schema.obs_name(k)).shape,
+                self.schema.field(self.schema.obs_name(k)).dtype,
+            )
+            for k in self.schema.obs_keys
+        }
         return (zeros["obs"] if self.schema.single_obs else zeros), owner
 
     def step(self, actions: Any, env_id: Any = None) -> Any:
@@ -189,8 +205,10 @@ class _GymStyle(BasePool):
 
     def _check_mask(self, mask: Any) -> np.ndarray:
         if self.is_async:
-            raise ValueError("reset_mask needs a sync pool (batch_size == num_envs): an async pool returns "
-                             "whichever envs finish first; reset envs there with reset(env_id=...)")
+            raise ValueError(
+                "reset_mask needs a sync pool (batch_size == num_envs): an async pool returns "
+                "whichever envs finish first; reset envs there with reset(env_id=...)"
+            )
         if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
             raise TypeError(f"reset_mask must be a bool numpy array, got {getattr(mask, 'dtype', type(mask))}")
         if mask.shape != (self.num_envs,):
@@ -207,8 +225,9 @@ class _GymStyle(BasePool):
         if seed is not None and not isinstance(seed, (int, np.integer)):
             seeds = list(seed)
             if len(seeds) != self.num_envs:
-                raise ValueError(f"with reset_mask, seed must be an int or one seed per env ({self.num_envs}), "
-                                 f"got {len(seeds)}")
+                raise ValueError(
+                    f"with reset_mask, seed must be an int or one seed per env ({self.num_envs}), got {len(seeds)}"
+                )
             chosen = [seeds[i] for i in ids]
             seed = None if all(s is None for s in chosen) else chosen
         arrays = self._reset_raw(ids, seed)
@@ -217,8 +236,11 @@ class _GymStyle(BasePool):
         assert self._last is not None
         full_obs, owner = self._last
         info: dict[str, Any] = {"players": {"env_id": owner, "_env_id": mask[owner]}, "_players": mask.copy()}
-        per_env = {"env_id": arrays[self.schema.env_id], "elapsed_step": arrays[self.schema.elapsed_step],
-                   **self.schema.info(arrays)}
+        per_env = {
+            "env_id": arrays[self.schema.env_id],
+            "elapsed_step": arrays[self.schema.elapsed_step],
+            **self.schema.info(arrays),
+        }
         for key, value in per_env.items():
             full = np.zeros((self.num_envs,) + value.shape[1:], dtype=value.dtype)
             full[ids] = value
@@ -236,15 +258,18 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
 
     def __init__(self, spec: EnvSpec, render_mode: str | None = None):
         _GymStyle.__init__(self, spec, render_mode)
-        self.metadata = {"autoreset_mode": self.autoreset_mode.gymnasium,
-                         "render_modes": [] if render_mode is None else [render_mode]}
+        self.metadata = {
+            "autoreset_mode": self.autoreset_mode.gymnasium,
+            "render_modes": [] if render_mode is None else [render_mode],
+        }
         self.single_observation_space = spec.observation_space
         self.single_action_space = spec.action_space
         self.observation_space = batch_space(self.single_observation_space, self.batch_size)
         self.action_space = batch_space(self.single_action_space, self.batch_size)
 
-    def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None,
-              env_id: Any = None) -> tuple[Any, dict[str, Any]]:
+    def reset(
+        self, *, seed: Any = None, options: dict[str, Any] | None = None, env_id: Any = None
+    ) -> tuple[Any, dict[str, Any]]:
         """Reset every env (or env_id, or options={"reset_mask": mask}); seed: int s (env i gets s + i) or one per
         env. Returns (obs, info)."""
         return self._reset_front(seed, options, env_id)
@@ -269,16 +294,22 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
     # ---- gymnasium's VectorEnv attribute API ----------------------------------------------------------------
     def _env_attrs(self) -> dict[str, Any]:
         attrs: dict[str, Any] = dict(self.config)
-        attrs.update(spec=self.spec, render_mode=self.render_mode, metadata=self.metadata,
-                     observation_space=self.single_observation_space, action_space=self.single_action_space)
+        attrs.update(
+            spec=self.spec,
+            render_mode=self.render_mode,
+            metadata=self.metadata,
+            observation_space=self.single_observation_space,
+            action_space=self.single_action_space,
+        )
         return attrs
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """One value per env of an env attribute: its spaces, spec, render_mode, metadata or a config key."""
         attrs = self._env_attrs()
         if name not in attrs:
-            raise AttributeError(f"{self.spec.id} envs run in C++ and have no attribute {name!r}; available: "
-                                 f"{sorted(attrs)}")
+            raise AttributeError(
+                f"{self.spec.id} envs run in C++ and have no attribute {name!r}; available: {sorted(attrs)}"
+            )
         return tuple(attrs[name] for _ in range(self.num_envs))
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
@@ -295,8 +326,10 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
 
     def set_attr(self, name: str, values: Any) -> None:
         """The envs run in C++ with a fixed config: nothing can be set; make a new pool with the key instead."""
-        raise AttributeError(f"cannot set {name!r} on {self.spec.id} envs: they run in C++; pass config keys to "
-                             f"parallel_pool.make({self.spec.id!r}, {name}=...) instead")
+        raise AttributeError(
+            f"cannot set {name!r} on {self.spec.id} envs: they run in C++; pass config keys to "
+            f"parallel_pool.make({self.spec.id!r}, {name}=...) instead"
+        )
 
     def __repr__(self) -> str:
         return f"GymnasiumPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"
@@ -312,11 +345,14 @@ class GymPool(_GymStyle, gymnasium.Env):  # type: ignore[misc]
         _GymStyle.__init__(self, spec, render_mode)
         self.observation_space = spec.observation_space
         self.action_space = spec.action_space
-        self.metadata = {"autoreset_mode": self.autoreset_mode.gymnasium,
-                         "render_modes": [] if render_mode is None else [render_mode]}
+        self.metadata = {
+            "autoreset_mode": self.autoreset_mode.gymnasium,
+            "render_modes": [] if render_mode is None else [render_mode],
+        }
 
-    def reset(self, env_id: Any = None, seed: Any = None,
-              options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+    def reset(
+        self, env_id: Any = None, seed: Any = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
         """Reset every env (or env_id, or options={"reset_mask": mask}). Returns (obs, info)."""
         return self._reset_front(seed, options, env_id)
 
@@ -339,8 +375,10 @@ class DmPool(BasePool, dm_env.Environment):
 
     def __init__(self, spec: EnvSpec, render_mode: str | None = None):
         if spec.autoreset_mode != AutoresetMode.NEXT_STEP:
-            raise ValueError("env_type='dm' steps a finished env into a new episode (next_step autoreset); "
-                             f"autoreset_mode={spec.autoreset_mode.value!r} is not available with it")
+            raise ValueError(
+                "env_type='dm' steps a finished env into a new episode (next_step autoreset); "
+                f"autoreset_mode={spec.autoreset_mode.value!r} is not available with it"
+            )
         super().__init__(spec, render_mode)
         self._state_type, self._players_type = dm_state_types(spec)
 

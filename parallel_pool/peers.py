@@ -31,10 +31,12 @@ def make_atari_env(gym_id: str):
     from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 
     gym.register_envs(ale_py)
-    env = gym.make(gym_id, frameskip=1, repeat_action_probability=0.0, full_action_space=False,
-                   max_num_frames_per_episode=108000)
-    env = AtariPreprocessing(env, noop_max=30, frame_skip=4, screen_size=84, terminal_on_life_loss=False,
-                             grayscale_obs=True, scale_obs=False)
+    env = gym.make(
+        gym_id, frameskip=1, repeat_action_probability=0.0, full_action_space=False, max_num_frames_per_episode=108000
+    )
+    env = AtariPreprocessing(
+        env, noop_max=30, frame_skip=4, screen_size=84, terminal_on_life_loss=False, grayscale_obs=True, scale_obs=False
+    )
     return FrameStackObservation(env, 4)
 
 
@@ -75,8 +77,9 @@ def gymnasium_peer(task_id: str) -> tuple[Peer | None, str]:
         return Peer(task_id, False, ""), ""
     m = _VERSIONED.match(task_id)
     if m:
-        others = sorted((int(o["version"]), o.string) for o in map(_VERSIONED.match, registry)
-                        if o and o["name"] == m["name"])
+        others = sorted(
+            (int(o["version"]), o.string) for o in map(_VERSIONED.match, registry) if o and o["name"] == m["name"]
+        )
         if others:
             gym_id = others[-1][1]
             return Peer(gym_id, False, f"gymnasium has no {task_id}; compared with {gym_id}"), ""

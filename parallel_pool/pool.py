@@ -7,7 +7,8 @@ the schema and the spec.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -56,8 +57,9 @@ class BasePool:
     def engine(self) -> Any:
         """The `_core.Pool` behind this front-end (for parallel_pool.xla and parallel_pool.render)."""
         if self._engine is None or self._engine.closed:
-            raise RuntimeError(f"this {type(self).__name__} has been closed; create a new one with "
-                               "parallel_pool.make(...)")
+            raise RuntimeError(
+                f"this {type(self).__name__} has been closed; create a new one with parallel_pool.make(...)"
+            )
         return self._engine
 
     def _result(self, arrays: Sequence[np.ndarray]) -> Any:
@@ -131,7 +133,9 @@ class BasePool:
 
     # ---- rendering --------------------------------------------------------------------------------------------
     def render(self, env_ids: Any = None) -> np.ndarray:
-        """Frames of `env_ids` (default: all envs) as a uint8 array (n, H, W, 3); needs make(render_mode="rgb_array")."""
+        """Frames of `env_ids` (default: all envs) as a uint8 array (n, H, W, 3).
+
+        Needs the pool made with render_mode="rgb_array"."""
         engine = self.engine
         if self.render_mode is None:
             raise ValueError("render() needs the pool made with render_mode='rgb_array'")

@@ -36,12 +36,14 @@ def task_type(task_id: str) -> str:
     if task_id not in _TASKS:
         from parallel_pool.families import unavailable_message  # ids of families this build left out
 
-        raise ValueError(unavailable_message(task_id)
-                         or _suggest(task_id, _TASKS, "task id") + " (see parallel_pool.list_all_envs())")
+        raise ValueError(
+            unavailable_message(task_id)
+            or _suggest(task_id, _TASKS, "task id") + " (see parallel_pool.list_all_envs())"
+        )
     return _TASKS[task_id][0]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _package_dir(package: str) -> str | None:
     """The folder of an installed Python package, found without importing it (None: not installed)."""
     try:
@@ -59,9 +61,9 @@ def _resolve_default(value: Any) -> Any:
     an error saying which package to install)."""
     if isinstance(value, str) and value.startswith("{pkgdir:") and "}" in value:
         end = value.index("}")
-        folder = _package_dir(value[len("{pkgdir:"):end])
+        folder = _package_dir(value[len("{pkgdir:") : end])
         if folder is not None:
-            rest = value[end + 1:].lstrip("/")
+            rest = value[end + 1 :].lstrip("/")
             return os.path.join(folder, rest) if rest else folder
     return value
 
@@ -105,16 +107,21 @@ def _resolve_pkgdir(key: str, value: Any) -> Any:
     importing it."""
     if not (isinstance(value, str) and value.startswith(_PKGDIR)):
         return value
-    package, _, sub = value[len(_PKGDIR):].partition("/")
+    package, _, sub = value[len(_PKGDIR) :].partition("/")
     try:
         spec = importlib.util.find_spec(package)
     except (ImportError, ValueError):
         spec = None
     if spec is None or not spec.submodule_search_locations:
-        raise ValueError(f"config key {key!r} refers to files of the Python package {package!r}, which is not "
-                         f"installed (pip install {package}), or pass {key}=<directory> yourself")
-    return os.path.join(list(spec.submodule_search_locations)[0], *sub.split("/")) if sub else \
-        list(spec.submodule_search_locations)[0]
+        raise ValueError(
+            f"config key {key!r} refers to files of the Python package {package!r}, which is not "
+            f"installed (pip install {package}), or pass {key}=<directory> yourself"
+        )
+    return (
+        os.path.join(list(spec.submodule_search_locations)[0], *sub.split("/"))
+        if sub
+        else list(spec.submodule_search_locations)[0]
+    )
 
 
 def _envpool_key(key: str, value: Any) -> None:
@@ -122,12 +129,14 @@ def _envpool_key(key: str, value: Any) -> None:
     others saying what to use instead."""
     if key == "gym_reset_return_info":
         if value is not True:
-            raise ValueError("gym_reset_return_info: reset() always returns (obs, info) here (gymnasium's "
-                             f"convention); drop the key (got {value!r})")
+            raise ValueError(
+                "gym_reset_return_info: reset() always returns (obs, info) here (gymnasium's "
+                f"convention); drop the key (got {value!r})"
+            )
         return
     hints = {
         "base_path": "data files are found in the installed packages (ale-py ROMs, gymnasium MuJoCo XMLs); "
-                     "the task's own path keys (see make_spec(task_id).config) override them",
+        "the task's own path keys (see make_spec(task_id).config) override them",
         "env_seed": "env i is seeded with seed + i; for other per-env seeds call reset(seed=[s0, ..., sN-1])",
     }
     raise ValueError(f"config key {key!r} (EnvPool's) is not supported: {hints[key]}")

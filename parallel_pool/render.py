@@ -15,7 +15,8 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -128,9 +129,11 @@ def _mujoco_env(gym_id: str, model_path: str):
     task's default camera draw the frame."""
     if "MUJOCO_GL" not in os.environ and not os.environ.get("DISPLAY"):
         if "mujoco" in sys.modules:  # mujoco chose its GL backend (GLFW, which needs a display) when imported
-            raise RuntimeError("render: this machine has no display and mujoco was imported before MUJOCO_GL was "
-                               "set, so it uses GLFW, which cannot draw here; set MUJOCO_GL=egl (libegl1) or "
-                               "MUJOCO_GL=osmesa (libosmesa6) in the environment before importing mujoco")
+            raise RuntimeError(
+                "render: this machine has no display and mujoco was imported before MUJOCO_GL was "
+                "set, so it uses GLFW, which cannot draw here; set MUJOCO_GL=egl (libegl1) or "
+                "MUJOCO_GL=osmesa (libosmesa6) in the environment before importing mujoco"
+            )
         os.environ["MUJOCO_GL"] = "egl"  # headless: GLFW (mujoco's default) needs a display
     import gymnasium as gym
 
@@ -138,10 +141,10 @@ def _mujoco_env(gym_id: str, model_path: str):
         env = gym.make(gym_id, render_mode="rgb_array", xml_file=model_path)
     except TypeError:  # some -v4 envs take no xml_file: they always load gymnasium's own model
         env = gym.make(gym_id, render_mode="rgb_array")
-        if os.path.realpath(env.unwrapped.fullpath) != os.path.realpath(model_path):
-            raise NotImplementedError(f"render: gymnasium's {gym_id} cannot load {model_path}; "
-                                      f"pass gymnasium_v5_render_camera=True for a custom xml_file") from None
+        if os.path.realpath(env.unwrapped.fullpath) != os.path.realpath(model_path):  # type: ignore[attr-defined]
+            raise NotImplementedError(
+                f"render: gymnasium's {gym_id} cannot load {model_path}; "
+                f"pass gymnasium_v5_render_camera=True for a custom xml_file"
+            ) from None
     env.reset(seed=0)
     return env
-
-

@@ -10,8 +10,9 @@ numpy.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -33,24 +34,33 @@ class Schema:
 
     def __init__(self, output_specs: Sequence[tuple[str, Any, Sequence[int], bool]]):
         self.fields: tuple[Field, ...] = tuple(
-            Field(name, np.dtype(dtype), tuple(shape), bool(per_player)) for name, dtype, shape, per_player in output_specs)
+            Field(name, np.dtype(dtype), tuple(shape), bool(per_player))
+            for name, dtype, shape, per_player in output_specs
+        )
         self.index: dict[str, int] = {f.name: i for i, f in enumerate(self.fields)}
         names = [f.name for f in self.fields]
         # observation keys: ("obs",) for a plain array observation, else the dict keys in engine order
         self.single_obs: bool = "obs" in self.index
-        self.obs_keys: tuple[str, ...] = ("obs",) if self.single_obs else tuple(
-            n[len("obs:"):] for n in names if n.startswith("obs:"))
-        self.info_keys: tuple[str, ...] = tuple(n[len("info:"):] for n in names if n.startswith("info:"))
+        self.obs_keys: tuple[str, ...] = (
+            ("obs",) if self.single_obs else tuple(n[len("obs:") :] for n in names if n.startswith("obs:"))
+        )
+        self.info_keys: tuple[str, ...] = tuple(n[len("info:") :] for n in names if n.startswith("info:"))
         self.has_final: bool = any(n.startswith("final:") for n in names)
         self.reward, self.terminated, self.truncated = (self.index[n] for n in ("reward", "terminated", "truncated"))
         self.env_id, self.elapsed_step = self.index["env_id"], self.index["elapsed_step"]
         self.players_env_id = self.index["players.env_id"]
         self.mask_cache: dict[tuple[int, int], Any] = {}  # the front-ends' read-only info masks, per batch shape
         # (key, index) pairs per prefix ("" and "final:"), computed once: read on every batch
-        self._obs_at = {p: tuple((k, self.index[p + self.obs_name(k)]) for k in self.obs_keys)
-                        for p in ("", "final:") if p + self.obs_name(self.obs_keys[0]) in self.index}
-        self._info_at = {p: tuple((k, self.index[p + "info:" + k]) for k in self.info_keys)
-                         for p in ("", "final:") if all(p + "info:" + k in self.index for k in self.info_keys)}
+        self._obs_at = {
+            p: tuple((k, self.index[p + self.obs_name(k)]) for k in self.obs_keys)
+            for p in ("", "final:")
+            if p + self.obs_name(self.obs_keys[0]) in self.index
+        }
+        self._info_at = {
+            p: tuple((k, self.index[p + "info:" + k]) for k in self.info_keys)
+            for p in ("", "final:")
+            if all(p + "info:" + k in self.index for k in self.info_keys)
+        }
 
     def obs_name(self, key: str) -> str:
         """The engine's name of observation key `key`."""

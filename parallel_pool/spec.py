@@ -101,8 +101,9 @@ class ArraySpec(NamedTuple):
     maximum: Any
 
 
-def _array_spec(dtype: Any, shape: tuple[int, ...], per_player: bool = False, low: Any = None,
-                high: Any = None) -> ArraySpec:
+def _array_spec(
+    dtype: Any, shape: tuple[int, ...], per_player: bool = False, low: Any = None, high: Any = None
+) -> ArraySpec:
     dtype = np.dtype(dtype)
     if low is None:
         if dtype == np.bool_:
@@ -162,8 +163,11 @@ class EnvSpec:
     def dm_state_fields(self) -> list[str]:
         """The fields of the dm front-end's observation (EnvPool's `State`): observation keys, env_id,
         elapsed_step, players, then the env's info keys."""
-        return [a["name"] for a in self._raw["obs"]] + ["env_id", "elapsed_step", "players"] + \
-            [a["name"] for a in self._raw["info"]]
+        return (
+            [a["name"] for a in self._raw["obs"]]
+            + ["env_id", "elapsed_step", "players"]
+            + [a["name"] for a in self._raw["info"]]
+        )
 
     def observation_spec(self) -> Any:
         """dm_env specs with the structure of the dm front-end's observation: a `State` namedtuple (EnvPool's)."""
@@ -208,11 +212,11 @@ class EnvSpec:
         }
         single = len(self._raw["obs"]) == 1 and self._raw["obs"][0]["name"] == "obs"
         for a in self._raw["obs"]:
-            out["obs" if single else "obs:" + a["name"]] = _array_spec(a["dtype"], a["shape"], a["per_player"],
-                                                                       *_low_high(a))
+            out["obs" if single else "obs:" + a["name"]] = _array_spec(
+                a["dtype"], a["shape"], a["per_player"], *_low_high(a)
+            )
         for a in self._raw["info"]:
-            out["info:" + a["name"]] = _array_spec(a["dtype"], a["shape"], a.get("per_player", False),
-                                                   *_low_high(a))
+            out["info:" + a["name"]] = _array_spec(a["dtype"], a["shape"], a.get("per_player", False), *_low_high(a))
         return out
 
     def __repr__(self) -> str:

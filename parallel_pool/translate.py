@@ -92,16 +92,21 @@ class Translator:
             finished envs themselves).
     """
 
-    def __init__(self, env: Any, final_obs_key: str | None = None, truncated_key: str | None = None,
-                 explicit_reset: bool = False):
+    def __init__(
+        self, env: Any, final_obs_key: str | None = None, truncated_key: str | None = None, explicit_reset: bool = False
+    ):
         mode = getattr(env, "autoreset_mode", None)
         if mode != "same_step":
-            raise ValueError("Translator needs a pool made with autoreset_mode='same_step' (got "
-                             f"{getattr(mode, 'value', mode)!r}); use Translator.make(task_id, ...) or parallel_pool.make(task_id, "
-                             "autoreset_mode='same_step', ...)")
+            raise ValueError(
+                "Translator needs a pool made with autoreset_mode='same_step' (got "
+                f"{getattr(mode, 'value', mode)!r}); use Translator.make(task_id, ...) or parallel_pool.make(task_id, "
+                "autoreset_mode='same_step', ...)"
+            )
         if getattr(env.spec, "max_num_players", 1) != 1:
-            raise ValueError(f"{env.spec.task_id} is a multi-player env ({env.spec.max_num_players} players); "
-                             "framework adapters support single-player envs only")
+            raise ValueError(
+                f"{env.spec.task_id} is a multi-player env ({env.spec.max_num_players} players); "
+                "framework adapters support single-player envs only"
+            )
         self.env = env
         self.spec = env.spec
         self.num_envs: int = env.num_envs
@@ -117,8 +122,14 @@ class Translator:
         self._action_dtype = self._find_action_dtype()
 
     @classmethod
-    def make(cls, task_id: str, final_obs_key: str | None = None, truncated_key: str | None = None,
-             explicit_reset: bool = False, **kwargs: Any) -> Translator:
+    def make(
+        cls,
+        task_id: str,
+        final_obs_key: str | None = None,
+        truncated_key: str | None = None,
+        explicit_reset: bool = False,
+        **kwargs: Any,
+    ) -> Translator:
         """Make a same-step pool of ``task_id`` (``kwargs``: parallel_pool.make's config keys) and wrap it."""
         import parallel_pool
 
@@ -180,16 +191,20 @@ class Translator:
         for i in ids:
             self._pending.pop(int(i), None)
         if self.is_async:
-            raise ValueError("resetting a subset of envs of an async pool (batch_size < num_envs) is not "
-                             "supported; reset all envs or use a sync pool")
+            raise ValueError(
+                "resetting a subset of envs of an async pool (batch_size < num_envs) is not "
+                "supported; reset all envs or use a sync pool"
+            )
         obs, info = self.env.reset(seed=seed, env_id=ids.astype(np.int32))
         return obs, self.records(info, len(ids))
 
     def _reset_all_async(self, seed: Any) -> tuple[Any, list[dict]]:
         """An async pool's reset returns batch_size envs; frameworks want all of them, in env_id order."""
         if self.num_envs % self.batch_size:
-            raise ValueError(f"resetting every env of an async pool needs num_envs ({self.num_envs}) to be a "
-                             f"multiple of batch_size ({self.batch_size})")
+            raise ValueError(
+                f"resetting every env of an async pool needs num_envs ({self.num_envs}) to be a "
+                f"multiple of batch_size ({self.batch_size})"
+            )
         self.env.async_reset(seed=seed)
         parts, records, ids = [], [], []
         for _ in range(self.num_envs // self.batch_size):

@@ -69,13 +69,15 @@ def check_xla_spec(task_id: str, spec: dict) -> None:
     if spec["max_players"] != 1:
         raise ValueError(
             f"env.xla() needs one player per env (fixed output shapes), but {task_id} has up to "
-            f"{spec['max_players']} players per env (max_num_players); use the Python send/recv API instead")
+            f"{spec['max_players']} players per env (max_num_players); use the Python send/recv API instead"
+        )
     for group in ("obs", "info", "action"):
         for a in spec[group]:
             if any((not isinstance(d, (int, np.integer))) or d < 0 for d in a["shape"]):
                 raise ValueError(
                     f"env.xla() needs fixed shapes, but {task_id}'s {group} array '{a['name']}' has shape "
-                    f"{tuple(a['shape'])}; use the Python send/recv API instead")
+                    f"{tuple(a['shape'])}; use the Python send/recv API instead"
+                )
 
 
 def make_xla(env: Any) -> XlaFunctions:
@@ -88,7 +90,8 @@ def make_xla(env: Any) -> XlaFunctions:
     if not _core.has_xla:
         raise RuntimeError(
             "this build of parallel_pool has no XLA support: jaxlib's FFI headers were not found when it was "
-            f"compiled; {_INSTALL_HINT} (jaxlib must be importable while building)")
+            f"compiled; {_INSTALL_HINT} (jaxlib must be importable while building)"
+        )
     if env.closed:
         raise RuntimeError("env.xla() on a closed pool; create a new one with parallel_pool.make(...)")
     pool = env.engine
@@ -116,7 +119,8 @@ def make_xla(env: Any) -> XlaFunctions:
                 f"parallel_pool xla: jax_enable_x64 is off, so {task_id}'s 64-bit arrays {wide} pass through jax as "
                 "32-bit (observations rounded to float32, int64 narrowed; float32 actions are widened exactly). "
                 "Enable jax.config.update('jax_enable_x64', True) to get the engine's exact float64 values.",
-                stacklevel=4)
+                stacklevel=4,
+            )
 
     def out_types(rows: int):
         check_x64()
@@ -126,8 +130,12 @@ def make_xla(env: Any) -> XlaFunctions:
         handle = jnp.asarray(handle)
         if handle.dtype != jnp.uint8 or handle.shape != (8,):
             raise TypeError(f"handle must be the uint8[8] array from env.xla(), got {handle.dtype}{handle.shape}")
-        f = jax.ffi.ffi_call(target, (jax.ShapeDtypeStruct(handle.shape, handle.dtype), *results),
-                             has_side_effect=True, input_output_aliases={0: 0})
+        f = jax.ffi.ffi_call(
+            target,
+            (jax.ShapeDtypeStruct(handle.shape, handle.dtype), *results),
+            has_side_effect=True,
+            input_output_aliases={0: 0},
+        )
         return f(handle, *args, pool=pool_id)
 
     def env_ids(env_id):
@@ -158,7 +166,9 @@ def make_xla(env: Any) -> XlaFunctions:
                 raise TypeError(f"action '{name}' must be numeric (dtype {dt}), got dtype {a.dtype}")
             if a.shape != (k, *shape):
                 raise ValueError(f"action '{name}' has shape {a.shape}, expected {(k, *shape)} ({k} envs in this call)")
-            out.append(a if want_int and a.dtype in (jnp.int32, jnp.int64) else a.astype(jax.dtypes.canonicalize_dtype(dt)))
+            out.append(
+                a if want_int and a.dtype in (jnp.int32, jnp.int64) else a.astype(jax.dtypes.canonicalize_dtype(dt))
+            )
         return out
 
     def split(action, env_id):

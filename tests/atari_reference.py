@@ -58,8 +58,20 @@ def area_resize(img: np.ndarray, h: int, w: int) -> np.ndarray:
 class ReferenceAtari:
     """Our Atari env's semantics on ale_py.ALEInterface, for a single env, with an explicit no-op count."""
 
-    def __init__(self, game: str, *, frame_skip=4, stack_num=4, img=84, gray=True, episodic_life=False,
-                 reward_clip=False, fire_reset=True, full_action_space=False, resize=None):
+    def __init__(
+        self,
+        game: str,
+        *,
+        frame_skip=4,
+        stack_num=4,
+        img=84,
+        gray=True,
+        episodic_life=False,
+        reward_clip=False,
+        fire_reset=True,
+        full_action_space=False,
+        resize=None,
+    ):
         import ale_py
         from ale_py import roms
 
@@ -131,5 +143,9 @@ class ReferenceAtari:
             self.continue_game = True
         self.lives = lives
         r = float(np.sign(reward)) if self.reward_clip else float(reward)
-        return obs, r, terminated, {"lives": lives, "reward": float(reward), "terminated": int(over),
-                                    "ram": self.ale.getRAM().copy()}
+        return (
+            obs,
+            r,
+            terminated,
+            {"lives": lives, "reward": float(reward), "terminated": int(over), "ram": self.ale.getRAM().copy()},
+        )

@@ -15,9 +15,9 @@ import dm_env  # noqa: E402
 import gymnasium as gym  # noqa: E402
 from acme import core, specs  # noqa: E402
 from acme.utils import loggers  # noqa: E402
+from parallel_pool.integrations.acme import BatchedEnvironment, BatchedEnvironmentLoop  # noqa: E402
 
 import parallel_pool  # noqa: E402
-from parallel_pool.integrations.acme import BatchedEnvironment, BatchedEnvironmentLoop  # noqa: E402
 
 
 def test_make_environment_spec_gives_single_env_specs():
@@ -53,8 +53,9 @@ def test_each_env_ends_and_restarts_alone_and_truncation_keeps_discount_one():
         obs, rew, term, trunc, info = ref.step(actions)
         np.testing.assert_array_equal(ts.observation, obs)
         np.testing.assert_array_equal(ts.reward, rew)
-        expected = np.where(prev_done, dm_env.StepType.FIRST,
-                            np.where(term | trunc, dm_env.StepType.LAST, dm_env.StepType.MID))
+        expected = np.where(
+            prev_done, dm_env.StepType.FIRST, np.where(term | trunc, dm_env.StepType.LAST, dm_env.StepType.MID)
+        )
         np.testing.assert_array_equal(ts.step_type, expected)
         np.testing.assert_array_equal(ts.discount, np.where(term, 0.0, 1.0))
         np.testing.assert_array_equal(env.info["elapsed_step"], info["elapsed_step"])
@@ -159,6 +160,7 @@ def test_loop_feeds_each_env_its_own_timesteps_and_logs_its_episodes():
 def test_async_loop_gives_each_env_the_same_episodes_as_sync():
     """Trajectories depend on (seed, env_id, actions) only: with a policy of the observation, every env's
     episodes are the same whether the pool is sync or async (rows arrive in completion order)."""
+
     def run(batch_size):
         env = BatchedEnvironment("CartPole-v1", num_envs=6, batch_size=batch_size, seed=4, max_episode_steps=80)
         actor = RecordingActor()
@@ -193,8 +195,7 @@ def test_stock_actor_signature_without_env_id():
 
     actor = Stock()
     env = BatchedEnvironment("CartPole-v1", num_envs=2, seed=0)
-    steps = BatchedEnvironmentLoop(env, actor, logger=loggers.InMemoryLogger(), should_update=False).run(
-        num_episodes=2)
+    steps = BatchedEnvironmentLoop(env, actor, logger=loggers.InMemoryLogger(), should_update=False).run(num_episodes=2)
     assert actor.observed == steps > 0
 
 

@@ -14,7 +14,8 @@ pytest.importorskip("tyro")
 pytest.importorskip("tqdm")
 
 _spec = importlib.util.spec_from_file_location(
-    "ppo_atari", Path(__file__).resolve().parent.parent / "examples" / "ppo_atari.py")
+    "ppo_atari", Path(__file__).resolve().parent.parent / "examples" / "ppo_atari.py"
+)
 ppo_atari = importlib.util.module_from_spec(_spec)
 sys.modules["ppo_atari"] = ppo_atari  # the script's dataclass looks its module up
 _spec.loader.exec_module(ppo_atari)

@@ -63,10 +63,30 @@ def test_every_supported_rom_is_a_task():
 def test_config_keys_and_defaults_match_envpool():
     ours = pp.make_spec("Pong-v5").config._asdict()
     theirs = envpool.make_spec("Pong-v5").config._asdict()
-    keys = ["stack_num", "frame_skip", "noop_max", "zero_discount_on_life_loss", "episodic_life", "reward_clip",
-            "use_fire_reset", "img_height", "img_width", "task", "mode", "difficulty", "full_action_space",
-            "repeat_action_probability", "use_inter_area_resize", "gray_scale", "max_episode_steps", "seed",
-            "num_envs", "num_threads", "thread_affinity_offset", "max_num_players"]
+    keys = [
+        "stack_num",
+        "frame_skip",
+        "noop_max",
+        "zero_discount_on_life_loss",
+        "episodic_life",
+        "reward_clip",
+        "use_fire_reset",
+        "img_height",
+        "img_width",
+        "task",
+        "mode",
+        "difficulty",
+        "full_action_space",
+        "repeat_action_probability",
+        "use_inter_area_resize",
+        "gray_scale",
+        "max_episode_steps",
+        "seed",
+        "num_envs",
+        "num_threads",
+        "thread_affinity_offset",
+        "max_num_players",
+    ]
     for k in keys:
         assert ours[k] == theirs[k], k
     for task in ["Pong-v5", "Breakout-v5", "MsPacman-v5", "Freeway-v5"]:
@@ -135,9 +155,16 @@ def test_numpy_area_reference_is_cv2_inter_area():
 def _align(task, rom, steps, *, seed=0, gray=True, resize=None, **kw):
     """Our env (noop_max=1: one reset frame) against ReferenceAtari on raw ale_py, random actions."""
     env = pp.make(task, num_envs=1, noop_max=1, gray_scale=gray, **kw)
-    ref = ReferenceAtari(rom, gray=gray, fire_reset=kw.get("use_fire_reset", True), resize=resize,
-                         episodic_life=kw.get("episodic_life", False), reward_clip=kw.get("reward_clip", False),
-                         frame_skip=kw.get("frame_skip", 4), stack_num=kw.get("stack_num", 4))
+    ref = ReferenceAtari(
+        rom,
+        gray=gray,
+        fire_reset=kw.get("use_fire_reset", True),
+        resize=resize,
+        episodic_life=kw.get("episodic_life", False),
+        reward_clip=kw.get("reward_clip", False),
+        frame_skip=kw.get("frame_skip", 4),
+        stack_num=kw.get("stack_num", 4),
+    )
     obs, info = env.reset()
     np.testing.assert_array_equal(obs[0], ref.reset(1))
     np.testing.assert_array_equal(info["ram"][0], ref.ale.getRAM())
@@ -223,9 +250,15 @@ def test_aligns_with_gymnasium_atari_preprocessing(task):
 
 
 @pytest.mark.skipif(envpool is None, reason="envpool not installed")
-@pytest.mark.parametrize("task,kw", [("Pong-v5", {}), ("Breakout-v5", {}),
-                                     ("Breakout-v5", {"episodic_life": True, "reward_clip": True}),
-                                     ("SpaceInvaders-v5", {"gray_scale": False})])
+@pytest.mark.parametrize(
+    "task,kw",
+    [
+        ("Pong-v5", {}),
+        ("Breakout-v5", {}),
+        ("Breakout-v5", {"episodic_life": True, "reward_clip": True}),
+        ("SpaceInvaders-v5", {"gray_scale": False}),
+    ],
+)
 def test_aligns_with_envpool_defaults(task, kw):
     """Default settings (noop_max=30, fire reset): same seed, same no-op draws, same frames as EnvPool."""
     n = 3
@@ -271,6 +304,7 @@ def test_noop_max():
 
 def test_fire_reset():
     """Breakout needs FIRE to launch the ball: with fire reset the ball is in play without ever pressing FIRE."""
+
     def run(**kw):
         env = pp.make("Breakout-v5", num_envs=1, noop_max=1, **kw)
         frames = [env.reset()[0][0]]
@@ -297,7 +331,7 @@ def test_episodic_life():
     obs, info = env.reset()
     assert info["lives"][0] == 5
     rng = np.random.default_rng(0)
-    life_ends, game_overs, lives = 0, 0, 5
+    life_ends, game_overs, lives, game_over = 0, 0, 5, False
     for t in range(2500):
         obs, r, term, trunc, info = env.step(rng.integers(4, size=1))
         if info["elapsed_step"][0] == 0:  # the reset step after an episode end
@@ -382,8 +416,9 @@ def test_max_episode_steps():
 
 
 def test_zero_discount_on_life_loss():
-    env = pp.make("Breakout-v5", env_type="dm", num_envs=1, zero_discount_on_life_loss=True, seed=3,
-                  max_episode_steps=100)
+    env = pp.make(
+        "Breakout-v5", env_type="dm", num_envs=1, zero_discount_on_life_loss=True, seed=3, max_episode_steps=100
+    )
     ts = env.reset()
     rng = np.random.default_rng(0)
     lives, zero, trunc_seen = 5, 0, False

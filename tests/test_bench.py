@@ -1,5 +1,6 @@
 """The benchmark runner (`parallel-pool bench`): quick mode end to end, the isolated worker, the plan, the focused
-cases (`--case NAME --quick`) and the timing arithmetic. Throughput itself is never asserted here (it depends on the machine and its load)."""
+cases (`--case NAME --quick`) and the timing arithmetic. Throughput itself is never asserted here (it depends on
+the machine and its load)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,10 @@ import sys
 import numpy as np
 import pytest
 
+import parallel_pool
 from parallel_pool.bench import QUICK_TIMING, run, run_isolated
 from parallel_pool.bench.cases import TASKS, make_plan, thread_counts
 from parallel_pool.bench.measure import measure_case
-
-import parallel_pool
 
 # the folder holding the parallel_pool this test imported (site-packages after `pip install .`, or the source tree
 # in a development build), so the CLI subprocesses run the same build
@@ -55,8 +55,13 @@ def test_quick_end_to_end(tmp_path):
     errors = [(c["label"], c["num_envs"], c.get("error")) for c in cases if "error" in c]
     assert not errors, errors
     labels = {t: {c["label"] for c in cases if c["task"] == t} for t in ("CartPole-v1", "Dummy-v0")}
-    expected = {"ParallelPool sync", "ParallelPool async", "gymnasium SyncVectorEnv", "gymnasium AsyncVectorEnv",
-                "for-loop over gymnasium envs"}
+    expected = {
+        "ParallelPool sync",
+        "ParallelPool async",
+        "gymnasium SyncVectorEnv",
+        "gymnasium AsyncVectorEnv",
+        "for-loop over gymnasium envs",
+    }
     if _has("envpool"):
         expected |= {"EnvPool sync", "EnvPool async"}
     assert expected <= labels["CartPole-v1"]
@@ -97,8 +102,16 @@ def test_quick_end_to_end(tmp_path):
 
 def test_timing_arithmetic():
     """A Dummy env that busy-waits 2 ms per step cannot exceed 500 steps/s per env, and each call takes >= 2 ms."""
-    case = {"task": "Dummy-v0", "runner": "parallel_pool", "mode": "sync", "num_envs": 1, "batch_size": 1,
-            "num_threads": 1, "purpose": ["main"], "config": {"step_cost_us": 2000.0, "episode_len": 1000000}}  # no (free) reset steps
+    case = {
+        "task": "Dummy-v0",
+        "runner": "parallel_pool",
+        "mode": "sync",
+        "num_envs": 1,
+        "batch_size": 1,
+        "num_threads": 1,
+        "purpose": ["main"],
+        "config": {"step_cost_us": 2000.0, "episode_len": 1000000},
+    }  # no (free) reset steps
     r = measure_case(case, {"warmup": 0.02, "duration": 0.05, "repeats": 3}, isolated=False)
     assert 0 < r["steps_per_s"] <= 500 * 1.001
     assert r["latency_median_us"] >= 2000
@@ -112,8 +125,15 @@ def test_timing_arithmetic():
 
 
 def test_isolated_worker_measures_peak_memory():
-    case = {"task": "Dummy-v0", "runner": "parallel_pool", "mode": "sync", "num_envs": 64, "batch_size": 64,
-            "num_threads": 1, "purpose": ["main"]}
+    case = {
+        "task": "Dummy-v0",
+        "runner": "parallel_pool",
+        "mode": "sync",
+        "num_envs": 64,
+        "batch_size": 64,
+        "num_threads": 1,
+        "purpose": ["main"],
+    }
     r = run_isolated(case, {"warmup": 0.01, "duration": 0.02, "repeats": 2}, timeout=120)
     assert "error" not in r, r
     assert r["steps_per_s"] > 0 and r["steps_per_call"] == 64
@@ -126,8 +146,9 @@ def test_isolated_worker_measures_peak_memory():
 
 def test_plan_handles_absent_and_present_families():
     # Pong and Ant absent from ParallelPool: skipped with a reason, nothing planned for them
-    plan = make_plan(["CartPole-v1", "Pong-v5", "Ant-v5"], quick=False, cores=2, ours={"CartPole-v1"},
-                     theirs={"CartPole-v1"})
+    plan = make_plan(
+        ["CartPole-v1", "Pong-v5", "Ant-v5"], quick=False, cores=2, ours={"CartPole-v1"}, theirs={"CartPole-v1"}
+    )
     assert plan.tasks == ["CartPole-v1"]
     assert any(s.startswith("Pong-v5") for s in plan.skipped) and any(s.startswith("Ant-v5") for s in plan.skipped)
     main = [c for c in plan.cases if "main" in c["purpose"]]
@@ -145,8 +166,9 @@ def test_plan_handles_absent_and_present_families():
     assert len(keys) == len(set(keys))  # each measurement once
     assert any("single_core" in c["purpose"] for c in plan.cases)
     # once the families land, Pong and Ant are planned with their baselines
-    plan = make_plan(["Pong-v5", "Ant-v5"], quick=False, cores=2, ours={"Pong-v5", "Ant-v5"},
-                     theirs={"Pong-v5", "Ant-v5"})
+    plan = make_plan(
+        ["Pong-v5", "Ant-v5"], quick=False, cores=2, ours={"Pong-v5", "Ant-v5"}, theirs={"Pong-v5", "Ant-v5"}
+    )
     assert plan.tasks == ["Pong-v5", "Ant-v5"]
     pong = {c["runner"] for c in plan.cases if c["task"] == "Pong-v5"}
     assert {"parallel_pool", "envpool"} <= pong
@@ -160,8 +182,22 @@ def test_cli(tmp_path):
     doc = tmp_path / "docs" / "benchmarks.md"
     doc.parent.mkdir()
     doc.write_text("# Benchmarks\n\nintro\n")
-    cmd = [sys.executable, "-m", "parallel_pool", "bench", "--quick", "--tasks", "Dummy-v0", "--out", str(out),
-           "--no-progress", "--doc", str(doc), "--doc-title", "CI box"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "parallel_pool",
+        "bench",
+        "--quick",
+        "--tasks",
+        "Dummy-v0",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--doc",
+        str(doc),
+        "--doc-title",
+        "CI box",
+    ]
     env = dict(os.environ, PYTHONPATH=PKG_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     for _ in range(2):  # the second run replaces the section instead of adding another
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
@@ -173,8 +209,14 @@ def test_cli(tmp_path):
     assert text.count("<!-- bench:ci-box -->") == 1 and "### CI box" in text and "#### Dummy-v0" in text
     assert "![benchmark plot: CI box](img/bench_ci-box.png)" in text
     assert (doc.parent / "img" / "bench_ci-box.png").read_bytes()[:4] == b"\x89PNG"
-    p = subprocess.run([sys.executable, "-m", "parallel_pool", "bench", "--tasks", "NoSuch-v0"], capture_output=True,
-                       text=True, timeout=120, cwd=tmp_path, env=env)
+    p = subprocess.run(
+        [sys.executable, "-m", "parallel_pool", "bench", "--tasks", "NoSuch-v0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=env,
+    )
     assert p.returncode != 0 and "unknown task" in p.stderr
 
 
@@ -229,8 +271,9 @@ def test_case_xla_quick(capsys):
 @pytest.mark.slow
 @pytest.mark.skipif(not _has("ale_py"), reason="ale-py not installed")
 def test_case_atari_quick(capsys, tmp_path):
-    out = _bench_case(capsys, "--case", "atari", "--quick", "--only", "ParallelPool 1 env",
-                      "--json", str(tmp_path / "atari.json"))
+    out = _bench_case(
+        capsys, "--case", "atari", "--quick", "--only", "ParallelPool 1 env", "--json", str(tmp_path / "atari.json")
+    )
     assert "ParallelPool 1 env" in out and "physical limit" in out
     res = json.loads((tmp_path / "atari.json").read_text())
     assert res["median_sps"]["ParallelPool 1 env"] > 0

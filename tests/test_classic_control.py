@@ -53,7 +53,7 @@ def check_close(ours, theirs, atol, what, rtol=0.0):
         np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, err_msg=what)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def numpy_scalar_math_is_libm() -> bool:
     """Whether NumPy's float64/float32 scalar sin, cos and **2 give the C library's results here (as on x86-64
     without AVX-512). Our envs call the C library, so only then can bit-exact agreement be required."""

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from parallel_pool.integrations.cleanrl import EpisodeStatistics
 
 import parallel_pool
-from parallel_pool.integrations.cleanrl import EpisodeStatistics
 
 
 def _final(info, key, i, same_step, done):
@@ -26,8 +26,17 @@ def _final(info, key, i, same_step, done):
 @pytest.mark.parametrize("env_type", ["gymnasium", "gym"])
 def test_dummy_episodes_match_the_env_books(mode, batch_size, max_steps, env_type):
     n = 6
-    env = EpisodeStatistics(parallel_pool.make("Dummy-v0", env_type=env_type, num_envs=n, batch_size=batch_size,
-                                               episode_len=5, max_episode_steps=max_steps, autoreset_mode=mode))
+    env = EpisodeStatistics(
+        parallel_pool.make(
+            "Dummy-v0",
+            env_type=env_type,
+            num_envs=n,
+            batch_size=batch_size,
+            episode_len=5,
+            max_episode_steps=max_steps,
+            autoreset_mode=mode,
+        )
+    )
     same = mode == "same_step"
     rng = np.random.default_rng(0)
     expected = []
@@ -70,8 +79,11 @@ def _breakout(**kw):
 @pytest.mark.parametrize("batch_size", [0, 2])
 def test_episodic_life_reports_whole_games(batch_size):
     n = 4
-    env = EpisodeStatistics(_breakout(num_envs=n, batch_size=batch_size or n, episodic_life=True,
-                                      reward_clip=True, seed=5, max_episode_steps=400))
+    env = EpisodeStatistics(
+        _breakout(
+            num_envs=n, batch_size=batch_size or n, episodic_life=True, reward_clip=True, seed=5, max_episode_steps=400
+        )
+    )
     rng = np.random.default_rng(0)
     scores = np.zeros(n)  # the game's raw score since its start, every row counted
     life_losses, games = 0, []
@@ -96,21 +108,34 @@ def test_episodic_life_reports_whole_games(batch_size):
             scores[e] = 0
         got = []
         if "episode" in info:
-            got = [(int(ids[i]), info["episode"]["r"][i], int(info["episode"]["l"][i]))
-                   for i in np.flatnonzero(info["_episode"])]
-        assert got == games[len(games) - len(got):] and len(got) == game_over.sum()
+            got = [
+                (int(ids[i]), info["episode"]["r"][i], int(info["episode"]["l"][i]))
+                for i in np.flatnonzero(info["_episode"])
+            ]
+        assert got == games[len(games) - len(got) :] and len(got) == game_over.sum()
     assert life_losses > len(games)  # lives were lost without ending the reported episodes
     assert sum(r for _, r, _ in games) > 0  # points were scored, and counted whole
     env.close()
 
 
-@pytest.mark.skipif("Pong-v5" not in parallel_pool.list_all_envs(),
-                    reason="this build has no Atari envs (Pong-v5 not in parallel_pool.list_all_envs())")
+@pytest.mark.skipif(
+    "Pong-v5" not in parallel_pool.list_all_envs(),
+    reason="this build has no Atari envs (Pong-v5 not in parallel_pool.list_all_envs())",
+)
 @pytest.mark.parametrize("mode", ["next_step", "same_step"])
 def test_parallel_pool_atari_episodic_life(mode):
     n = 4
-    env = EpisodeStatistics(parallel_pool.make("Breakout-v5", num_envs=n, episodic_life=True, reward_clip=True,
-                                               seed=5, max_episode_steps=400, autoreset_mode=mode))
+    env = EpisodeStatistics(
+        parallel_pool.make(
+            "Breakout-v5",
+            num_envs=n,
+            episodic_life=True,
+            reward_clip=True,
+            seed=5,
+            max_episode_steps=400,
+            autoreset_mode=mode,
+        )
+    )
     same = mode == "same_step"
     rng = np.random.default_rng(0)
     scores = np.zeros(n)

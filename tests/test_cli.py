@@ -43,8 +43,9 @@ def test_version(capsys):
     assert re.fullmatch(r"\d+\.\d+\.\d+\S*", parallel_pool.__version__)
 
 
-@pytest.mark.parametrize("argv, usage", [(["--help"], "usage: parallel-pool "),
-                                         (["bench", "--help"], "usage: parallel-pool bench ")])
+@pytest.mark.parametrize(
+    "argv, usage", [(["--help"], "usage: parallel-pool "), (["bench", "--help"], "usage: parallel-pool bench ")]
+)
 def test_program_name_in_help(capsys, argv, usage):
     with pytest.raises(SystemExit):
         main(argv)
@@ -52,8 +53,13 @@ def test_program_name_in_help(capsys, argv, usage):
 
 
 def test_program_name_with_python_m():
-    out = subprocess.run([sys.executable, "-m", "parallel_pool", "--help"], capture_output=True, text=True,
-                         cwd=os.path.dirname(PKG_DIR), check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "parallel_pool", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=os.path.dirname(PKG_DIR),
+        check=True,
+    ).stdout
     assert out.startswith("usage: parallel-pool ")
     for cmd in ("list", "info", "demo", "bench"):
         assert cmd in out
@@ -108,8 +114,7 @@ def test_ids_of_a_left_out_family_name_the_missing_prerequisite(monkeypatch):
     import parallel_pool.registry as registry
 
     reason = "the ALE emulator needs the zlib headers (apt-get install zlib1g-dev), then reinstall parallel-pool"
-    monkeypatch.setattr(families, "families", lambda: {"atari": (reason, ["Pong-v5"]),
-                                                       "toy_text": (None, ["Taxi-v3"])})
+    monkeypatch.setattr(families, "families", lambda: {"atari": (reason, ["Pong-v5"]), "toy_text": (None, ["Taxi-v3"])})
     monkeypatch.setattr(registry, "_TASKS", {k: v for k, v in registry._TASKS.items() if k != "Pong-v5"})
     with pytest.raises(ValueError, match=r"'Pong-v5' belongs to the atari env family, which this build .*zlib1g-dev"):
         parallel_pool.make("Pong-v5")
@@ -121,8 +126,7 @@ def test_ids_of_a_left_out_family_name_the_missing_prerequisite(monkeypatch):
 
 def test_list_notes_left_out_families_on_stderr(capsys, monkeypatch):
     reason = "the ALE emulator needs the zlib headers (apt-get install zlib1g-dev)"
-    monkeypatch.setattr(families, "families", lambda: {"atari": (reason, ["Pong-v5"]),
-                                                       "toy_text": (None, ["Taxi-v3"])})
+    monkeypatch.setattr(families, "families", lambda: {"atari": (reason, ["Pong-v5"]), "toy_text": (None, ["Taxi-v3"])})
     assert main(["list"]) == 0
     out, err = capsys.readouterr()
     assert out.split() == parallel_pool.list_all_envs()
@@ -150,9 +154,16 @@ def test_atari_peer_has_our_spaces():
     env.close()
 
 
-@pytest.mark.parametrize("task, peer_note", [("CartPole-v1", "CartPole-v1"), ("Taxi-v3", "compared with Taxi-v4"),
-                                             ("Pong-v5", "ALE/Pong-v5 with EnvPool's preprocessing"),
-                                             ("Ant-v5", "Ant-v5"), ("Catch-v0", "skipped: gymnasium has no Catch-v0")])
+@pytest.mark.parametrize(
+    "task, peer_note",
+    [
+        ("CartPole-v1", "CartPole-v1"),
+        ("Taxi-v3", "compared with Taxi-v4"),
+        ("Pong-v5", "ALE/Pong-v5 with EnvPool's preprocessing"),
+        ("Ant-v5", "Ant-v5"),
+        ("Catch-v0", "skipped: gymnasium has no Catch-v0"),
+    ],
+)
 def test_demo_any_task(capsys, task, peer_note):
     if task == "Pong-v5" and not _has("ale_py"):
         pytest.skip("ale-py not installed")
@@ -206,8 +217,9 @@ def test_console_script(tmp_path):
     out = subprocess.run([script, "--version"], capture_output=True, text=True, cwd=tmp_path, check=True).stdout
     assert out.strip() == f"parallel-pool {importlib.metadata.version('parallel-pool')}"
     assert importlib.metadata.version("parallel-pool") == parallel_pool.__version__
-    out = subprocess.run([script, "list", "--family", "classic_control"], capture_output=True, text=True,
-                         cwd=tmp_path, check=True).stdout
+    out = subprocess.run(
+        [script, "list", "--family", "classic_control"], capture_output=True, text=True, cwd=tmp_path, check=True
+    ).stdout
     assert "CartPole-v1" in out.split() and "Pong-v5" not in out.split()
 
 

@@ -14,8 +14,19 @@ envpool = pytest.importorskip("envpool")
 
 # Keys every EnvPool env has; the front-end layer (not the env families) owns them. reward_threshold follows
 # gymnasium, not EnvPool (test_reward_threshold_is_gymnasiums).
-POOL_KEYS = {"num_envs", "batch_size", "num_threads", "seed", "max_episode_steps", "thread_affinity_offset",
-             "max_num_players", "env_seed", "gym_reset_return_info", "base_path", "reward_threshold"}
+POOL_KEYS = {
+    "num_envs",
+    "batch_size",
+    "num_threads",
+    "seed",
+    "max_episode_steps",
+    "thread_affinity_offset",
+    "max_num_players",
+    "env_seed",
+    "gym_reset_return_info",
+    "base_path",
+    "reward_threshold",
+}
 
 
 def _default_differs_on_purpose(task, key):
@@ -23,9 +34,24 @@ def _default_differs_on_purpose(task, key):
     return key == "post_constraint" and task.endswith("-v4")
 
 
-REPRESENTATIVE = ["CartPole-v1", "Pendulum-v1", "Acrobot-v1", "MountainCarContinuous-v0", "Catch-v0",
-                  "FrozenLake8x8-v1", "Taxi-v3", "NChain-v0", "CliffWalking-v0", "Blackjack-v1", "Pong-v5",
-                  "Ant-v4", "Ant-v5", "Hopper-v4", "Humanoid-v5", "Pusher-v5"]
+REPRESENTATIVE = [
+    "CartPole-v1",
+    "Pendulum-v1",
+    "Acrobot-v1",
+    "MountainCarContinuous-v0",
+    "Catch-v0",
+    "FrozenLake8x8-v1",
+    "Taxi-v3",
+    "NChain-v0",
+    "CliffWalking-v0",
+    "Blackjack-v1",
+    "Pong-v5",
+    "Ant-v4",
+    "Ant-v5",
+    "Hopper-v4",
+    "Humanoid-v5",
+    "Pusher-v5",
+]
 
 
 def _built(task):

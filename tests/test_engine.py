@@ -27,7 +27,7 @@ def test_sync_rows_follow_env_id_order():
     np.testing.assert_array_equal(rew, [7, 1, 2])
     np.testing.assert_array_equal(info["elapsed_step"], [1, 1, 1])
     # envs not stepped kept their state
-    obs, *_ , info = env.step(np.zeros(5, dtype=np.int64))
+    obs, *_, info = env.step(np.zeros(5, dtype=np.int64))
     np.testing.assert_array_equal(info["elapsed_step"], [2, 1, 1, 2, 2])
 
 
@@ -259,8 +259,9 @@ def test_multi_player_async():
 def test_async_rows_stay_consistent_under_contention(vary):
     """Every row of every async batch belongs to the env named by env_id / players.env_id, under real
     contention (more threads than cores, tiny random step costs)."""
-    env = pp.make("TwoPlayer-v0", num_envs=16, batch_size=5, num_threads=4, max_num_players=3,
-                  vary_players=vary, episode_len=1000)
+    env = pp.make(
+        "TwoPlayer-v0", num_envs=16, batch_size=5, num_threads=4, max_num_players=3, vary_players=vary, episode_len=1000
+    )
     players = np.array([1 + i % 3 if vary else 3 for i in range(16)])
     env.async_reset()
     steps = np.zeros(16, dtype=int)
@@ -324,7 +325,7 @@ def test_ctrl_c_interrupts_recv_and_keeps_the_batch():
     with pytest.raises(KeyboardInterrupt):
         env.recv()
     assert time.perf_counter() - t0 < 1.2
-    obs, rew, *_ , info = env.recv()  # nothing was lost: the result is still delivered
+    obs, rew, *_, info = env.recv()  # nothing was lost: the result is still delivered
     assert info["env_id"].tolist() == [0] and rew[0] == 1
 
 
@@ -361,13 +362,14 @@ def test_gym_env_type_matches_gymnasium():
 
 def test_make_spec_and_list_all_envs():
     envs = pp.list_all_envs()
-    assert {"CartPole-v0", "CartPole-v1"} <= set(envs) and not {"Dummy-v0", "TwoPlayer-v0"} & set(envs)  # test envs unlisted
+    assert {"CartPole-v0", "CartPole-v1"} <= set(envs) and not {"Dummy-v0", "TwoPlayer-v0"} & set(
+        envs
+    )  # test envs unlisted
     spec = pp.make_spec("CartPole-v0")
     assert spec.config.max_episode_steps == 200 and spec.reward_threshold == 195.0
     assert spec.config.seed == 42 and spec.config.num_envs == 1 and spec.config.batch_size == 1
     assert spec.observation_space.shape == (4,) and spec.action_space.n == 2
     assert pp.make_spec("CartPole-v1", num_envs=8).config.batch_size == 8
-
 
 
 _AFFINITY_PROBE = """
@@ -393,8 +395,13 @@ def test_num_threads_and_thread_affinity_offset():
     def probe(threads, offset):
         root = os.path.dirname(os.path.dirname(pp.__file__))  # import the same parallel_pool as this process
         path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
-        r = subprocess.run([sys.executable, "-c", _AFFINITY_PROBE, str(threads), str(offset)], capture_output=True,
-                           text=True, env={**os.environ, "PYTHONPATH": path}, cwd=root)  # cwd comes first on sys.path
+        r = subprocess.run(
+            [sys.executable, "-c", _AFFINITY_PROBE, str(threads), str(offset)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": path},
+            cwd=root,
+        )  # cwd comes first on sys.path
         assert r.stdout.strip(), r.stderr
         return json.loads(r.stdout.strip().splitlines()[-1])
 

@@ -7,8 +7,16 @@ import parallel_pool as pp
 
 envpool = pytest.importorskip("envpool", reason="envpool is not installed; parity tests need it")
 
-COMMON_KEYS = ["num_envs", "batch_size", "num_threads", "max_num_players", "thread_affinity_offset", "seed",
-               "max_episode_steps", "reward_threshold"]
+COMMON_KEYS = [
+    "num_envs",
+    "batch_size",
+    "num_threads",
+    "max_num_players",
+    "thread_affinity_offset",
+    "seed",
+    "max_episode_steps",
+    "reward_threshold",
+]
 
 
 @pytest.mark.parametrize("task", ["CartPole-v0", "CartPole-v1"])

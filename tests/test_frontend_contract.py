@@ -16,15 +16,16 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.vector import SyncVectorEnv
+from test_gymnasium_vector import _MODES, EPISODE_LEN, N, _strip, make_pair
 
 import parallel_pool as pp
 from parallel_pool.frontends import GymnasiumPool
-from test_gymnasium_vector import EPISODE_LEN, N, _MODES, _strip, make_pair
 
 PKG = Path(pp.__file__).parent
 
 
 # ---- B: layering -------------------------------------------------------------------------------------------------
+
 
 def _package_imports(path: Path) -> set[str]:
     """parallel_pool modules a file imports, anywhere in it (lazy imports inside functions count)."""
@@ -33,7 +34,8 @@ def _package_imports(path: Path) -> set[str]:
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("parallel_pool"):
             for alias in node.names:
                 is_module = node.module == "parallel_pool" and (
-                    alias.name == "_core" or (PKG / f"{alias.name}.py").exists())
+                    alias.name == "_core" or (PKG / f"{alias.name}.py").exists()
+                )
                 out.add(f"parallel_pool.{alias.name}" if is_module else node.module)
         elif isinstance(node, ast.Import):
             out.update(a.name for a in node.names if a.name.startswith("parallel_pool"))
@@ -66,15 +68,19 @@ def test_module_imports_have_no_cycle():
         visit(m, [])
     # the layers: schema/spec/registry/pool never reach up to the front-ends or their users
     for low in ("parallel_pool.schema", "parallel_pool.spec", "parallel_pool.registry", "parallel_pool.pool"):
-        assert not graph[low] & {"parallel_pool.frontends", "parallel_pool.translate", "parallel_pool"}, (low, graph[low])
+        assert not graph[low] & {"parallel_pool.frontends", "parallel_pool.translate", "parallel_pool"}, (
+            low,
+            graph[low],
+        )
     assert "parallel_pool.frontends" not in graph["parallel_pool.xla"]
 
 
 @pytest.mark.parametrize("module", ["schema", "registry", "spec", "pool", "frontends", "xla", "translate"])
 def test_each_module_imports_alone(module):
     env = dict(os.environ, PYTHONPATH=str(PKG.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    r = subprocess.run([sys.executable, "-c", f"import parallel_pool.{module}"], env=env, capture_output=True,
-                       text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-c", f"import parallel_pool.{module}"], env=env, capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0, r.stderr
 
 
@@ -103,8 +109,12 @@ def _dense_final(result, n):
     done = term | trunc
     if "final_obs" not in info:
         zeros = {k: np.zeros_like(v) for k, v in info.items() if not k.startswith("_") and k not in ("players",)}
-        info["final_info"] = {"env_id": zeros["env_id"], "_env_id": done,
-                              "elapsed_step": zeros["elapsed_step"], "_elapsed_step": done}
+        info["final_info"] = {
+            "env_id": zeros["env_id"],
+            "_env_id": done,
+            "elapsed_step": zeros["elapsed_step"],
+            "_elapsed_step": done,
+        }
         for k in zeros:
             if k not in ("env_id", "elapsed_step"):
                 info["final_info"][k], info["final_info"]["_" + k] = zeros[k], done
@@ -119,8 +129,16 @@ def _dense_final(result, n):
 
 
 @pytest.mark.parametrize("task,kw", CASES, ids=[c[0] for c in CASES])
-@pytest.mark.parametrize("env_type,mode", [("gymnasium", "next_step"), ("gymnasium", "same_step"),
-                                           ("gym", "next_step"), ("gym", "same_step"), ("dm", "next_step")])
+@pytest.mark.parametrize(
+    "env_type,mode",
+    [
+        ("gymnasium", "next_step"),
+        ("gymnasium", "same_step"),
+        ("gym", "next_step"),
+        ("gym", "same_step"),
+        ("dm", "next_step"),
+    ],
+)
 def test_xla_equals_recv(task, kw, env_type, mode):
     jax = pytest.importorskip("jax")
     if not pp._core.has_xla:
@@ -152,6 +170,7 @@ def test_xla_equals_recv(task, kw, env_type, mode):
 
 
 # ---- E: reset_mask returns the whole batch, as gymnasium's SyncVectorEnv -----------------------------------------
+
 
 @pytest.mark.parametrize("mode", ["next_step", "same_step", "disabled"])
 def test_reset_mask_matches_sync_vector_env(mode):
@@ -223,6 +242,7 @@ def test_reset_mask_refused_on_async_pool():
 
 # ---- F: seeds ---------------------------------------------------------------------------------------------------
 
+
 def test_seed_none_draws_a_random_seed():
     a, b = pp.make("CartPole-v1", num_envs=2, seed=None), pp.make("CartPole-v1", num_envs=2, seed=None)
     assert a.config["seed"] >= 0 and a.config["seed"] != b.config["seed"]
@@ -245,6 +265,7 @@ def test_negative_seeds_raise():
 
 # ---- G: gymnasium's loop on an async pool ---------------------------------------------------------------------
 
+
 def test_async_pool_runs_the_plain_gymnasium_loop():
     env = pp.make("Dummy-v0", num_envs=6, batch_size=2, num_threads=2, seed=0)
     obs, info = env.reset()
@@ -264,6 +285,7 @@ def test_async_pool_runs_the_plain_gymnasium_loop():
 
 
 # ---- H: gymnasium's info masks and same-step final keys -------------------------------------------------------
+
 
 def test_info_masks_for_every_key():
     env = pp.make("Dummy-v0", num_envs=3)
@@ -290,13 +312,15 @@ def test_same_step_final_keys_structure_matches_sync_vector_env(max_steps):
             ended += ib["_final_obs"].sum()
             np.testing.assert_array_equal(ia["_final_obs"], ib["_final_obs"])
             assert ia["final_obs"].dtype == object and ia["final_obs"][~ib["_final_obs"]].tolist() == [None] * int(
-                (~ib["_final_obs"]).sum())
+                (~ib["_final_obs"]).sum()
+            )
             np.testing.assert_allclose(ia["final_info"]["score"], ib["final_info"]["score"])  # zeros elsewhere
             np.testing.assert_array_equal(ia["final_info"]["_score"], ib["final_info"]["_score"])
     assert ended >= N
 
 
 # ---- I: what each front-end claims ------------------------------------------------------------------------------
+
 
 def test_dm_front_end_is_a_dm_env_with_matching_observation_spec():
     env = pp.make_dm("Dummy-v0", num_envs=2)
@@ -327,7 +351,8 @@ def test_spec_array_specs_match_envpool():
             assert set(theirs.state_array_spec) <= set(ours.state_array_spec)
         for key, s in theirs.action_array_spec.items():
             assert ours.action_array_spec[key].dtype == s.dtype and list(ours.action_array_spec[key].shape) == list(
-                s.shape), key
+                s.shape
+            ), key
 
 
 def test_deprecated_seed_warns_and_reseeds():
@@ -353,6 +378,7 @@ def test_gymnasium_attr_api():
 
 
 # ---- J: EnvPool's action forms ----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("env_type", ["gymnasium", "gym", "dm"])
 def test_envpool_action_dicts(env_type):
@@ -386,6 +412,7 @@ def test_scalar_action_is_a_type_error():
 
 # ---- K: EnvPool's common keys and reward_threshold ---------------------------------------------------------------
 
+
 def test_envpool_common_keys():
     pp.make("CartPole-v1", gym_reset_return_info=True)
     with pytest.raises(ValueError, match="gym_reset_return_info"):
@@ -417,11 +444,13 @@ def test_reward_threshold_as_gymnasium(task):
 
 # ---- L: render glue -----------------------------------------------------------------------------------------------
 
+
 def test_render_glue(monkeypatch):
     calls = []
     fake = types.ModuleType("parallel_pool.render")
-    fake.render_frames = lambda spec, core, ids: calls.append((spec, core, ids)) or np.zeros((len(ids), 2, 2, 3),
-                                                                                            np.uint8)
+    fake.render_frames = lambda spec, core, ids: (
+        calls.append((spec, core, ids)) or np.zeros((len(ids), 2, 2, 3), np.uint8)
+    )
     monkeypatch.setitem(sys.modules, "parallel_pool.render", fake)
     for env_type in ("gymnasium", "gym", "dm"):
         env = pp.make("CartPole-v1", env_type=env_type, num_envs=3, render_mode="rgb_array")
@@ -450,6 +479,7 @@ def test_render_real_frames():
 
 # ---- M: multi-player, disabled autoreset, env_id subsets ---------------------------------------------------------
 
+
 def test_two_player_disabled_subsets_and_reset_mask():
     env = pp.make("TwoPlayer-v0", num_envs=3, autoreset_mode="disabled", episode_len=5)
     obs, info = env.reset()
@@ -477,6 +507,7 @@ def test_two_player_disabled_subsets_and_reset_mask():
 
 # ---- N: lifecycle -------------------------------------------------------------------------------------------------
 
+
 def test_del_never_raises_on_a_half_constructed_pool():
     obj = GymnasiumPool.__new__(GymnasiumPool)
     obj.__del__()
@@ -494,17 +525,27 @@ def test_every_method_after_close_raises(env_type):
     env.close()
     assert env.closed
     act = np.array([0, 1])
-    for call in (lambda: env.step(act), lambda: env.reset(), lambda: env.send(act), env.recv, env.async_reset,
-                 lambda: env.get_state(0), lambda: env.render(), env.xla):
+    for call in (
+        lambda: env.step(act),
+        lambda: env.reset(),
+        lambda: env.send(act),
+        env.recv,
+        env.async_reset,
+        lambda: env.get_state(0),
+        lambda: env.render(),
+        env.xla,
+    ):
         with pytest.raises(RuntimeError, match="closed"):
             call()
 
 
 def test_interpreter_exit_with_open_pools():
-    code = ("import parallel_pool as pp, numpy as np\n"
-            "a = pp.make('CartPole-v1', num_envs=4, batch_size=2); a.async_reset()\n"
-            "b = pp.make_dm('Dummy-v0', num_envs=2); b.reset()\n"
-            "c = pp.make_gym('CartPole-v1', num_envs=2); c.close()\n")
+    code = (
+        "import parallel_pool as pp, numpy as np\n"
+        "a = pp.make('CartPole-v1', num_envs=4, batch_size=2); a.async_reset()\n"
+        "b = pp.make_dm('Dummy-v0', num_envs=2); b.reset()\n"
+        "c = pp.make_gym('CartPole-v1', num_envs=2); c.close()\n"
+    )
     env = dict(os.environ, PYTHONPATH=str(PKG.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "Exception" not in r.stderr, r.stderr

@@ -67,8 +67,9 @@ def _call(env, dm: bool, name: str, *args) -> None:
     if name in ("step", "send"):
         action_kind, ids_kind = args
         ids = IDS[ids_kind]
-        getattr(env, name)(ACTIONS[action_kind](_n(ids) if ids is not None or not env.is_async else env.batch_size),
-                           ids)
+        getattr(env, name)(
+            ACTIONS[action_kind](_n(ids) if ids is not None or not env.is_async else env.batch_size), ids
+        )
     elif name == "recv":
         env.recv()
     elif name == "reset":
@@ -111,11 +112,13 @@ def _recover(env) -> None:
     env.step(np.ones(n, np.int32))
 
 
-CONFIGS = [(env_type, batch_size, mode)
-           for env_type in ("gymnasium", "dm")
-           for batch_size in (N, 2)
-           for mode in ("next_step", "same_step", "disabled")
-           if not (env_type == "dm" and mode != "next_step")]
+CONFIGS = [
+    (env_type, batch_size, mode)
+    for env_type in ("gymnasium", "dm")
+    for batch_size in (N, 2)
+    for mode in ("next_step", "same_step", "disabled")
+    if not (env_type == "dm" and mode != "next_step")
+]
 
 
 @pytest.mark.parametrize("env_type,batch_size,mode", CONFIGS)
@@ -123,8 +126,15 @@ def test_random_call_sequences(env_type, batch_size, mode):
     @settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(st.lists(op, max_size=15))
     def run(ops):
-        env = pp.make("Dummy-v0", env_type=env_type, num_envs=N, batch_size=batch_size, autoreset_mode=mode,
-                      num_threads=2, episode_len=3)
+        env = pp.make(
+            "Dummy-v0",
+            env_type=env_type,
+            num_envs=N,
+            batch_size=batch_size,
+            autoreset_mode=mode,
+            num_threads=2,
+            episode_len=3,
+        )
         dm = env_type == "dm"
         faulthandler.dump_traceback_later(HANG_SECONDS, exit=True)
         try:

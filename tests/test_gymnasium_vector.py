@@ -13,8 +13,11 @@ from gymnasium.wrappers import vector as vw
 import parallel_pool
 
 N = 3
-_MODES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP,
-          "disabled": AutoresetMode.DISABLED}
+_MODES = {
+    "next_step": AutoresetMode.NEXT_STEP,
+    "same_step": AutoresetMode.SAME_STEP,
+    "disabled": AutoresetMode.DISABLED,
+}
 EPISODE_LEN = 4
 
 
@@ -28,7 +31,7 @@ class PyDummy(gym.Env):
     def __init__(self, env_id: int, episode_len: int = EPISODE_LEN, continuous: bool = False):
         self.env_id, self.episode_len, self.continuous = env_id, episode_len, continuous
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (4,), np.float32)
-        self.action_space = (gym.spaces.Box(-1.0, 1.0, (2,), np.float32) if continuous else gym.spaces.Discrete(10))
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32) if continuous else gym.spaces.Discrete(10)
 
     def _obs(self):
         return np.array([self.env_id, self.steps, self.last, 0.0], dtype=np.float32)
@@ -47,8 +50,15 @@ class PyDummy(gym.Env):
 
 
 def make_pair(mode: str, max_episode_steps: int = 1000, continuous: bool = False, **kw):
-    ours = parallel_pool.make("Dummy-v0", num_envs=N, episode_len=EPISODE_LEN, max_episode_steps=max_episode_steps,
-                              autoreset_mode=mode, continuous=continuous, **kw)
+    ours = parallel_pool.make(
+        "Dummy-v0",
+        num_envs=N,
+        episode_len=EPISODE_LEN,
+        max_episode_steps=max_episode_steps,
+        autoreset_mode=mode,
+        continuous=continuous,
+        **kw,
+    )
 
     def fn(i):
         return lambda: gym.wrappers.TimeLimit(PyDummy(i, continuous=continuous), max_episode_steps)
@@ -90,12 +100,14 @@ def actions_for(space, steps, seed=0):
 
 # ---- the VectorEnv contract ---------------------------------------------------------------------------------
 
+
 def test_is_a_vector_env_with_batched_spaces():
     env = parallel_pool.make("CartPole-v1", num_envs=4)
     assert isinstance(env, VectorEnv) and env.unwrapped is env
     assert env.num_envs == 4
-    assert env.single_observation_space == gym.spaces.Box(env.single_observation_space.low,
-                                                          env.single_observation_space.high, (4,), np.float32)
+    assert env.single_observation_space == gym.spaces.Box(
+        env.single_observation_space.low, env.single_observation_space.high, (4,), np.float32
+    )
     assert env.observation_space.shape == (4, 4) and env.action_space == gym.spaces.MultiDiscrete([2] * 4)
     assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
     obs, info = env.reset(seed=3)
@@ -126,6 +138,7 @@ def test_reset_seed_and_step_determinism(mode):
 
 
 # ---- autoreset semantics == gymnasium's SyncVectorEnv -------------------------------------------------------
+
 
 @pytest.mark.parametrize("mode", ["next_step", "same_step"])
 @pytest.mark.parametrize("max_steps", [1000, 3])  # 3 < EPISODE_LEN: episodes end by truncation
@@ -162,6 +175,7 @@ def test_disabled_autoreset_reset_mask_matches_sync_vector_env():
 
 
 # ---- gymnasium's vector wrappers ------------------------------------------------------------------------------
+
 
 def _run_wrapped(wrap, mode, steps=3 * EPISODE_LEN + 2, continuous=False, max_steps=1000, seed=0):
     ours, ref = make_pair(mode, max_steps, continuous=continuous)
@@ -201,38 +215,50 @@ def _compare_obs_stream(out):
         np.testing.assert_allclose(oo[:, :3], orf[:, :3], rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("wrap", [
-    pytest.param(lambda e: vw.TransformObservation(e, lambda o: o * 2 + 1), id="TransformObservation"),
-    pytest.param(lambda e: vw.VectorizeTransformObservation(e, gym.wrappers.TransformObservation,
-                                                            func=lambda o: o - 1, observation_space=None),
-                 id="VectorizeTransformObservation"),
-    pytest.param(lambda e: vw.NormalizeObservation(e), id="NormalizeObservation"),
-    pytest.param(lambda e: vw.DtypeObservation(e, np.float64), id="DtypeObservation"),
-    pytest.param(lambda e: vw.FlattenObservation(e), id="FlattenObservation"),
-    pytest.param(lambda e: vw.ReshapeObservation(e, (4, 1)), id="ReshapeObservation"),
-])
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        pytest.param(lambda e: vw.TransformObservation(e, lambda o: o * 2 + 1), id="TransformObservation"),
+        pytest.param(
+            lambda e: vw.VectorizeTransformObservation(
+                e, gym.wrappers.TransformObservation, func=lambda o: o - 1, observation_space=None
+            ),
+            id="VectorizeTransformObservation",
+        ),
+        pytest.param(lambda e: vw.NormalizeObservation(e), id="NormalizeObservation"),
+        pytest.param(lambda e: vw.DtypeObservation(e, np.float64), id="DtypeObservation"),
+        pytest.param(lambda e: vw.FlattenObservation(e), id="FlattenObservation"),
+        pytest.param(lambda e: vw.ReshapeObservation(e, (4, 1)), id="ReshapeObservation"),
+    ],
+)
 def test_observation_wrappers(wrap):
     _, _, out = _run_wrapped(wrap, "next_step")
     _compare_obs_stream(out)
 
 
 @pytest.mark.parametrize("mode", ["next_step", "same_step"])
-@pytest.mark.parametrize("wrap", [
-    pytest.param(lambda e: vw.NormalizeReward(e, gamma=0.9), id="NormalizeReward"),
-    pytest.param(lambda e: vw.ClipReward(e, 0.0, 5.0), id="ClipReward"),
-    pytest.param(lambda e: vw.TransformReward(e, lambda r: r * 0.5), id="TransformReward"),
-])
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        pytest.param(lambda e: vw.NormalizeReward(e, gamma=0.9), id="NormalizeReward"),
+        pytest.param(lambda e: vw.ClipReward(e, 0.0, 5.0), id="ClipReward"),
+        pytest.param(lambda e: vw.TransformReward(e, lambda r: r * 0.5), id="TransformReward"),
+    ],
+)
 def test_reward_wrappers(wrap, mode):
     _, _, out = _run_wrapped(wrap, mode)
     for so, sr in out[1:]:
         np.testing.assert_allclose(so[1], sr[1], rtol=1e-5)
 
 
-@pytest.mark.parametrize("wrap", [
-    pytest.param(lambda e: vw.ClipAction(e), id="ClipAction"),
-    pytest.param(lambda e: vw.RescaleAction(e, np.float32(0.0), np.float32(2.0)), id="RescaleAction"),
-    pytest.param(lambda e: vw.TransformAction(e, lambda a: a * 0.5), id="TransformAction"),
-])
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        pytest.param(lambda e: vw.ClipAction(e), id="ClipAction"),
+        pytest.param(lambda e: vw.RescaleAction(e, np.float32(0.0), np.float32(2.0)), id="RescaleAction"),
+        pytest.param(lambda e: vw.TransformAction(e, lambda a: a * 0.5), id="TransformAction"),
+    ],
+)
 def test_action_wrappers(wrap):
     _, _, out = _run_wrapped(wrap, "next_step", continuous=True)
     for so, sr in out[1:]:
@@ -255,6 +281,7 @@ def test_dict_info_to_list(mode):
 
 def test_wrappers_stack():
     """A typical stack: statistics outermost, normalisation and clipping inside."""
+
     def wrap(e):
         return vw.RecordEpisodeStatistics(vw.ClipReward(vw.NormalizeObservation(e), 0.0, 3.0))
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gc
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -32,11 +31,13 @@ def outputs(pool: _core.Pool, arrays) -> dict:
 
 def run_python(code: str, timeout: float = 60, **kw) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          timeout=timeout, env=env, **kw)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=timeout, env=env, **kw
+    )
 
 
 # ---- 1. seeds ------------------------------------------------------------------------------------------------
+
 
 def reset_draws(seed: int, num_envs: int = 4, **kw) -> np.ndarray:
     """obs[:, 3] of Dummy-v0 is a draw from the env's generator at reset."""
@@ -125,8 +126,19 @@ def test_trajectory_independent_of_threads_and_batch(num_threads, batch_size):
 
 # ---- 2. no silent narrowing ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("value,dtype", [(2**32, np.int64), (-(2**32) + 1, np.int64), (2**31, np.int64),
-                                         (10, np.int32), (-1, np.int8), (2**64 - 1, np.uint64), (300, np.uint16)])
+
+@pytest.mark.parametrize(
+    "value,dtype",
+    [
+        (2**32, np.int64),
+        (-(2**32) + 1, np.int64),
+        (2**31, np.int64),
+        (10, np.int32),
+        (-1, np.int8),
+        (2**64 - 1, np.uint64),
+        (300, np.uint16),
+    ],
+)
 def test_integer_action_out_of_range_raises_before_narrowing(value, dtype):
     pool = core_pool(num_envs=3)
     pool.reset()
@@ -152,9 +164,19 @@ def test_float_action_too_large_for_float32_raises():
         pool.step(np.array([[1e300, 0.0]]))
 
 
-@pytest.mark.parametrize("key,value", [("num_envs", 2**31), ("num_envs", 2**31 - 1), ("batch_size", 2**32 + 1),
-                                       ("max_episode_steps", 2**31), ("num_threads", 2**32), ("episode_len", 2**40),
-                                       ("thread_affinity_offset", -(2**31) - 1), ("num_envs", 2**64)])
+@pytest.mark.parametrize(
+    "key,value",
+    [
+        ("num_envs", 2**31),
+        ("num_envs", 2**31 - 1),
+        ("batch_size", 2**32 + 1),
+        ("max_episode_steps", 2**31),
+        ("num_threads", 2**32),
+        ("episode_len", 2**40),
+        ("thread_affinity_offset", -(2**31) - 1),
+        ("num_envs", 2**64),
+    ],
+)
 def test_int_config_out_of_range_raises_value_error(key, value):
     with pytest.raises(ValueError, match=rf"{key}.*{value}"):
         core_pool(**{key: value})
@@ -166,8 +188,17 @@ def test_int_config_at_int32_max_is_accepted_where_meaningful():
     assert outputs(pool, pool.step(np.array([1], np.int32)))["truncated"][0] == False  # noqa: E712
 
 
-@pytest.mark.parametrize("key,value", [("num_envs", True), ("num_envs", 2.0), ("continuous", 1), ("seed", "1"),
-                                       ("step_cost_us", True), ("autoreset_mode", 3)])
+@pytest.mark.parametrize(
+    "key,value",
+    [
+        ("num_envs", True),
+        ("num_envs", 2.0),
+        ("continuous", 1),
+        ("seed", "1"),
+        ("step_cost_us", True),
+        ("autoreset_mode", 3),
+    ],
+)
 def test_config_wrong_type_raises_type_error(key, value):
     with pytest.raises(TypeError, match=f"config key '{key}'"):
         core_pool(**{key: value})
@@ -195,10 +226,12 @@ def test_xla_int64_actions_are_range_checked_not_wrapped():
 
 # ---- 3. same-step final rows ---------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("batch_size", [0, 3])
 def test_same_step_final_rows_are_zero_where_no_episode_ended(batch_size):
-    pool = core_pool(num_envs=6, batch_size=batch_size, num_threads=2, autoreset_mode="same_step", episode_len=3,
-                     max_episode_steps=5)
+    pool = core_pool(
+        num_envs=6, batch_size=batch_size, num_threads=2, autoreset_mode="same_step", episode_len=3, max_episode_steps=5
+    )
     finals = [n for n, *_ in pool.output_specs if n.startswith("final:")]
     assert finals == ["final:obs", "final:info:score", "final:elapsed_step"]
     rng = np.random.default_rng(0)
@@ -224,6 +257,7 @@ def test_same_step_final_rows_are_zero_where_no_episode_ended(batch_size):
 
 
 # ---- 4. env exceptions in async batches ----------------------------------------------------------------------
+
 
 def test_async_env_error_keeps_healthy_rows_and_all_envs():
     n, bs = 4, 2
@@ -430,6 +464,7 @@ def test_ctrl_c_interrupts_step_long_before_a_slow_env_step_ends():
 
 # ---- 8. thread limits ------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("num_threads", [4097, 10**6])
 def test_absurd_num_threads_is_a_value_error(num_threads):
     with pytest.raises(ValueError, match=f"num_threads must be in \\[0, 4096\\].*{num_threads}"):
@@ -467,19 +502,24 @@ def test_thread_creation_failure_is_a_python_exception():
 
 # ---- 9. index validation ---------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("env_id", [-1, 3, 2**31, -(2**40)])
 def test_env_index_out_of_range_is_an_index_error(env_id):
     pool = core_pool("CartPole-v1", num_envs=3)
     pool.reset()
-    for call in (lambda: pool.num_players(env_id), lambda: pool._get_state(env_id),
-                 lambda: pool._set_state(env_id, [0.0] * 4)):
+    for call in (
+        lambda: pool.num_players(env_id),
+        lambda: pool._get_state(env_id),
+        lambda: pool._set_state(env_id, [0.0] * 4),
+    ):
         with pytest.raises(IndexError, match=f"env_id {env_id} is out of range: this pool has env ids 0..2"):
             call()
     assert pool.num_players(2) == 1 and len(pool._get_state(2)) == 4
 
 
-@pytest.mark.parametrize("task,n", [("CartPole-v1", 0), ("CartPole-v1", 3), ("CartPole-v1", 1000), ("Taxi-v3", 2),
-                                    ("Blackjack-v1", 1)])
+@pytest.mark.parametrize(
+    "task,n", [("CartPole-v1", 0), ("CartPole-v1", 3), ("CartPole-v1", 1000), ("Taxi-v3", 2), ("Blackjack-v1", 1)]
+)
 def test_set_state_with_wrong_length_is_a_value_error(task, n):
     pool = core_pool(task, num_envs=2)
     pool.reset()
@@ -494,6 +534,7 @@ def test_set_state_with_wrong_length_is_a_value_error(task, n):
 
 
 # ---- 10. GC, cycles, close from anywhere -----------------------------------------------------------------------
+
 
 def thread_count() -> int:
     return len(os.listdir("/proc/self/task"))
@@ -565,6 +606,7 @@ def test_close_waits_for_a_step_in_progress_on_another_thread():
 
 # ---- 12. sanitizers ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 @pytest.mark.parametrize("which", ["asan", "tsan"])
 def test_stress_under_sanitizers(which):
@@ -572,12 +614,18 @@ def test_stress_under_sanitizers(which):
     build = os.path.join(ROOT, "build", which)
     if not any(f.startswith("_core") for f in os.listdir(build)) if os.path.isdir(build) else True:
         pytest.skip(f"no {which} build: run .ci/sanitize.sh {which}")
-    r = subprocess.run(["bash", os.path.join(ROOT, ".ci", "sanitize.sh"), which], capture_output=True, text=True,
-                       timeout=1800, env=dict(os.environ, PYTHON=sys.executable, PP_STRESS_ROUNDS="2"))
+    r = subprocess.run(
+        ["bash", os.path.join(ROOT, ".ci", "sanitize.sh"), which],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=dict(os.environ, PYTHON=sys.executable, PP_STRESS_ROUNDS="2"),
+    )
     assert r.returncode == 0 and f"{which}: clean" in r.stdout, r.stdout[-5000:] + r.stderr[-5000:]
 
 
 # ---- 15. the typed stub ------------------------------------------------------------------------------------------
+
 
 def test_core_stub_lists_everything_the_module_exposes():
     import ast

@@ -28,8 +28,19 @@ import parallel_pool as pp  # noqa: E402
 if "Ant-v5" not in pp.list_all_envs():
     pytest.skip("the mujoco_gym family is not in this build (PP_SKIP_FAMILIES)", allow_module_level=True)
 
-NAMES = ["Ant", "HalfCheetah", "Hopper", "Humanoid", "HumanoidStandup", "InvertedPendulum",
-         "InvertedDoublePendulum", "Pusher", "Reacher", "Swimmer", "Walker2d"]
+NAMES = [
+    "Ant",
+    "HalfCheetah",
+    "Hopper",
+    "Humanoid",
+    "HumanoidStandup",
+    "InvertedPendulum",
+    "InvertedDoublePendulum",
+    "Pusher",
+    "Reacher",
+    "Swimmer",
+    "Walker2d",
+]
 IDS = [f"{n}-{v}" for n in NAMES for v in ("v4", "v5")]
 TOL = 1e-6  # absolute
 # tasks that can terminate (others only truncate)
@@ -142,66 +153,183 @@ def test_alignment_default(task_id):
 
 # gymnasium -v5 constructor options (gymnasium names) and the same settings under our (EnvPool's) config names.
 OPTION_CASES = [
-    ("Ant-v5",
-     dict(exclude_current_positions_from_observation=False, include_cfrc_ext_in_observation=False,
-          healthy_z_range=(0.3, 0.9), contact_force_range=(-0.5, 0.5), frame_skip=3, ctrl_cost_weight=0.3,
-          contact_cost_weight=1e-3, healthy_reward=2.0, forward_reward_weight=1.5, main_body=2),
-     dict(exclude_current_positions_from_observation=False, use_contact_force=False, healthy_z_min=0.3,
-          healthy_z_max=0.9, contact_force_min=-0.5, contact_force_max=0.5, frame_skip=3, ctrl_cost_weight=0.3,
-          contact_cost_weight=1e-3, healthy_reward=2.0, forward_reward_weight=1.5, main_body=2)),
-    ("Ant-v5", dict(terminate_when_unhealthy=False, healthy_z_range=(0.45, 0.7)),
-     dict(terminate_when_unhealthy=False, healthy_z_min=0.45, healthy_z_max=0.7)),
-    ("Ant-v4", dict(use_contact_forces=True, terminate_when_unhealthy=False, healthy_z_range=(0.45, 0.7)),
-     dict(use_contact_force=True, terminate_when_unhealthy=False, healthy_z_min=0.45, healthy_z_max=0.7)),
-    ("HalfCheetah-v5",
-     dict(forward_reward_weight=2.0, ctrl_cost_weight=0.3, exclude_current_positions_from_observation=False,
-          frame_skip=4),
-     dict(forward_reward_weight=2.0, ctrl_cost_weight=0.3, exclude_current_positions_from_observation=False,
-          frame_skip=4)),
-    ("Hopper-v5",
-     dict(healthy_state_range=(-50.0, 50.0), healthy_z_range=(0.8, 1.5), healthy_angle_range=(-0.3, 0.3),
-          terminate_when_unhealthy=False, exclude_current_positions_from_observation=False, healthy_reward=0.5),
-     dict(healthy_state_min=-50.0, healthy_state_max=50.0, healthy_z_min=0.8, healthy_z_max=1.5,
-          healthy_angle_min=-0.3, healthy_angle_max=0.3, terminate_when_unhealthy=False,
-          exclude_current_positions_from_observation=False, healthy_reward=0.5)),
+    (
+        "Ant-v5",
+        dict(
+            exclude_current_positions_from_observation=False,
+            include_cfrc_ext_in_observation=False,
+            healthy_z_range=(0.3, 0.9),
+            contact_force_range=(-0.5, 0.5),
+            frame_skip=3,
+            ctrl_cost_weight=0.3,
+            contact_cost_weight=1e-3,
+            healthy_reward=2.0,
+            forward_reward_weight=1.5,
+            main_body=2,
+        ),
+        dict(
+            exclude_current_positions_from_observation=False,
+            use_contact_force=False,
+            healthy_z_min=0.3,
+            healthy_z_max=0.9,
+            contact_force_min=-0.5,
+            contact_force_max=0.5,
+            frame_skip=3,
+            ctrl_cost_weight=0.3,
+            contact_cost_weight=1e-3,
+            healthy_reward=2.0,
+            forward_reward_weight=1.5,
+            main_body=2,
+        ),
+    ),
+    (
+        "Ant-v5",
+        dict(terminate_when_unhealthy=False, healthy_z_range=(0.45, 0.7)),
+        dict(terminate_when_unhealthy=False, healthy_z_min=0.45, healthy_z_max=0.7),
+    ),
+    (
+        "Ant-v4",
+        dict(use_contact_forces=True, terminate_when_unhealthy=False, healthy_z_range=(0.45, 0.7)),
+        dict(use_contact_force=True, terminate_when_unhealthy=False, healthy_z_min=0.45, healthy_z_max=0.7),
+    ),
+    (
+        "HalfCheetah-v5",
+        dict(
+            forward_reward_weight=2.0,
+            ctrl_cost_weight=0.3,
+            exclude_current_positions_from_observation=False,
+            frame_skip=4,
+        ),
+        dict(
+            forward_reward_weight=2.0,
+            ctrl_cost_weight=0.3,
+            exclude_current_positions_from_observation=False,
+            frame_skip=4,
+        ),
+    ),
+    (
+        "Hopper-v5",
+        dict(
+            healthy_state_range=(-50.0, 50.0),
+            healthy_z_range=(0.8, 1.5),
+            healthy_angle_range=(-0.3, 0.3),
+            terminate_when_unhealthy=False,
+            exclude_current_positions_from_observation=False,
+            healthy_reward=0.5,
+        ),
+        dict(
+            healthy_state_min=-50.0,
+            healthy_state_max=50.0,
+            healthy_z_min=0.8,
+            healthy_z_max=1.5,
+            healthy_angle_min=-0.3,
+            healthy_angle_max=0.3,
+            terminate_when_unhealthy=False,
+            exclude_current_positions_from_observation=False,
+            healthy_reward=0.5,
+        ),
+    ),
     ("Hopper-v4", dict(terminate_when_unhealthy=False), dict(terminate_when_unhealthy=False)),
-    ("Walker2d-v5",
-     dict(healthy_z_range=(0.9, 1.8), healthy_angle_range=(-0.8, 0.8), forward_reward_weight=0.7,
-          xml_file="walker2d.xml", reset_noise_scale=0.05),
-     dict(healthy_z_min=0.9, healthy_z_max=1.8, healthy_angle_min=-0.8, healthy_angle_max=0.8,
-          forward_reward_weight=0.7, xml_file="walker2d.xml", reset_noise_scale=0.05)),
+    (
+        "Walker2d-v5",
+        dict(
+            healthy_z_range=(0.9, 1.8),
+            healthy_angle_range=(-0.8, 0.8),
+            forward_reward_weight=0.7,
+            xml_file="walker2d.xml",
+            reset_noise_scale=0.05,
+        ),
+        dict(
+            healthy_z_min=0.9,
+            healthy_z_max=1.8,
+            healthy_angle_min=-0.8,
+            healthy_angle_max=0.8,
+            forward_reward_weight=0.7,
+            xml_file="walker2d.xml",
+            reset_noise_scale=0.05,
+        ),
+    ),
     ("Walker2d-v4", dict(terminate_when_unhealthy=False), dict(terminate_when_unhealthy=False)),
-    ("Humanoid-v5",
-     dict(include_cinert_in_observation=False, include_cvel_in_observation=False, contact_cost_weight=1e-6,
-          contact_cost_range=(0.0, 5.0), healthy_z_range=(0.9, 2.1), terminate_when_unhealthy=False),
-     dict(include_cinert_in_observation=False, include_cvel_in_observation=False, contact_cost_weight=1e-6,
-          contact_cost_min=0.0, contact_cost_max=5.0, healthy_z_min=0.9, healthy_z_max=2.1,
-          terminate_when_unhealthy=False)),
-    ("Humanoid-v5",
-     dict(include_qfrc_actuator_in_observation=False, include_cfrc_ext_in_observation=False,
-          exclude_current_positions_from_observation=False, forward_reward_weight=2.0, healthy_reward=3.0),
-     dict(include_qfrc_actuator_in_observation=False, include_cfrc_ext_in_observation=False,
-          exclude_current_positions_from_observation=False, forward_reward_weight=2.0, healthy_reward=3.0)),
+    (
+        "Humanoid-v5",
+        dict(
+            include_cinert_in_observation=False,
+            include_cvel_in_observation=False,
+            contact_cost_weight=1e-6,
+            contact_cost_range=(0.0, 5.0),
+            healthy_z_range=(0.9, 2.1),
+            terminate_when_unhealthy=False,
+        ),
+        dict(
+            include_cinert_in_observation=False,
+            include_cvel_in_observation=False,
+            contact_cost_weight=1e-6,
+            contact_cost_min=0.0,
+            contact_cost_max=5.0,
+            healthy_z_min=0.9,
+            healthy_z_max=2.1,
+            terminate_when_unhealthy=False,
+        ),
+    ),
+    (
+        "Humanoid-v5",
+        dict(
+            include_qfrc_actuator_in_observation=False,
+            include_cfrc_ext_in_observation=False,
+            exclude_current_positions_from_observation=False,
+            forward_reward_weight=2.0,
+            healthy_reward=3.0,
+        ),
+        dict(
+            include_qfrc_actuator_in_observation=False,
+            include_cfrc_ext_in_observation=False,
+            exclude_current_positions_from_observation=False,
+            forward_reward_weight=2.0,
+            healthy_reward=3.0,
+        ),
+    ),
     ("Humanoid-v4", dict(terminate_when_unhealthy=False), dict(terminate_when_unhealthy=False)),
-    ("HumanoidStandup-v5",
-     dict(ctrl_cost_weight=0.2, impact_cost_weight=1e-6, impact_cost_range=(0.0, 2.0),
-          include_cfrc_ext_in_observation=False, include_cinert_in_observation=False),
-     dict(ctrl_cost_weight=0.2, contact_cost_weight=1e-6, contact_cost_min=0.0, contact_cost_max=2.0,
-          include_cfrc_ext_in_observation=False, include_cinert_in_observation=False)),
+    (
+        "HumanoidStandup-v5",
+        dict(
+            ctrl_cost_weight=0.2,
+            impact_cost_weight=1e-6,
+            impact_cost_range=(0.0, 2.0),
+            include_cfrc_ext_in_observation=False,
+            include_cinert_in_observation=False,
+        ),
+        dict(
+            ctrl_cost_weight=0.2,
+            contact_cost_weight=1e-6,
+            contact_cost_min=0.0,
+            contact_cost_max=2.0,
+            include_cfrc_ext_in_observation=False,
+            include_cinert_in_observation=False,
+        ),
+    ),
     ("InvertedPendulum-v5", dict(frame_skip=3, reset_noise_scale=0.05), dict(frame_skip=3, reset_noise_scale=0.05)),
     ("InvertedDoublePendulum-v5", dict(healthy_reward=5.0, frame_skip=4), dict(healthy_reward=5.0, frame_skip=4)),
-    ("Pusher-v5", dict(reward_near_weight=0.7, reward_dist_weight=1.3, reward_control_weight=0.2),
-     dict(near_cost_weight=0.7, dist_cost_weight=1.3, ctrl_cost_weight=0.2)),
-    ("Reacher-v5", dict(reward_dist_weight=1.5, reward_control_weight=0.5, frame_skip=3),
-     dict(dist_cost_weight=1.5, ctrl_cost_weight=0.5, frame_skip=3)),
-    ("Swimmer-v5",
-     dict(forward_reward_weight=2.0, ctrl_cost_weight=1e-3, exclude_current_positions_from_observation=False),
-     dict(forward_reward_weight=2.0, ctrl_cost_weight=1e-3, exclude_current_positions_from_observation=False)),
+    (
+        "Pusher-v5",
+        dict(reward_near_weight=0.7, reward_dist_weight=1.3, reward_control_weight=0.2),
+        dict(near_cost_weight=0.7, dist_cost_weight=1.3, ctrl_cost_weight=0.2),
+    ),
+    (
+        "Reacher-v5",
+        dict(reward_dist_weight=1.5, reward_control_weight=0.5, frame_skip=3),
+        dict(dist_cost_weight=1.5, ctrl_cost_weight=0.5, frame_skip=3),
+    ),
+    (
+        "Swimmer-v5",
+        dict(forward_reward_weight=2.0, ctrl_cost_weight=1e-3, exclude_current_positions_from_observation=False),
+        dict(forward_reward_weight=2.0, ctrl_cost_weight=1e-3, exclude_current_positions_from_observation=False),
+    ),
 ]
 
 
-@pytest.mark.parametrize("task_id,ref_kw,ours_kw", OPTION_CASES,
-                         ids=[f"{c[0]}-{i}" for i, c in enumerate(OPTION_CASES)])
+@pytest.mark.parametrize(
+    "task_id,ref_kw,ours_kw", OPTION_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(OPTION_CASES)]
+)
 def test_alignment_options(task_id, ref_kw, ours_kw):
     """gymnasium's -v5 constructor options under EnvPool's config names."""
     spec = pp.make_spec(task_id, **ours_kw)
@@ -220,18 +348,18 @@ def _unhealthy(task_id: str, qpos: np.ndarray, qvel: np.ndarray) -> list[tuple[n
         cases.append((q, v))
 
     if name == "Ant":
-        put(2, 1.3)    # torso above healthy_z_max
-        put(2, 1.05)   # torso just above healthy_z_max (falls ~1 cm in one step)
+        put(2, 1.3)  # torso above healthy_z_max
+        put(2, 1.05)  # torso just above healthy_z_max (falls ~1 cm in one step)
     elif name == "Hopper":
-        put(2, 0.35)   # torso angle
-        put(1, 0.65)   # torso height
+        put(2, 0.35)  # torso angle
+        put(1, 0.65)  # torso height
         put(4, 150.0, vel=True)  # |state| > 100
     elif name == "Walker2d":
-        put(2, 1.3)    # torso angle
-        put(1, 0.7)    # torso height
+        put(2, 1.3)  # torso angle
+        put(1, 0.7)  # torso height
         put(1, 2.3)
     elif name == "Humanoid":
-        put(2, 2.05)   # torso just above healthy_z_max (falls ~1 cm in one step)
+        put(2, 2.05)  # torso just above healthy_z_max (falls ~1 cm in one step)
         put(2, 2.3)
     elif name == "InvertedPendulum":
         put(1, 0.25)

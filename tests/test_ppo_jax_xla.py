@@ -30,6 +30,8 @@ def test_ppo_jax_xla_trains_cartpole():
     episodes = sum(n for n, _ in last)
     assert episodes >= 20, out["history"][-5:]
     mean_return = sum(r for _, r in last) / episodes
-    print(f"CartPole-v1 PPO (jax, env.xla): mean return {mean_return:.1f} over the {episodes} episodes of the "
-          f"last {window} of {budget} steps, {out['seconds']:.1f}s")
+    print(
+        f"CartPole-v1 PPO (jax, env.xla): mean return {mean_return:.1f} over the {episodes} episodes of the "
+        f"last {window} of {budget} steps, {out['seconds']:.1f}s"
+    )
     assert mean_return >= 400, mean_return

@@ -97,9 +97,16 @@ def _gymnasium_frame(gym_id, set_state, **kwargs):
     return g.render()
 
 
-@pytest.mark.parametrize("task,gym_id", [("CartPole-v1", "CartPole-v1"), ("MountainCar-v0", "MountainCar-v0"),
-                                         ("MountainCarContinuous-v0", "MountainCarContinuous-v0"),
-                                         ("Pendulum-v0", "Pendulum-v1"), ("Acrobot-v1", "Acrobot-v1")])
+@pytest.mark.parametrize(
+    "task,gym_id",
+    [
+        ("CartPole-v1", "CartPole-v1"),
+        ("MountainCar-v0", "MountainCar-v0"),
+        ("MountainCarContinuous-v0", "MountainCarContinuous-v0"),
+        ("Pendulum-v0", "Pendulum-v1"),
+        ("Acrobot-v1", "Acrobot-v1"),
+    ],
+)
 def test_classic_control_frames_are_gymnasiums(task, gym_id):
     pytest.importorskip("pygame")
     env = _stepped(task, 3, 5, seed=7)
@@ -117,10 +124,15 @@ def test_classic_control_frames_are_gymnasiums(task, gym_id):
     assert not np.array_equal(frames[0], frames[1])  # different states, different pictures
 
 
-@pytest.mark.parametrize("task,gym_id,kwargs", [("FrozenLake-v1", "FrozenLake-v1", {"map_name": "4x4"}),
-                                                ("FrozenLake8x8-v1", "FrozenLake-v1", {"map_name": "8x8"}),
-                                                ("Taxi-v3", "Taxi-v4", {}),
-                                                ("CliffWalking-v0", "CliffWalking-v1", {})])
+@pytest.mark.parametrize(
+    "task,gym_id,kwargs",
+    [
+        ("FrozenLake-v1", "FrozenLake-v1", {"map_name": "4x4"}),
+        ("FrozenLake8x8-v1", "FrozenLake-v1", {"map_name": "8x8"}),
+        ("Taxi-v3", "Taxi-v4", {}),
+        ("CliffWalking-v0", "CliffWalking-v1", {}),
+    ],
+)
 def test_toy_text_frames_are_gymnasiums(task, gym_id, kwargs):
     pytest.importorskip("pygame")
     env = _stepped(task, 2, 3, seed=3)
@@ -160,8 +172,12 @@ def _mujoco_works() -> bool:
     try:
         from parallel_pool.render import _mujoco_env
 
-        _mujoco_env("InvertedPendulum-v5", os.path.join(
-            os.path.dirname(__import__("gymnasium").__file__), "envs", "mujoco", "assets", "inverted_pendulum.xml"))
+        _mujoco_env(
+            "InvertedPendulum-v5",
+            os.path.join(
+                os.path.dirname(__import__("gymnasium").__file__), "envs", "mujoco", "assets", "inverted_pendulum.xml"
+            ),
+        )
         return True
     except Exception:  # noqa: BLE001 - no GL backend on this machine
         return False
@@ -195,9 +211,11 @@ def test_mujoco_imported_without_gl_backend_gets_a_clear_error():
     import subprocess
     import sys
 
-    code = ("import mujoco, numpy as np, parallel_pool as pp\n"
-            "env = pp.make('Hopper-v5', num_envs=1, render_mode='rgb_array'); env.reset()\n"
-            "try:\n    env.render()\nexcept RuntimeError as e:\n    print('ERR', e)\n")
+    code = (
+        "import mujoco, numpy as np, parallel_pool as pp\n"
+        "env = pp.make('Hopper-v5', num_envs=1, render_mode='rgb_array'); env.reset()\n"
+        "try:\n    env.render()\nexcept RuntimeError as e:\n    print('ERR', e)\n"
+    )
     environ = {k: v for k, v in os.environ.items() if k not in ("MUJOCO_GL", "DISPLAY", "PYOPENGL_PLATFORM")}
     out = subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True, text=True, timeout=120)
     assert "ERR" in out.stdout and "MUJOCO_GL=egl" in out.stdout, out.stdout + out.stderr

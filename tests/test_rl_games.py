@@ -15,13 +15,13 @@ torch = pytest.importorskip("torch")
 yaml = pytest.importorskip("yaml")
 
 import gymnasium as gym  # noqa: E402
+from parallel_pool.integrations.cleanrl import EpisodeStatistics  # noqa: E402
+from parallel_pool.integrations.rl_games import ParallelPoolRLGamesEnv  # noqa: E402
+from parallel_pool.integrations.rl_games import env as rlg_env  # noqa: E402
 from rl_games.common import env_configurations, vecenv  # noqa: E402
 from rl_games.common.algo_observer import DefaultAlgoObserver  # noqa: E402
 
 import parallel_pool  # noqa: E402
-from parallel_pool.integrations.cleanrl import EpisodeStatistics  # noqa: E402
-from parallel_pool.integrations.rl_games import ParallelPoolRLGamesEnv  # noqa: E402
-from parallel_pool.integrations.rl_games import env as rlg_env  # noqa: E402
 
 
 def test_import_registers_vecenv_type_and_env_configuration():
@@ -85,8 +85,7 @@ def test_transitions_match_next_step_engine_without_fake_steps():
     ref.close()
 
 
-needs_atari = pytest.mark.skipif("Pong-v5" not in parallel_pool.list_all_envs(),
-                                 reason="this build has no Atari envs")
+needs_atari = pytest.mark.skipif("Pong-v5" not in parallel_pool.list_all_envs(), reason="this build has no Atari envs")
 
 
 def _fake_algo(n):
@@ -100,8 +99,9 @@ def test_atari_episodic_life_scores_whole_games_through_rl_games_observer():
     n, cfg = 2, dict(seed=3, episodic_life=True, reward_clip=True, max_episode_steps=400)
     ours = ParallelPoolRLGamesEnv("parallel_pool", n, env_name="Breakout-v5", **cfg)
     assert ours.has_lives
-    ref = EpisodeStatistics(parallel_pool.make("Breakout-v5", env_type="gymnasium", num_envs=n,
-                                               autoreset_mode="same_step", **cfg))
+    ref = EpisodeStatistics(
+        parallel_pool.make("Breakout-v5", env_type="gymnasium", num_envs=n, autoreset_mode="same_step", **cfg)
+    )
     observer = DefaultAlgoObserver()
     observer.after_init(_fake_algo(n))
     ours.reset()
@@ -153,8 +153,7 @@ def test_dict_observation_helpers():
     np.testing.assert_array_equal(stacked["a"], [[0, 0], [1, 1], [0, 0]])
     np.testing.assert_array_equal(stacked["b"], [0, 9, 2])
     assert obs["b"][1] == 1  # the returned obs is not modified
-    dict_space = gym.spaces.Dict({"b": gym.spaces.Box(0, 9, (), np.int32),
-                                  "a": gym.spaces.Box(0, 1, (2,), np.float32)})
+    dict_space = gym.spaces.Dict({"b": gym.spaces.Box(0, 9, (), np.int32), "a": gym.spaces.Box(0, 1, (2,), np.float32)})
     keys = list(dict_space.keys())
     flat = rlg_env._flatten(stacked, keys)
     assert flat.dtype == np.float32
@@ -166,15 +165,18 @@ def test_dict_observation_helpers():
     assert all(space.contains(row) for row in flat)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({}, "env_name"),
-    ({"env_name": "CartPole-v1", "batch_size": 2}, "batch_size"),
-    ({"env_name": "CartPole-v1", "num_envs": 3}, "num_envs"),
-    ({"env_name": "CartPole-v1", "autoreset_mode": "next_step"}, "autoreset_mode"),
-    ({"env_name": "CartPole-v1", "env_type": "dm"}, "env_type"),
-    ({"env_name": "CartPole-v1", "flatten_obs": True}, "flatten_obs"),
-    ({"env_name": "CartPole-v1", "no_such_key": 1}, "no_such_key"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({}, "env_name"),
+        ({"env_name": "CartPole-v1", "batch_size": 2}, "batch_size"),
+        ({"env_name": "CartPole-v1", "num_envs": 3}, "num_envs"),
+        ({"env_name": "CartPole-v1", "autoreset_mode": "next_step"}, "autoreset_mode"),
+        ({"env_name": "CartPole-v1", "env_type": "dm"}, "env_type"),
+        ({"env_name": "CartPole-v1", "flatten_obs": True}, "flatten_obs"),
+        ({"env_name": "CartPole-v1", "no_such_key": 1}, "no_such_key"),
+    ],
+)
 def test_bad_env_config_raises_naming_the_key(kwargs, match):
     with pytest.raises(ValueError, match=match):
         ParallelPoolRLGamesEnv("parallel_pool", 4, **kwargs)
@@ -190,8 +192,15 @@ def test_pong_example_config_runs_a_few_epochs_with_rl_games_atari_network(tmp_p
     cfg = yaml.safe_load((ROOT / "examples" / "rl_games_pong.yaml").read_text())
     assert cfg["params"]["config"]["env_name"] == "parallel_pool"
     # a tiny budget: 3 epochs of 4 actors x 16 steps
-    cfg["params"]["config"].update(train_dir=str(tmp_path), num_actors=4, horizon_length=16, minibatch_size=32,
-                                   mini_epochs=1, max_epochs=3, save_best_after=100)
+    cfg["params"]["config"].update(
+        train_dir=str(tmp_path),
+        num_actors=4,
+        horizon_length=16,
+        minibatch_size=32,
+        mini_epochs=1,
+        max_epochs=3,
+        save_best_after=100,
+    )
     runner = Runner()
     runner.load(cfg)
     runner.run({"train": True})
@@ -207,8 +216,13 @@ def test_rl_games_player_plays_through_the_env_configuration(tmp_path, capsys):
     from rl_games.torch_runner import Runner
 
     cfg = yaml.safe_load((ROOT / "examples" / "rl_games_cartpole.yaml").read_text())
-    cfg["params"]["config"].update(train_dir=str(tmp_path), max_frames=-1, max_epochs=1, save_best_after=100,
-                                   env_config={"env_name": "CartPole-v1", "max_episode_steps": 20})
+    cfg["params"]["config"].update(
+        train_dir=str(tmp_path),
+        max_frames=-1,
+        max_epochs=1,
+        save_best_after=100,
+        env_config={"env_name": "CartPole-v1", "max_episode_steps": 20},
+    )
     cfg["params"]["config"]["player"] = {"games_num": 2, "deterministic": True, "render": False}
     runner = Runner()
     runner.load(cfg)

@@ -9,12 +9,12 @@ import pytest
 pytest.importorskip("stable_baselines3")
 torch = pytest.importorskip("torch")
 
+from parallel_pool.integrations.sb3 import ParallelPoolVecEnv, make_vec_env  # noqa: E402
 from stable_baselines3 import PPO  # noqa: E402
 from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 from stable_baselines3.common.vec_env import VecEnv, VecFrameStack, VecMonitor, VecNormalize  # noqa: E402
 
 import parallel_pool  # noqa: E402
-from parallel_pool.integrations.sb3 import ParallelPoolVecEnv, make_vec_env  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -116,8 +116,9 @@ def test_vec_normalize_normalizes_terminal_observation():
         np.testing.assert_allclose(obs, venv.normalize_obs(raw_obs), rtol=1e-5)
         np.testing.assert_allclose(venv.get_original_obs(), raw_obs)
         for i in np.flatnonzero(dones):
-            np.testing.assert_allclose(infos[i]["terminal_observation"], venv.normalize_obs(raw_info["final_obs"][i]),
-                                       rtol=1e-5)
+            np.testing.assert_allclose(
+                infos[i]["terminal_observation"], venv.normalize_obs(raw_info["final_obs"][i]), rtol=1e-5
+            )
             checked += 1
     assert checked > 0
 
@@ -159,7 +160,7 @@ def test_attributes_methods_and_their_errors():
     assert state.shape == (4,)
     venv.env_method("set_state", np.array([0.1, 0.0, 0.0, 0.0]), indices=[1])
     np.testing.assert_allclose(venv.env_method("get_state", indices=1)[0], [0.1, 0.0, 0.0, 0.0])
-    (obs, info), = venv.env_method("reset", indices=[2])
+    ((obs, info),) = venv.env_method("reset", indices=[2])
     assert obs.shape == (4,) and info["elapsed_step"] == 0
     venv.close()
 

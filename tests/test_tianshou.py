@@ -12,6 +12,7 @@ import pytest
 pytest.importorskip("tianshou")
 torch = pytest.importorskip("torch")
 
+from parallel_pool.integrations.tianshou import ParallelPoolVectorEnv  # noqa: E402
 from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy  # noqa: E402
 from tianshou.data import AsyncCollector, Batch, Collector, VectorReplayBuffer  # noqa: E402
 from tianshou.env import BaseVectorEnv  # noqa: E402
@@ -19,7 +20,6 @@ from tianshou.utils.net.common import Net  # noqa: E402
 from tianshou.utils.net.discrete import DiscreteActor  # noqa: E402
 
 import parallel_pool  # noqa: E402
-from parallel_pool.integrations.tianshou import ParallelPoolVectorEnv  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -37,8 +37,11 @@ class _PolicyWithEntry(DiscreteActorPolicy):
 
 def policy_for(venv, cls=DiscreteActorPolicy):
     obs_space, act_space = venv.observation_space[0], venv.action_space[0]
-    actor = DiscreteActor(preprocess_net=Net(state_shape=obs_space.shape, hidden_sizes=[8]),
-                          action_shape=act_space.n, softmax_output=False)
+    actor = DiscreteActor(
+        preprocess_net=Net(state_shape=obs_space.shape, hidden_sizes=[8]),
+        action_shape=act_space.n,
+        softmax_output=False,
+    )
     return cls(actor=actor, action_space=act_space, observation_space=obs_space)
 
 
@@ -81,7 +84,8 @@ def test_collector_fills_the_buffer_correctly(max_steps):
         assert (b.obs[:, 0] == env).all()
         check_chain(b, 3, max_steps)
         assert b.info["score"][b.done].tolist() == pytest.approx(
-            [b.rew[t - ep_len + 1:t + 1].sum() for t in np.flatnonzero(b.done)])
+            [b.rew[t - ep_len + 1 : t + 1].sum() for t in np.flatnonzero(b.done)]
+        )
     venv.close()
 
 

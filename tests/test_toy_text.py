@@ -16,12 +16,12 @@ from collections import Counter
 import gymnasium as gym
 import numpy as np
 import pytest
-
-import parallel_pool as pp
 from gymnasium.envs.toy_text.blackjack import BlackjackEnv as GymBlackjack
 from gymnasium.envs.toy_text.cliffwalking import CliffWalkingEnv as GymCliffWalking
 from gymnasium.envs.toy_text.frozen_lake import FrozenLakeEnv as GymFrozenLake
 from gymnasium.envs.toy_text.taxi import TaxiEnv as GymTaxi
+
+import parallel_pool as pp
 
 IDS = ["Catch-v0", "FrozenLake-v1", "FrozenLake8x8-v1", "Taxi-v3", "NChain-v0", "CliffWalking-v0", "Blackjack-v1"]
 
@@ -101,7 +101,7 @@ def check_table(task, ref_P, n_states, n_actions, **kwargs):
     env = pp.make(task, num_envs=len(pairs), **kwargs)
     obs, rew, term, trunc, _ = next(sweep(env, pairs))
     for i, (s, a) in enumerate(pairs):
-        (p, s2, r, t), = ref_P[s][a]
+        ((p, s2, r, t),) = ref_P[s][a]
         assert p == 1.0
         assert (obs[i], rew[i], term[i]) == (s2, r, t), (task, s, a)
         assert not trunc[i]
@@ -220,12 +220,15 @@ def test_bad_config():
         pp.make("Catch-v0", height=1)
 
 
-@pytest.mark.parametrize("task,key,value,allowed", [
-    ("FrozenLake-v1", "size", 2**32 + 4, "4 or 8"),  # would wrap to a valid 4 if narrowed first
-    ("Catch-v0", "height", 2**32 + 10, r"\[2, 4096\]"),
-    ("Catch-v0", "width", -(2**32) + 5, r"\[1, 4096\]"),
-    ("Catch-v0", "width", 5000, r"\[1, 4096\]"),
-])
+@pytest.mark.parametrize(
+    "task,key,value,allowed",
+    [
+        ("FrozenLake-v1", "size", 2**32 + 4, "4 or 8"),  # would wrap to a valid 4 if narrowed first
+        ("Catch-v0", "height", 2**32 + 10, r"\[2, 4096\]"),
+        ("Catch-v0", "width", -(2**32) + 5, r"\[1, 4096\]"),
+        ("Catch-v0", "width", 5000, r"\[1, 4096\]"),
+    ],
+)
 def test_size_keys_are_range_checked_before_narrowing(task, key, value, allowed):
     with pytest.raises(ValueError, match=f"'{key}' must be (in )?{allowed}, got {value}"):
         pp.make_spec(task, **{key: value})
@@ -275,17 +278,27 @@ def test_frozen_lake_trajectories_not_slippery(task, limit):
     assert stats["truncated"] >= 1 and stats[("reward", 1.0)] >= 1 and stats[("reward", 0.0)] >= 1, stats
 
 
-@pytest.mark.parametrize("task,map_name,success_rate", [("FrozenLake-v1", "4x4", 1 / 3),
-                                                        ("FrozenLake8x8-v1", "8x8", 1 / 3),
-                                                        ("FrozenLake-v1", "4x4", 0.6)])
+@pytest.mark.parametrize(
+    "task,map_name,success_rate",
+    [("FrozenLake-v1", "4x4", 1 / 3), ("FrozenLake8x8-v1", "8x8", 1 / 3), ("FrozenLake-v1", "4x4", 0.6)],
+)
 def test_frozen_lake_slippery_distribution(task, map_name, success_rate):
     ref = GymFrozenLake(map_name=map_name, is_slippery=True, success_rate=success_rate)
     n = ref.observation_space.n
     # a wrong table: the second slip goes backwards instead of to the other side
     straight = GymFrozenLake(map_name=map_name, is_slippery=False).P
     fail = (1 - success_rate) / 2
-    wrong_P = {s: {a: [(success_rate, *straight[s][a][0][1:]), (fail, *straight[s][(a - 1) % 4][0][1:]),
-                       (fail, *straight[s][(a + 2) % 4][0][1:])] for a in range(4)} for s in ref.P}
+    wrong_P = {
+        s: {
+            a: [
+                (success_rate, *straight[s][a][0][1:]),
+                (fail, *straight[s][(a - 1) % 4][0][1:]),
+                (fail, *straight[s][(a + 2) % 4][0][1:]),
+            ]
+            for a in range(4)
+        }
+        for s in ref.P
+    }
     pairs = [(s, a) for s in range(n) for a in range(4)]
     env = pp.make(task, num_envs=len(pairs), success_rate=success_rate, seed=7)
     counts = Counter()
@@ -379,8 +392,15 @@ def test_taxi_reset_distribution():
     assert len(support) == 300
     ref = {(0,): {int(s): probs[s] for s in range(500)}}
     # wrong: EnvPool's draw, which also starts with the passenger at the destination
-    wrong = {(0,): {((r * 5 + c) * 5 + p) * 4 + d: 1 / 400 for r in range(5) for c in range(5) for p in range(4)
-                    for d in range(4)}}
+    wrong = {
+        (0,): {
+            ((r * 5 + c) * 5 + p) * 4 + d: 1 / 400
+            for r in range(5)
+            for c in range(5)
+            for p in range(4)
+            for d in range(4)
+        }
+    }
     weights = {int(s): (1.3 if s < 250 else 0.7) for s in support}  # a non-uniform start
     tilted = {(0,): {s: w / sum(weights.values()) for s, w in weights.items()}}
     assert_fits(counts, ref, tilted)
@@ -435,8 +455,10 @@ def test_cliff_walking_slippery_distribution():
     ref = GymCliffWalking(is_slippery=True)
     straight = GymCliffWalking(is_slippery=False)
     # wrong: slips twice as likely to the left-hand side as to the right-hand side
-    wrong_P = {s: {a: [(p * w, *rest) for (p, *rest), w in zip(row[a], (4 / 3, 1.0, 2 / 3))] for a in range(4)}
-               for s, row in ref.P.items()}
+    wrong_P = {
+        s: {a: [(p * w, *rest) for (p, *rest), w in zip(row[a], (4 / 3, 1.0, 2 / 3))] for a in range(4)}
+        for s, row in ref.P.items()
+    }
     pairs = [(s, a) for s in range(48) for a in range(4)]
     env = pp.make("CliffWalking-v0", num_envs=len(pairs), is_slippery=True, seed=9)
     counts = Counter()
@@ -489,8 +511,11 @@ def test_catch_rules(height, width):
     obs, _ = env.reset()
     assert (obs[:, 1:-1] == 0).all() and (obs[:, -1].argmax(1) == width // 2).all() and (obs.sum((1, 2)) == 2).all()
     counts = Counter(((0,), int(c)) for c in obs[:, 0].argmax(1))
-    assert_fits(counts, {(0,): {c: 1 / width for c in range(width)}},
-                {(0,): {c: (1.5 if c == 0 else 1.0) / (width + 0.5) for c in range(width)}})
+    assert_fits(
+        counts,
+        {(0,): {c: 1 / width for c in range(width)}},
+        {(0,): {c: (1.5 if c == 0 else 1.0) / (width + 0.5) for c in range(width)}},
+    )
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"height": 6, "width": 7}])
@@ -551,7 +576,7 @@ class ScriptedCards:
 def split_state(state):
     state = [int(x) for x in state]
     n = state[0]
-    return state[1:1 + n], state[2 + n:]
+    return state[1 : 1 + n], state[2 + n :]
 
 
 @pytest.mark.parametrize("natural,sab", [(False, True), (False, False), (True, False), (True, True)])
@@ -586,8 +611,8 @@ def test_blackjack_aligned_with_gymnasium(natural, sab):
                 assert rew[i] == 0 and not term[i]
             else:
                 p0, d0 = state[i]
-                assert p[:len(p0)] == p0 and d[:len(d0)] == d0
-                cards[i].cards = p[len(p0):] + d[len(d0):]
+                assert p[: len(p0)] == p0 and d[: len(d0)] == d0
+                cards[i].cards = p[len(p0) :] + d[len(d0) :]
                 o, r, t, _, _ = refs[i].step(int(act[i]))
                 assert cards[i].cards == []
                 np.testing.assert_array_equal(obs[i], o)
@@ -600,14 +625,20 @@ def test_blackjack_aligned_with_gymnasium(natural, sab):
         assert rewards[1.5] > 0
 
 
-@pytest.mark.parametrize("natural,sab,hands", [
-    # naturals against a dealer 20 / a dealer natural / a dealer 19, and a 21 that is not a natural, under each rule
-    # set; the expected reward is gymnasium's for the same hands
-    (False, True, ([1, 10], [10, 10])), (False, True, ([10, 1], [1, 10])),
-    (True, False, ([1, 10], [10, 9])), (True, True, ([1, 10], [10, 9])),
-    (False, False, ([1, 10], [10, 9])), (False, True, ([5, 6, 10], [10, 7])),
-    (True, False, ([5, 6, 10], [10, 8])),
-])
+@pytest.mark.parametrize(
+    "natural,sab,hands",
+    [
+        # naturals against a dealer 20 / a dealer natural / a dealer 19, and a 21 that is not a natural, under each rule
+        # set; the expected reward is gymnasium's for the same hands
+        (False, True, ([1, 10], [10, 10])),
+        (False, True, ([10, 1], [1, 10])),
+        (True, False, ([1, 10], [10, 9])),
+        (True, True, ([1, 10], [10, 9])),
+        (False, False, ([1, 10], [10, 9])),
+        (False, True, ([5, 6, 10], [10, 7])),
+        (True, False, ([5, 6, 10], [10, 8])),
+    ],
+)
 def test_blackjack_naturals(natural, sab, hands):
     env = pp.make("Blackjack-v1", natural=natural, sab=sab)
     env.reset()

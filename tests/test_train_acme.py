@@ -47,11 +47,15 @@ def test_learner_advantages_bootstrap_truncation_not_termination():
     cfg = example.Config(gamma=0.5, gae_lambda=1.0)
     learner = example.PPOLearner.__new__(example.PPOLearner)
     learner.config = cfg
-    r = example.Rollout(obs=None, action=None, next_obs=None,
-                        reward=np.array([1.0, 1.0, 1.0, 1.0], np.float32),
-                        discount=np.array([1.0, 0.0, 1.0, 1.0], np.float32),  # t=1 terminates; t=2 truncates
-                        last=np.array([0.0, 1.0, 1.0, 0.0], np.float32),
-                        end=np.array([0.0, 0.0, 0.0, 1.0], np.float32))
+    r = example.Rollout(
+        obs=None,
+        action=None,
+        next_obs=None,
+        reward=np.array([1.0, 1.0, 1.0, 1.0], np.float32),
+        discount=np.array([1.0, 0.0, 1.0, 1.0], np.float32),  # t=1 terminates; t=2 truncates
+        last=np.array([0.0, 1.0, 1.0, 0.0], np.float32),
+        end=np.array([0.0, 0.0, 0.0, 1.0], np.float32),
+    )
     v = np.zeros(4, np.float32)
     v_next = np.full(4, 2.0, np.float32)
     adv = learner._advantages(r, v, v_next)

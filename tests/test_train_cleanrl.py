@@ -28,12 +28,17 @@ TARGET = 475.0
 
 def run_script(name: str, *flags: str, timeout: int = 900) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    proc = subprocess.run([sys.executable, str(EXAMPLES / name), "--no-progress", *flags], capture_output=True,
-                          text=True, timeout=timeout, env=env)
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / name), "--no-progress", *flags],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
     assert proc.returncode == 0, f"{name} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("SUMMARY ")]
     assert lines, f"{name} printed no SUMMARY line:\n{proc.stdout[-3000:]}"
-    return json.loads(lines[-1][len("SUMMARY "):])
+    return json.loads(lines[-1][len("SUMMARY ") :])
 
 
 @pytest.mark.training
@@ -48,22 +53,76 @@ def test_cleanrl_ppo_cartpole_reaches_475():
 @pytest.mark.training
 def test_async_ppo_script_learns_cartpole():
     budget = 150_000
-    s = run_script("ppo_atari.py", "--env-id", "CartPole-v1", "--seed", "1", "--total-timesteps", str(budget),
-                   "--num-envs", "16", "--batch-size", "8", "--num-steps", "32", "--learning-rate", "1e-3",
-                   "--update-epochs", "10", "--num-minibatches", "2", "--gamma", "0.98", "--gae-lambda", "0.8",
-                   "--ent-coef", "0.0", "--clip-coef", "0.2", "--eval-every", "16384", "--eval-episodes", "20", "--target-return", str(TARGET),
-                   "--final-eval-episodes", "20")
+    s = run_script(
+        "ppo_atari.py",
+        "--env-id",
+        "CartPole-v1",
+        "--seed",
+        "1",
+        "--total-timesteps",
+        str(budget),
+        "--num-envs",
+        "16",
+        "--batch-size",
+        "8",
+        "--num-steps",
+        "32",
+        "--learning-rate",
+        "1e-3",
+        "--update-epochs",
+        "10",
+        "--num-minibatches",
+        "2",
+        "--gamma",
+        "0.98",
+        "--gae-lambda",
+        "0.8",
+        "--ent-coef",
+        "0.0",
+        "--clip-coef",
+        "0.2",
+        "--eval-every",
+        "16384",
+        "--eval-episodes",
+        "20",
+        "--target-return",
+        str(TARGET),
+        "--final-eval-episodes",
+        "20",
+    )
     print(f"async PPO script on CartPole-v1: {s}")
     assert s["steps"] <= budget + 16 * 32
     assert s["eval_return"] >= TARGET, s
 
 
-@pytest.mark.skipif("Pong-v5" not in parallel_pool.list_all_envs(),
-                    reason="this build has no Atari envs (Pong-v5 not in parallel_pool.list_all_envs())")
+@pytest.mark.skipif(
+    "Pong-v5" not in parallel_pool.list_all_envs(),
+    reason="this build has no Atari envs (Pong-v5 not in parallel_pool.list_all_envs())",
+)
 def test_ppo_atari_runs_a_few_updates():
-    s = run_script("ppo_atari.py", "--env-id", "Pong-v5", "--seed", "1", "--num-envs", "8", "--batch-size", "4",
-                   "--num-steps", "16", "--total-timesteps", str(3 * 8 * 16), "--update-epochs", "1",
-                   "--num-minibatches", "2", "--eval-every", "0", "--final-eval-episodes", "0")
+    s = run_script(
+        "ppo_atari.py",
+        "--env-id",
+        "Pong-v5",
+        "--seed",
+        "1",
+        "--num-envs",
+        "8",
+        "--batch-size",
+        "4",
+        "--num-steps",
+        "16",
+        "--total-timesteps",
+        str(3 * 8 * 16),
+        "--update-epochs",
+        "1",
+        "--num-minibatches",
+        "2",
+        "--eval-every",
+        "0",
+        "--final-eval-episodes",
+        "0",
+    )
     assert s["updates"] == 3, s
     assert s["steps"] >= 3 * 8 * 16, s
     for key in ("pg_loss", "v_loss", "entropy"):

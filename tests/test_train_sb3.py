@@ -10,12 +10,11 @@ import pytest
 pytest.importorskip("stable_baselines3")
 torch = pytest.importorskip("torch")
 
+from parallel_pool.integrations.sb3 import ParallelPoolVecEnv  # noqa: E402
 from stable_baselines3 import PPO  # noqa: E402
 from stable_baselines3.common.callbacks import EvalCallback, StopTrainingOnRewardThreshold  # noqa: E402
 from stable_baselines3.common.evaluation import evaluate_policy  # noqa: E402
 from stable_baselines3.common.vec_env import VecMonitor  # noqa: E402
-
-from parallel_pool.integrations.sb3 import ParallelPoolVecEnv  # noqa: E402
 
 SEED = 1
 BUDGET = 100_000  # env steps
@@ -32,11 +31,30 @@ def train_sb3_cartpole(seed: int = SEED, budget: int = BUDGET, eval_every: int =
     torch.set_num_threads(1)
     venv = VecMonitor(ParallelPoolVecEnv("CartPole-v1", num_envs=8, seed=seed))
     eval_env = VecMonitor(ParallelPoolVecEnv("CartPole-v1", num_envs=10, seed=seed + 1000))
-    model = PPO("MlpPolicy", venv, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20,
-                ent_coef=0.0, learning_rate=_lin(1e-3), clip_range=_lin(0.2), seed=seed, device="cpu", verbose=0)
+    model = PPO(
+        "MlpPolicy",
+        venv,
+        n_steps=32,
+        batch_size=256,
+        gae_lambda=0.8,
+        gamma=0.98,
+        n_epochs=20,
+        ent_coef=0.0,
+        learning_rate=_lin(1e-3),
+        clip_range=_lin(0.2),
+        seed=seed,
+        device="cpu",
+        verbose=0,
+    )
     stop = StopTrainingOnRewardThreshold(reward_threshold=TARGET, verbose=0)
-    cb = EvalCallback(eval_env, callback_on_new_best=stop, n_eval_episodes=20, eval_freq=eval_every // 8,
-                      deterministic=True, verbose=0)
+    cb = EvalCallback(
+        eval_env,
+        callback_on_new_best=stop,
+        n_eval_episodes=20,
+        eval_freq=eval_every // 8,
+        deterministic=True,
+        verbose=0,
+    )
     t0 = time.perf_counter()
     model.learn(total_timesteps=budget, callback=cb)
     seconds = time.perf_counter() - t0

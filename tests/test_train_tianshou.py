@@ -12,6 +12,7 @@ import pytest
 pytest.importorskip("tianshou")
 torch = pytest.importorskip("torch")
 
+from parallel_pool.integrations.tianshou import ParallelPoolVectorEnv  # noqa: E402
 from tianshou.algorithm import PPO  # noqa: E402
 from tianshou.algorithm.modelfree.reinforce import DiscreteActorPolicy  # noqa: E402
 from tianshou.algorithm.optim import AdamOptimizerFactory  # noqa: E402
@@ -19,8 +20,6 @@ from tianshou.data import Collector, VectorReplayBuffer  # noqa: E402
 from tianshou.trainer import OnPolicyTrainerParams  # noqa: E402
 from tianshou.utils.net.common import Net  # noqa: E402
 from tianshou.utils.net.discrete import DiscreteActor, DiscreteCritic  # noqa: E402
-
-from parallel_pool.integrations.tianshou import ParallelPoolVectorEnv  # noqa: E402
 
 SEED = 0
 BUDGET = 100_000  # env steps
@@ -56,23 +55,46 @@ def train_tianshou_cartpole(seed: int = SEED, budget: int = BUDGET, epoch_steps:
     test_envs = ParallelPoolVectorEnv("CartPole-v1", num_envs=10, seed=seed + 1000)
     obs_space = train_envs.observation_space[0]
     act_space = train_envs.action_space[0]
-    actor = DiscreteActor(preprocess_net=Net(state_shape=obs_space.shape, hidden_sizes=[64, 64],
-                                             activation=torch.nn.Tanh),
-                          action_shape=act_space.n, softmax_output=False)
-    critic = DiscreteCritic(preprocess_net=Net(state_shape=obs_space.shape, hidden_sizes=[64, 64],
-                                               activation=torch.nn.Tanh))
-    policy = DiscreteActorPolicy(actor=actor, action_space=act_space, observation_space=obs_space,
-                                 deterministic_eval=True)
-    algo = PPO(policy=policy, critic=critic, optim=AdamOptimizerFactory(lr=1e-3), eps_clip=0.2, vf_coef=0.5,
-               ent_coef=0.0, max_grad_norm=0.5, gae_lambda=0.8, gamma=0.98, max_batchsize=2048)
+    actor = DiscreteActor(
+        preprocess_net=Net(state_shape=obs_space.shape, hidden_sizes=[64, 64], activation=torch.nn.Tanh),
+        action_shape=act_space.n,
+        softmax_output=False,
+    )
+    critic = DiscreteCritic(
+        preprocess_net=Net(state_shape=obs_space.shape, hidden_sizes=[64, 64], activation=torch.nn.Tanh)
+    )
+    policy = DiscreteActorPolicy(
+        actor=actor, action_space=act_space, observation_space=obs_space, deterministic_eval=True
+    )
+    algo = PPO(
+        policy=policy,
+        critic=critic,
+        optim=AdamOptimizerFactory(lr=1e-3),
+        eps_clip=0.2,
+        vf_coef=0.5,
+        ent_coef=0.0,
+        max_grad_norm=0.5,
+        gae_lambda=0.8,
+        gamma=0.98,
+        max_batchsize=2048,
+    )
     train_collector = Collector(algo, train_envs, VectorReplayBuffer(4096, NUM_ENVS))
     test_collector = Collector(algo, test_envs)
     streak = _TwiceInARow(TARGET)
     params = OnPolicyTrainerParams(
-        training_collector=train_collector, test_collector=test_collector, max_epochs=budget // epoch_steps,
-        epoch_num_steps=epoch_steps, collection_step_num_env_steps=256, update_step_num_repetitions=20,
-        batch_size=256, test_step_num_episodes=20, stop_fn=streak.stop, compute_score_fn=streak.score,
-        verbose=False, show_progress=False)
+        training_collector=train_collector,
+        test_collector=test_collector,
+        max_epochs=budget // epoch_steps,
+        epoch_num_steps=epoch_steps,
+        collection_step_num_env_steps=256,
+        update_step_num_repetitions=20,
+        batch_size=256,
+        test_step_num_episodes=20,
+        stop_fn=streak.stop,
+        compute_score_fn=streak.score,
+        verbose=False,
+        show_progress=False,
+    )
     t0 = time.perf_counter()
     algo.run_training(params)
     seconds = time.perf_counter() - t0

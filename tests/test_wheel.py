@@ -20,17 +20,34 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, ".ci", "build_wheel.sh")
 needs_toolchain = pytest.mark.skipif(
-    shutil.which("cmake") is None or shutil.which("c++") is None or shutil.which("ninja") is None
+    shutil.which("cmake") is None
+    or shutil.which("c++") is None
+    or shutil.which("ninja") is None
     or importlib.util.find_spec("pybind11") is None,
-    reason="needs a compiler, cmake, ninja and pybind11 (a development setup, not an installed package)")
+    reason="needs a compiler, cmake, ninja and pybind11 (a development setup, not an installed package)",
+)
 # a build without the ALE sources (a path that does not exist) and without jaxlib's headers
 MISSING = ["-DPP_ALE_SDIST=/nonexistent/ale_py.tar.gz", "-DPP_XLA_INCLUDE_DIR=/nonexistent"]
 
 
 def _configure(build_dir, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["cmake", "-S", ROOT, "-B", str(build_dir), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                           f"-DPython_EXECUTABLE={sys.executable}", *args],
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [
+            "cmake",
+            "-S",
+            ROOT,
+            "-B",
+            str(build_dir),
+            "-G",
+            "Ninja",
+            "-DCMAKE_BUILD_TYPE=Release",
+            f"-DPython_EXECUTABLE={sys.executable}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @needs_toolchain
@@ -58,8 +75,9 @@ def test_build_without_a_prerequisite_makes_a_working_module(tmp_path):
     p = subprocess.run(["cmake", "--build", str(build), "-j2"], capture_output=True, text=True, timeout=3000)
     assert p.returncode == 0, p.stdout[-3000:]
     pkg = tmp_path / "pkg" / "parallel_pool"
-    shutil.copytree(os.path.join(ROOT, "parallel_pool"), pkg, ignore=shutil.ignore_patterns("*.so", "__pycache__",
-                                                                                          "_build_info.py"))
+    shutil.copytree(
+        os.path.join(ROOT, "parallel_pool"), pkg, ignore=shutil.ignore_patterns("*.so", "__pycache__", "_build_info.py")
+    )
     (core,) = glob.glob(str(build / "extension" / "_core*.so"))
     shutil.copy(core, pkg)
     shutil.copy(build / "parallel_pool" / "_build_info.py", pkg)

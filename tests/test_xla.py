@@ -70,21 +70,26 @@ def test_sync_jit_loops_bit_identical(task, loop):
     env.reset()
 
     if loop == "scan_step":
+
         @jax.jit
         def run(h, a):
             def body(h, a_t):
                 h, s = step(h, a_t)
                 return h, _flat(*s)
+
             return jax.lax.scan(body, h, a)
     elif loop == "scan_send_recv":
+
         @jax.jit
         def run(h, a):
             def body(h, a_t):
                 h = send(h, a_t, jnp.arange(N, dtype=jnp.int32))
                 h, s = recv(h)
                 return h, _flat(*s)
+
             return jax.lax.scan(body, h, a)
     else:
+
         @jax.jit
         def run(h, a):
             def body(t, c):
@@ -92,12 +97,13 @@ def test_sync_jit_loops_bit_identical(task, loop):
                 h, s = step(h, a[t])
                 buf = jax.tree_util.tree_map(lambda b, x: b.at[t].set(x), buf, _flat(*s))
                 return h, buf
+
             zeros = {k: jnp.zeros((a.shape[0], *v.shape[1:]), v.dtype) for k, v in plain.items()}
             return jax.lax.fori_loop(0, a.shape[0], body, (h, zeros))
 
     # two halves through the same compiled function: the handle carries over between jitted calls
     h, first = run(handle, jnp.asarray(acts[: T // 2]))
-    h, second = run(h, jnp.asarray(acts[T // 2:]))
+    h, second = run(h, jnp.asarray(acts[T // 2 :]))
     got = {k: np.concatenate([np.asarray(first[k]), np.asarray(second[k])]) for k in first}
     _check_same(plain, got)
     env.close()
@@ -130,8 +136,15 @@ def test_async_scan_bit_identical_per_env(task, fused):
         obs, rew, term, trunc, info = env.recv()
         ids = info["env_id"].copy()
         ids_seq.append(ids)
-        rows.append(_flat(obs.copy(), rew.copy(), term.copy(), trunc.copy(),
-                          {k: v.copy() for k, v in info.items() if k != "players"}))
+        rows.append(
+            _flat(
+                obs.copy(),
+                rew.copy(),
+                term.copy(),
+                trunc.copy(),
+                {k: v.copy() for k, v in info.items() if k != "players"},
+            )
+        )
         a = table[ids, count[ids]]
         count[ids] += 1
         env.send(a, ids)
@@ -226,6 +239,7 @@ def test_same_step_autoreset_final_obs():
 
 
 # ---- errors ---------------------------------------------------------------------------------------------------
+
 
 def _runtime_error():
     return (jax.errors.JaxRuntimeError,) if hasattr(jax.errors, "JaxRuntimeError") else (Exception,)
@@ -335,6 +349,7 @@ def test_no_xla_build_message(monkeypatch):
 
 # ---- 64-bit dtypes ----------------------------------------------------------------------------------------------
 
+
 def _f64_plain(acts):
     env = parallel_pool.make("Dummy-v0", num_envs=acts.shape[1], seed=4, float64=True, continuous=True)
     obs0, _ = env.reset()
@@ -352,6 +367,7 @@ def _f64_xla(acts):
         def body(h, a_t):
             h, (obs, rew, *_rest) = step(h, a_t)
             return h, (obs, rew)
+
         return jax.lax.scan(body, h, a)
 
     _, (obs, rew) = run(handle, a=jnp.asarray(acts))

@@ -149,7 +149,9 @@ void Pool::MarkDone(Batch* b) {
   const int expected = b->expected;
   const int d = b->done.fetch_add(1, std::memory_order_acq_rel) + 1;
   if (d == expected && waiters_.load(std::memory_order_seq_cst) > 0) {
-    { std::lock_guard<std::mutex> lk(done_mu_); }
+    {
+      std::lock_guard<std::mutex> lk(done_mu_);
+    }
     done_cv_.notify_all();
   }
 }

@@ -228,8 +228,7 @@ void Pool::BuildEnvs(const EnvType& type, const Config& config) {
 }
 
 void Pool::StartWorkers() {
-  StartThreads(
-      &workers_, opts_.num_threads, [this](int) { WorkerLoop(); }, [this] { queue_.Stop(); }, "worker");
+  StartThreads(&workers_, opts_.num_threads, [this](int) { WorkerLoop(); }, [this] { queue_.Stop(); }, "worker");
 #ifdef __linux__
   for (int i = 0; i < opts_.num_threads; ++i) {
     // named and pinned from here, so both hold as soon as the pool exists

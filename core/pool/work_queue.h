@@ -58,7 +58,9 @@ class WorkQueue {
   // Wakes the sleeping workers if items are queued (for items the caller decided not to run itself).
   void WakeIfPending() {
     if (size_atomic_.load(std::memory_order_acquire) == 0 || sleeping_.load(std::memory_order_acquire) == 0) return;
-    { std::lock_guard<std::mutex> lk(mu_); }
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+    }
     cv_.notify_all();
   }
 

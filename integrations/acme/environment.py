@@ -42,8 +42,10 @@ class BatchedEnvironment(dm_env.Environment):
     def __init__(self, task_id: str, **config: Any):
         mode = config.pop("autoreset_mode", "next_step")
         if mode != "next_step":
-            raise ValueError(f"autoreset_mode={mode!r}: a dm_env environment starts a finished env's next episode "
-                             "on its next step (dm_env's convention), which is autoreset_mode='next_step'")
+            raise ValueError(
+                f"autoreset_mode={mode!r}: a dm_env environment starts a finished env's next episode "
+                "on its next step (dm_env's convention), which is autoreset_mode='next_step'"
+            )
         self.pool = parallel_pool.make(task_id, env_type="dm", **config)
         self.num_envs: int = self.pool.num_envs
         self.batch_size: int = self.pool.batch_size

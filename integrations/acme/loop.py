@@ -8,6 +8,7 @@ from typing import Any
 
 import dm_env
 import numpy as np
+
 from acme import core
 from acme.utils import counting, loggers
 
@@ -43,9 +44,15 @@ class BatchedEnvironmentLoop:
     ``run`` started. Episodes carry on across ``run`` calls.
     """
 
-    def __init__(self, environment: BatchedEnvironment, actor: core.Actor,
-                 counter: counting.Counter | None = None, logger: loggers.Logger | None = None,
-                 should_update: bool = True, label: str = "environment_loop"):
+    def __init__(
+        self,
+        environment: BatchedEnvironment,
+        actor: core.Actor,
+        counter: counting.Counter | None = None,
+        logger: loggers.Logger | None = None,
+        should_update: bool = True,
+        label: str = "environment_loop",
+    ):
         self._env = environment
         self._actor = actor
         self._counter = counter or counting.Counter()
@@ -80,8 +87,11 @@ class BatchedEnvironmentLoop:
         self._returns[env] += row.reward
         self._lengths[env] += 1
         if step_type == dm_env.StepType.LAST:
-            return {"episode_return": float(self._returns[env]), "episode_length": int(self._lengths[env]),
-                    "env_id": env}
+            return {
+                "episode_return": float(self._returns[env]),
+                "episode_length": int(self._lengths[env]),
+                "env_id": env,
+            }
         return None
 
     def run(self, num_episodes: int | None = None, num_steps: int | None = None) -> int:
@@ -96,8 +106,9 @@ class BatchedEnvironmentLoop:
             self._timestep = self._env.reset()
             for i, env in enumerate(self._env.env_id):
                 self._observe_first(self._timestep, i, int(env))
-        while not ((num_episodes is not None and episodes >= num_episodes)
-                   or (num_steps is not None and steps >= num_steps)):
+        while not (
+            (num_episodes is not None and episodes >= num_episodes) or (num_steps is not None and steps >= num_steps)
+        ):
             action = self._actor.select_action(self._timestep.observation)
             action = action.detach().cpu().numpy() if hasattr(action, "detach") else np.asarray(action)
             # an async pool's next batch holds other envs than this one: remember each env's action
@@ -117,8 +128,9 @@ class BatchedEnvironmentLoop:
             if self._should_update:
                 self._actor.update()
             episodes += len(ended)
-            counts = self._counter.increment(steps=int((timestep.step_type != dm_env.StepType.FIRST).sum()),
-                                             episodes=len(ended))
+            counts = self._counter.increment(
+                steps=int((timestep.step_type != dm_env.StepType.FIRST).sum()), episodes=len(ended)
+            )
             for record in ended:
                 record["steps_per_second"] = steps / max(time.time() - start, 1e-9)
                 record.update(counts)

@@ -121,8 +121,7 @@ class EpisodeStatistics:
             self.episode_returns[envs] = 0
             self.episode_lengths[envs] = 0
             if self.stats_key in info:
-                raise ValueError(f"info already has a {self.stats_key!r} key; give EpisodeStatistics another "
-                                 "stats_key")
+                raise ValueError(f"info already has a {self.stats_key!r} key; give EpisodeStatistics another stats_key")
             info[self.stats_key] = {"r": r, "l": ln}
             info["_" + self.stats_key] = real_end
         return obs, reward, terminated, truncated, info

@@ -34,8 +34,9 @@ def _create_env(**kwargs: Any) -> ParallelPoolRLGamesEnv:
 def register() -> None:
     """Register the vecenv type ``PARALLEL_POOL`` and the env configuration ``parallel_pool`` with rl_games
     (idempotent; done on import)."""
-    vecenv.register(VECENV_TYPE, lambda config_name, num_actors, **kwargs:
-                    ParallelPoolRLGamesEnv(config_name, num_actors, **kwargs))
+    vecenv.register(
+        VECENV_TYPE, lambda config_name, num_actors, **kwargs: ParallelPoolRLGamesEnv(config_name, num_actors, **kwargs)
+    )
     env_configurations.register(ENV_NAME, {"env_creator": _create_env, "vecenv_type": VECENV_TYPE})
 
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from rl_games.common.ivecenv import IVecEnv
 
 import parallel_pool
+from rl_games.common.ivecenv import IVecEnv
 
 __all__ = ["ParallelPoolRLGamesEnv"]
 
@@ -68,13 +68,15 @@ class ParallelPoolRLGamesEnv(IVecEnv):
         config = dict(kwargs)
         task_id = config.pop("env_name", None)
         if not isinstance(task_id, str):
-            raise ValueError("env_config needs 'env_name': a ParallelPool task id such as 'CartPole-v1' "
-                             f"(got {task_id!r})")
+            raise ValueError(
+                f"env_config needs 'env_name': a ParallelPool task id such as 'CartPole-v1' (got {task_id!r})"
+            )
         has_lives = config.pop("has_lives", None)
         self.flatten_obs = bool(config.pop("flatten_obs", False))
         self._check_config(config, num_actors)
-        self.pool = parallel_pool.make(task_id, env_type="gymnasium", num_envs=num_actors,
-                                       autoreset_mode="same_step", **config)
+        self.pool = parallel_pool.make(
+            task_id, env_type="gymnasium", num_envs=num_actors, autoreset_mode="same_step", **config
+        )
         self.num_actors = num_actors
         self.has_lives = bool(self.pool.config.get("episodic_life", False) if has_lives is None else has_lives)
         self.action_space = self.pool.single_action_space
@@ -92,19 +94,27 @@ class ParallelPoolRLGamesEnv(IVecEnv):
     def _check_config(config: dict, num_actors: int) -> None:
         """Keys rl_games fixes itself; everything else goes to parallel_pool.make, which validates it."""
         if config.get("num_envs", num_actors) != num_actors:
-            raise ValueError(f"env_config num_envs={config['num_envs']} differs from num_actors={num_actors}; "
-                             "leave num_envs out (rl_games' num_actors sets it)")
+            raise ValueError(
+                f"env_config num_envs={config['num_envs']} differs from num_actors={num_actors}; "
+                "leave num_envs out (rl_games' num_actors sets it)"
+            )
         config.pop("num_envs", None)
         if config.pop("batch_size", 0) not in (0, num_actors):
-            raise ValueError("env_config batch_size must equal num_actors: rl_games' PPO steps every actor every "
-                             "step, so an asynchronous pool (batch_size < num_envs) cannot feed it")
+            raise ValueError(
+                "env_config batch_size must equal num_actors: rl_games' PPO steps every actor every "
+                "step, so an asynchronous pool (batch_size < num_envs) cannot feed it"
+            )
         if config.pop("env_type", "gymnasium") not in ("gymnasium", "gym"):
-            raise ValueError("env_config env_type: the rl_games vecenv always runs the gymnasium front-end "
-                             "('gymnasium' or 'gym' are accepted for ENVPOOL configs)")
+            raise ValueError(
+                "env_config env_type: the rl_games vecenv always runs the gymnasium front-end "
+                "('gymnasium' or 'gym' are accepted for ENVPOOL configs)"
+            )
         mode = config.pop("autoreset_mode", "same_step")
         if mode != "same_step":
-            raise ValueError(f"env_config autoreset_mode={mode!r}: the rl_games vecenv needs 'same_step' (rl_games "
-                             "acts on every env every step)")
+            raise ValueError(
+                f"env_config autoreset_mode={mode!r}: the rl_games vecenv needs 'same_step' (rl_games "
+                "acts on every env every step)"
+            )
 
     # ---- observations and actions -----------------------------------------------------------------------------
     def _obs(self, obs: Any) -> Any:
@@ -185,8 +195,12 @@ class ParallelPoolRLGamesEnv(IVecEnv):
 
     def get_env_info(self) -> dict:
         """The single-env spaces (what rl_games builds its network from)."""
-        return {"action_space": self.action_space, "observation_space": self.observation_space, "agents": 1,
-                "value_size": 1}
+        return {
+            "action_space": self.action_space,
+            "observation_space": self.observation_space,
+            "agents": 1,
+            "value_size": 1,
+        }
 
     def close(self) -> None:
         self.pool.close()

@@ -1,4 +1,6 @@
-"""Stable-Baselines3 VecEnv over a ParallelPool pool (wiring only: `parallel_pool.translate.Translator` does the work)."""
+"""Stable-Baselines3 VecEnv over a ParallelPool pool.
+
+Wiring only: `parallel_pool.translate.Translator` does the work."""
 
 from __future__ import annotations
 
@@ -40,8 +42,10 @@ class ParallelPoolVecEnv(VecEnv):
             self._tr = Translator(task_id, **keys)
         if self._tr.is_async:
             self._tr.close()
-            raise ValueError("SB3 steps every env on every step: make the pool with batch_size == num_envs "
-                             f"(got batch_size={self._tr.batch_size}, num_envs={self._tr.num_envs})")
+            raise ValueError(
+                "SB3 steps every env on every step: make the pool with batch_size == num_envs "
+                f"(got batch_size={self._tr.batch_size}, num_envs={self._tr.num_envs})"
+            )
         self.pool = self._tr.env
         self.task_id: str = self.pool.spec.task_id
         self._config = dict(self.pool.config)
@@ -50,8 +54,10 @@ class ParallelPoolVecEnv(VecEnv):
     # ---- VecEnv API ------------------------------------------------------------------------------------------
     def reset(self) -> VecEnvObs:
         if any(self._options):
-            raise ValueError(f"{self.task_id} envs take no reset options (got {self._options}); set config keys "
-                             "when making the env instead")
+            raise ValueError(
+                f"{self.task_id} envs take no reset options (got {self._options}); set config keys "
+                "when making the env instead"
+            )
         seeds = self._seeds
         if all(s is None for s in seeds):
             seed = None
@@ -92,20 +98,24 @@ class ParallelPoolVecEnv(VecEnv):
         """An env's attribute: its spaces, ``render_mode``, ``spec``, ``metadata`` or one of its config keys."""
         attrs = self._attrs()
         if attr_name not in attrs:
-            raise AttributeError(f"{self.task_id} envs run in C++ and have no Python attribute {attr_name!r}; "
-                                 f"available: {sorted(attrs)}")
+            raise AttributeError(
+                f"{self.task_id} envs run in C++ and have no Python attribute {attr_name!r}; available: {sorted(attrs)}"
+            )
         return [attrs[attr_name] for _ in self._get_indices(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
-        raise AttributeError(f"cannot set {attr_name!r} on {self.task_id} envs: they run in C++ and have no Python "
-                             f"attributes; pass config keys when making the env, e.g. "
-                             f"ParallelPoolVecEnv({self.task_id!r}, {attr_name}=...)")
+        raise AttributeError(
+            f"cannot set {attr_name!r} on {self.task_id} envs: they run in C++ and have no Python "
+            f"attributes; pass config keys when making the env, e.g. "
+            f"ParallelPoolVecEnv({self.task_id!r}, {attr_name}=...)"
+        )
 
     def env_method(self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs) -> list[Any]:
         """Per-env methods of C++ envs: ``get_state()``, ``set_state(state)`` and ``reset()``."""
         if method_name not in _ENV_METHODS:
-            raise AttributeError(f"{self.task_id} envs run in C++ and have no method {method_name!r}; available: "
-                                 f"{list(_ENV_METHODS)}")
+            raise AttributeError(
+                f"{self.task_id} envs run in C++ and have no method {method_name!r}; available: {list(_ENV_METHODS)}"
+            )
         ids = list(self._get_indices(indices))
         if method_name == "get_state":
             return [self.pool.get_state(i, *method_args, **method_kwargs) for i in ids]
@@ -114,8 +124,10 @@ class ParallelPoolVecEnv(VecEnv):
         obs, infos = self._tr.reset(env_id=ids, **method_kwargs)
         for row, i in enumerate(ids):
             self.reset_infos[i] = infos[row]
-        return [(obs[row] if not isinstance(obs, dict) else {k: v[row] for k, v in obs.items()}, infos[row])
-                for row in range(len(ids))]
+        return [
+            (obs[row] if not isinstance(obs, dict) else {k: v[row] for k, v in obs.items()}, infos[row])
+            for row in range(len(ids))
+        ]
 
     def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
         return [False for _ in self._get_indices(indices)]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from tianshou.env import BaseVectorEnv
 
 from parallel_pool.translate import Translator
+from tianshou.env import BaseVectorEnv
 
 # attributes Tianshou's BaseVectorEnv routes to the per-env workers (tianshou.env.venvs.GYM_RESERVED_KEYS)
 _RESERVED = ("metadata", "reward_range", "spec", "action_space", "observation_space")
@@ -75,13 +75,17 @@ class ParallelPoolVectorEnv(BaseVectorEnv):
         """An env's attribute (its single-env spaces, ``spec``, ``metadata`` or a config key), one per id."""
         self._assert_is_not_closed()
         if key not in self._attrs:
-            raise AttributeError(f"{self.pool.spec.task_id} envs run in C++ and have no Python attribute {key!r}; "
-                                 f"available: {sorted(self._attrs)}")
+            raise AttributeError(
+                f"{self.pool.spec.task_id} envs run in C++ and have no Python attribute {key!r}; "
+                f"available: {sorted(self._attrs)}"
+            )
         return [self._attrs[key] for _ in self._wrap_id(id)]
 
     def set_env_attr(self, key: str, value: Any, id: int | list[int] | np.ndarray | None = None) -> None:
-        raise AttributeError(f"cannot set {key!r} on {self.pool.spec.task_id} envs: they run in C++ and have no "
-                             "Python attributes; pass config keys when making the env")
+        raise AttributeError(
+            f"cannot set {key!r} on {self.pool.spec.task_id} envs: they run in C++ and have no "
+            "Python attributes; pass config keys when making the env"
+        )
 
     # ---- stepping --------------------------------------------------------------------------------------------
     def reset(self, env_id: int | list[int] | np.ndarray | None = None, **kwargs: Any) -> tuple[Any, np.ndarray]:
@@ -91,8 +95,10 @@ class ParallelPoolVectorEnv(BaseVectorEnv):
         seed = kwargs.pop("seed", None)
         options = kwargs.pop("options", None)
         if kwargs or options:
-            raise ValueError(f"{self.pool.spec.task_id} envs take no reset arguments besides seed; got "
-                             f"{sorted(kwargs) + (['options'] if options else [])}")
+            raise ValueError(
+                f"{self.pool.spec.task_id} envs take no reset arguments besides seed; got "
+                f"{sorted(kwargs) + (['options'] if options else [])}"
+            )
         ids = None if env_id is None else np.atleast_1d(np.asarray(env_id, dtype=np.int64))
         targets = list(range(self.env_num)) if ids is None else [int(i) for i in ids]
         if seed is None:
@@ -109,8 +115,10 @@ class ParallelPoolVectorEnv(BaseVectorEnv):
                 done_ids = set(int(e) for e in self._tr.recv().env_id)
                 self.waiting_id = [x for x in self.waiting_id if x not in done_ids]
             if self.waiting_id:
-                raise RuntimeError(f"envs {self.waiting_id} are still stepping and fewer than batch_size "
-                                   f"({self.wait_num}); send actions for more envs before a reset")
+                raise RuntimeError(
+                    f"envs {self.waiting_id} are still stepping and fewer than batch_size "
+                    f"({self.wait_num}); send actions for more envs before a reset"
+                )
             self.ready_id = list(range(self.env_num))
         obs, infos = self._tr.reset(env_id=ids, seed=seed)
         return obs, _info_array(infos)
@@ -132,8 +140,10 @@ class ParallelPoolVectorEnv(BaseVectorEnv):
                 self.waiting_id.extend(int(i) for i in ids)
                 self.ready_id = [x for x in self.ready_id if x not in sent]
             if len(self.waiting_id) < self.wait_num:
-                raise RuntimeError(f"only {len(self.waiting_id)} envs are stepping but a batch needs "
-                                   f"{self.wait_num} (batch_size); send actions for more envs")
+                raise RuntimeError(
+                    f"only {len(self.waiting_id)} envs are stepping but a batch needs "
+                    f"{self.wait_num} (batch_size); send actions for more envs"
+                )
             t = self._tr.recv()
             done_ids = [int(e) for e in t.env_id]
             done_set = set(done_ids)
@@ -164,5 +174,4 @@ class ParallelPoolVectorEnv(BaseVectorEnv):
         self.is_closed = True
 
     def __repr__(self) -> str:
-        return (f"ParallelPoolVectorEnv({self.pool.spec.task_id!r}, num_envs={self.env_num}, "
-                f"batch_size={self.wait_num})")
+        return f"ParallelPoolVectorEnv({self.pool.spec.task_id!r}, num_envs={self.env_num}, batch_size={self.wait_num})"

@@ -66,10 +66,16 @@ def worker_env() -> dict:
 
 def run_isolated(case: dict, timing: dict, timeout: float) -> dict:
     """Measure a case in a fresh Python process (clean peak RSS); errors and timeouts become {'error': ...}."""
-    proc = subprocess.Popen([sys.executable, "-m", "parallel_pool.bench.measure"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=worker_env(),
-                            cwd=_package_root(),  # `-m` puts the cwd first on sys.path: import this same package
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "parallel_pool.bench.measure"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=worker_env(),
+        cwd=_package_root(),  # `-m` puts the cwd first on sys.path: import this same package
+        start_new_session=True,
+    )
     try:
         out, err = proc.communicate(json.dumps({"case": case, "timing": timing}), timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -80,14 +86,23 @@ def run_isolated(case: dict, timing: dict, timeout: float) -> dict:
         raise
     for line in reversed(out.splitlines()):
         if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
+            return json.loads(line[len("RESULT ") :])
     return {"error": f"worker exited with code {proc.returncode}: {(err or out).strip()[-500:]}"}
 
 
-def run(out_dir: str | None = "bench_out", *, quick: bool = False, tasks: list[str] | None = None,
-        num_envs: list[int] | None = None, threads: list[int] | None = None, runners: list[str] | None = None,
-        isolate: bool | None = None, timing: dict | None = None, timeout: float | None = None,
-        progress: bool = True) -> dict:
+def run(
+    out_dir: str | None = "bench_out",
+    *,
+    quick: bool = False,
+    tasks: list[str] | None = None,
+    num_envs: list[int] | None = None,
+    threads: list[int] | None = None,
+    runners: list[str] | None = None,
+    isolate: bool | None = None,
+    timing: dict | None = None,
+    timeout: float | None = None,
+    progress: bool = True,
+) -> dict:
     """Run the benchmark; write results.json, results.md and bench.png into out_dir (unless None); return results."""
     from parallel_pool.bench import report
     from parallel_pool.bench.measure import measure_case
@@ -97,8 +112,13 @@ def run(out_dir: str | None = "bench_out", *, quick: bool = False, tasks: list[s
     timing = dict(timing or (QUICK_TIMING if quick else FULL_TIMING))
     isolate = (not quick) if isolate is None else isolate
     timeout = timeout or (120.0 if quick else 900.0)
-    plan = make_plan(list(tasks or (QUICK_TASKS if quick else DEFAULT_TASKS)), quick=quick, num_envs=num_envs,
-                     threads=threads, runners=runners)
+    plan = make_plan(
+        list(tasks or (QUICK_TASKS if quick else DEFAULT_TASKS)),
+        quick=quick,
+        num_envs=num_envs,
+        threads=threads,
+        runners=runners,
+    )
     results: dict = {
         "started": datetime.datetime.now().isoformat(timespec="seconds"),
         "machine": report.machine_info(),
@@ -132,8 +152,11 @@ def run(out_dir: str | None = "bench_out", *, quick: bool = False, tasks: list[s
         if bar is not None:
             bar.update(1)
         elif progress:
-            print(f"  {case['task']:<12} {case['label']:<40} n={case['num_envs']:<5} "
-                  f"{res.get('steps_per_s', float('nan')):>14,.0f} steps/s", file=sys.stderr)
+            print(
+                f"  {case['task']:<12} {case['label']:<40} n={case['num_envs']:<5} "
+                f"{res.get('steps_per_s', float('nan')):>14,.0f} steps/s",
+                file=sys.stderr,
+            )
     if bar is not None:
         bar.close()
     results["load_after"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
@@ -168,28 +191,46 @@ def _throughput_main(argv: list[str], prog: str) -> int:
     p = argparse.ArgumentParser(
         prog=prog,
         epilog=f"Other cases (each with its own options, --quick for a smoke run): --case {{{','.join(CASES)}}}; "
-               f"e.g. `{prog} --case atari --help`.",
+        f"e.g. `{prog} --case atari --help`.",
         description="Throughput of ParallelPool against EnvPool, gymnasium vector envs, a for-loop and ale_py's "
-                    "AtariVectorEnv, in one run on this machine. Writes results.md, results.json and bench.png.")
+        "AtariVectorEnv, in one run on this machine. Writes results.md, results.json and bench.png.",
+    )
     p.add_argument("--out", default="bench_out", help="folder for results.md, results.json, bench.png")
     p.add_argument("--quick", action="store_true", help="seconds, tiny sizes, one process (for CI)")
-    p.add_argument("--tasks", type=_names, default=None,
-                   help=f"comma-separated, from {','.join(TASKS)} (default: those built, of "
-                        f"{','.join(DEFAULT_TASKS)}; quick: {','.join(QUICK_TASKS)})")
-    p.add_argument("--num-envs", type=_ints, default=None, help="comma-separated sizes (default per task, e.g. 1,8,256)")
-    p.add_argument("--threads", type=_ints, default=None, help="num_threads for the scaling figure (default 1,2,4..cores)")
+    p.add_argument(
+        "--tasks",
+        type=_names,
+        default=None,
+        help=f"comma-separated, from {','.join(TASKS)} (default: those built, of "
+        f"{','.join(DEFAULT_TASKS)}; quick: {','.join(QUICK_TASKS)})",
+    )
+    p.add_argument(
+        "--num-envs", type=_ints, default=None, help="comma-separated sizes (default per task, e.g. 1,8,256)"
+    )
+    p.add_argument(
+        "--threads", type=_ints, default=None, help="num_threads for the scaling figure (default 1,2,4..cores)"
+    )
     p.add_argument("--runners", type=_names, default=None, help=f"only these, from {','.join(RUNNERS)}")
     p.add_argument("--repeats", type=int, default=None)
     p.add_argument("--duration", type=float, default=None, help="seconds per repeat")
     p.add_argument("--warmup", type=float, default=None, help="warm-up seconds")
     iso = p.add_mutually_exclusive_group()
-    iso.add_argument("--isolate", dest="isolate", action="store_true", default=None,
-                     help="each case in a fresh process (default unless --quick): clean peak RSS")
+    iso.add_argument(
+        "--isolate",
+        dest="isolate",
+        action="store_true",
+        default=None,
+        help="each case in a fresh process (default unless --quick): clean peak RSS",
+    )
     iso.add_argument("--no-isolate", dest="isolate", action="store_false", help="all cases in this process")
     p.add_argument("--timeout", type=float, default=None, help="seconds per isolated case")
     p.add_argument("--no-progress", action="store_true")
-    p.add_argument("--doc", default=None, help="also put the table and plot into this markdown file "
-                                                "(e.g. docs/benchmarks.md), as the section --doc-title")
+    p.add_argument(
+        "--doc",
+        default=None,
+        help="also put the table and plot into this markdown file "
+        "(e.g. docs/benchmarks.md), as the section --doc-title",
+    )
     p.add_argument("--doc-title", default=None, help="section title naming the machine, e.g. '2-core AMD EPYC'")
     a = p.parse_args(argv)
     if a.runners:
@@ -204,8 +245,18 @@ def _throughput_main(argv: list[str], prog: str) -> int:
     for k in ("repeats", "duration", "warmup"):
         if getattr(a, k) is not None:
             timing[k] = getattr(a, k)
-    res = run(a.out, quick=a.quick, tasks=a.tasks, num_envs=a.num_envs, threads=a.threads, runners=a.runners,
-              isolate=a.isolate, timing=timing, timeout=a.timeout, progress=not a.no_progress)
+    res = run(
+        a.out,
+        quick=a.quick,
+        tasks=a.tasks,
+        num_envs=a.num_envs,
+        threads=a.threads,
+        runners=a.runners,
+        isolate=a.isolate,
+        timing=timing,
+        timeout=a.timeout,
+        progress=not a.no_progress,
+    )
     print(open(res["files"]["markdown"]).read())
     print(f"wrote {', '.join(res['files'].values())}")
     if a.doc:

@@ -40,15 +40,25 @@ class Task:
 
 TASKS: dict[str, Task] = {
     "CartPole-v1": Task("CartPole-v1", "CartPole-v1"),
-    "Pong-v5": Task("Pong-v5", "ALE/Pong-v5", frame_skip=4, num_envs=(1, 8, 64), single_core_envs=32,
-                    max_process_envs=64,
-                    note="gymnasium baselines: ALE/Pong-v5 with frameskip=1, repeat_action_probability=0, "
-                         "AtariPreprocessing(noop_max=30, frame_skip=4, screen_size=84, grayscale) and "
-                         "FrameStackObservation(4), as EnvPool's Pong-v5 defaults (gymnasium has no fire-reset "
-                         "wrapper; EnvPool and ale_py press FIRE after reset)"),
+    "Pong-v5": Task(
+        "Pong-v5",
+        "ALE/Pong-v5",
+        frame_skip=4,
+        num_envs=(1, 8, 64),
+        single_core_envs=32,
+        max_process_envs=64,
+        note="gymnasium baselines: ALE/Pong-v5 with frameskip=1, repeat_action_probability=0, "
+        "AtariPreprocessing(noop_max=30, frame_skip=4, screen_size=84, grayscale) and "
+        "FrameStackObservation(4), as EnvPool's Pong-v5 defaults (gymnasium has no fire-reset "
+        "wrapper; EnvPool and ale_py press FIRE after reset)",
+    ),
     "Ant-v5": Task("Ant-v5", "Ant-v5", num_envs=(1, 8, 64), single_core_envs=64, max_process_envs=64),
-    "Dummy-v0": Task("Dummy-v0", None, envpool_has=False, note="the testing env with step_cost_us=0: pure engine overhead "
-                                            "(gymnasium and EnvPool 1.2.5 have no such env)"),
+    "Dummy-v0": Task(
+        "Dummy-v0",
+        None,
+        envpool_has=False,
+        note="the testing env with step_cost_us=0: pure engine overhead (gymnasium and EnvPool 1.2.5 have no such env)",
+    ),
 }
 DEFAULT_TASKS = ("CartPole-v1", "Pong-v5", "Ant-v5", "Dummy-v0")
 QUICK_TASKS = ("CartPole-v1", "Dummy-v0")
@@ -122,9 +132,17 @@ def _async_batch(num_envs: int) -> int:
     return max(1, num_envs // 2)
 
 
-def make_plan(tasks: list[str], *, quick: bool, num_envs: list[int] | None = None, threads: list[int] | None = None,
-              runners: list[str] | None = None, cores: int | None = None, ours: set[str] | None = None,
-              theirs: set[str] | None = None) -> Plan:
+def make_plan(
+    tasks: list[str],
+    *,
+    quick: bool,
+    num_envs: list[int] | None = None,
+    threads: list[int] | None = None,
+    runners: list[str] | None = None,
+    cores: int | None = None,
+    ours: set[str] | None = None,
+    theirs: set[str] | None = None,
+) -> Plan:
     """All the cases of one run. Cases appear once even when two figures need them (e.g. the thread scaling at
     num_threads == cores is the main run's largest size)."""
     import parallel_pool
@@ -174,28 +192,57 @@ def make_plan(tasks: list[str], *, quick: bool, num_envs: list[int] | None = Non
         # thread scaling of the engines at the largest size
         big = max(sizes)
         for r in [r for r in avail if r in POOL_RUNNERS]:
-            for t in (threads or thread_counts(cores)):
+            for t in threads or thread_counts(cores):
                 for mode in ("sync", "async"):
                     b = big if mode == "sync" else _async_batch(big)
-                    add(task=name, runner=r, mode=mode, num_envs=big, batch_size=b, num_threads=min(t, b),
-                        purpose=["scaling"])
+                    add(
+                        task=name,
+                        runner=r,
+                        mode=mode,
+                        num_envs=big,
+                        batch_size=b,
+                        num_threads=min(t, b),
+                        purpose=["scaling"],
+                    )
         # single-core rate: one thread, many envs in one call, so the per-call overhead is amortised away; the
         # process is pinned to one CPU (ParallelPool's calling thread also steps envs while it waits)
         m = 64 if quick else task.single_core_envs
         for r in [r for r in avail if r in ("parallel_pool", "envpool")]:
-            add(task=name, runner=r, mode="sync", num_envs=m, batch_size=m, num_threads=1, pin_cpu=True,
-                purpose=["single_core"])
+            add(
+                task=name,
+                runner=r,
+                mode="sync",
+                num_envs=m,
+                batch_size=m,
+                num_threads=1,
+                pin_cpu=True,
+                purpose=["single_core"],
+            )
         if "for_loop" in avail:
-            add(task=name, runner="for_loop", mode="sync", num_envs=1, batch_size=1, num_threads=0,
-                purpose=["single_core"])
+            add(
+                task=name,
+                runner="for_loop",
+                mode="sync",
+                num_envs=1,
+                batch_size=1,
+                num_threads=0,
+                purpose=["single_core"],
+            )
     # run the cases that are compared with each other back to back (same task and size, all runners), so a change
     # in the machine's load during the run shifts them alike
     order = list(RUNNERS)
     group = {"main": 0, "scaling": 1, "single_core": 2}
+
     def key(c: dict) -> tuple:
         g = min(group[p] for p in c["purpose"])
-        return (chosen.index(c["task"]), g, c["num_envs"], c["num_threads"] if g == 1 else 0,
-                order.index(c["runner"]), c["mode"] != "sync")
+        return (
+            chosen.index(c["task"]),
+            g,
+            c["num_envs"],
+            c["num_threads"] if g == 1 else 0,
+            order.index(c["runner"]),
+            c["mode"] != "sync",
+        )
 
     cases.sort(key=key)
     return Plan(chosen, cases, skipped, cores)

@@ -79,8 +79,15 @@ def envpool_ref(results: dict, c: dict) -> float | None:
     """EnvPool's rate for the same task, num_envs and mode (sync for the non-pool runners); for the engines, with
     the same num_threads where EnvPool was measured with it (thread scaling), else EnvPool's main case."""
     mode = c["mode"] if c["runner"] in POOL_RUNNERS else "sync"
-    same = [o for o in results["cases"] if o["runner"] == "envpool" and o["task"] == c["task"] and _ok(o)
-            and o["num_envs"] == c["num_envs"] and o["mode"] == mode]
+    same = [
+        o
+        for o in results["cases"]
+        if o["runner"] == "envpool"
+        and o["task"] == c["task"]
+        and _ok(o)
+        and o["num_envs"] == c["num_envs"]
+        and o["mode"] == mode
+    ]
     if c["runner"] in POOL_RUNNERS:
         for o in same:
             if o["num_threads"] == c["num_threads"] and o["batch_size"] == c["batch_size"]:
@@ -97,8 +104,12 @@ def annotate(results: dict) -> None:
     results["limits"] = {}
     for task in results["tasks"]:
         sc, who = single_core(results, task)
-        results["limits"][task] = {"single_core_steps_per_s": sc, "from": who, "cores": cores,
-                                   "limit_steps_per_s": None if sc is None else sc * cores}
+        results["limits"][task] = {
+            "single_core_steps_per_s": sc,
+            "from": who,
+            "cores": cores,
+            "limit_steps_per_s": None if sc is None else sc * cores,
+        }
     for c in results["cases"]:
         if not _ok(c):
             continue
@@ -125,28 +136,35 @@ def markdown(results: dict) -> str:
     m, s = results["machine"], results["settings"]
     t = s["timing"]
     lines = ["# ParallelPool benchmark", ""]
-    lines.append(f"- Machine: {m.get('cpu', '?')}; {s['cores']} cores available to the run "
-                 f"({m.get('logical_cpus')} logical, {m.get('physical_cores', '?')} physical); "
-                 f"{m.get('memory_gib', '?')} GiB memory; {m.get('platform')}; Python {m.get('python')}")
+    lines.append(
+        f"- Machine: {m.get('cpu', '?')}; {s['cores']} cores available to the run "
+        f"({m.get('logical_cpus')} logical, {m.get('physical_cores', '?')} physical); "
+        f"{m.get('memory_gib', '?')} GiB memory; {m.get('platform')}; Python {m.get('python')}"
+    )
     lines.append("- Versions: " + ", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items()))
     la, lb = results.get("load_before"), results.get("load_after")
     if la and lb:
-        lines.append(f"- Load average (1/5/15 min) before the run: {la[0]:.2f} / {la[1]:.2f} / {la[2]:.2f}; "
-                     f"after: {lb[0]:.2f} / {lb[1]:.2f} / {lb[2]:.2f}"
-                     + (" — **the machine was busy; figures are disturbed**" if max(la[0], lb[0]) > 0.5 * s["cores"]
-                        else ""))
-    lines.append(f"- Method: random actions precomputed ({t.get('action_batches', 64)} batches, cycled); "
-                 f"warm-up {t['warmup']} s; {t['repeats']} repeats of ~{t['duration']} s; median of the repeats "
-                 f"reported; each case in {'its own fresh process' if s['isolated'] else 'one shared process'}"
-                 f"{' (quick mode)' if s['quick'] else ''}; started {results.get('started', '?')}, "
-                 f"took {results.get('elapsed_s', 0):.0f} s.")
-    lines.append("- Sync: `step(actions)` on all num_envs envs. Async: num_envs envs in flight, each call is "
-                 "`recv()` of batch_size = num_envs/2 envs + `send(actions, env_id)`. Engines run with "
-                 "num_threads = min(batch_size, cores). Latency is per call. CPU = cores busy during the timed "
-                 "repeats (process + children). Memory/env = (peak RSS of the measuring process after the env was "
-                 "made − RSS just before, + PSS of child processes) / num_envs. \"steps/s at p50 call\" = steps per "
-                 "call / median call time: what an undisturbed call achieves (robust to a busy machine; steps/s, "
-                 "the mean rate, includes the time lost to descheduling).")
+        lines.append(
+            f"- Load average (1/5/15 min) before the run: {la[0]:.2f} / {la[1]:.2f} / {la[2]:.2f}; "
+            f"after: {lb[0]:.2f} / {lb[1]:.2f} / {lb[2]:.2f}"
+            + (" — **the machine was busy; figures are disturbed**" if max(la[0], lb[0]) > 0.5 * s["cores"] else "")
+        )
+    lines.append(
+        f"- Method: random actions precomputed ({t.get('action_batches', 64)} batches, cycled); "
+        f"warm-up {t['warmup']} s; {t['repeats']} repeats of ~{t['duration']} s; median of the repeats "
+        f"reported; each case in {'its own fresh process' if s['isolated'] else 'one shared process'}"
+        f"{' (quick mode)' if s['quick'] else ''}; started {results.get('started', '?')}, "
+        f"took {results.get('elapsed_s', 0):.0f} s."
+    )
+    lines.append(
+        "- Sync: `step(actions)` on all num_envs envs. Async: num_envs envs in flight, each call is "
+        "`recv()` of batch_size = num_envs/2 envs + `send(actions, env_id)`. Engines run with "
+        "num_threads = min(batch_size, cores). Latency is per call. CPU = cores busy during the timed "
+        "repeats (process + children). Memory/env = (peak RSS of the measuring process after the env was "
+        'made − RSS just before, + PSS of child processes) / num_envs. "steps/s at p50 call" = steps per '
+        "call / median call time: what an undisturbed call achieves (robust to a busy machine; steps/s, "
+        "the mean rate, includes the time lost to descheduling)."
+    )
     if results.get("skipped"):
         lines.append("- Not measured: " + "; ".join(results["skipped"]))
     lines.append("")
@@ -169,8 +187,11 @@ def _task_markdown(results: dict, task: str) -> list[str]:
     if TASKS[task].note:
         lines += [f"{TASKS[task].note}.", ""]
     if lim["single_core_steps_per_s"]:
-        lines += [f"Single-core rate: {_fmt_rate(lim['single_core_steps_per_s'])} steps/s ({lim['from']}); "
-                  f"physical limit = {lim['cores']} cores × that = {_fmt_rate(lim['limit_steps_per_s'])} steps/s.", ""]
+        lines += [
+            f"Single-core rate: {_fmt_rate(lim['single_core_steps_per_s'])} steps/s ({lim['from']}); "
+            f"physical limit = {lim['cores']} cores × that = {_fmt_rate(lim['limit_steps_per_s'])} steps/s.",
+            "",
+        ]
     sizes = sorted({c["num_envs"] for c in cases})
     unit = "frames/s" if fs > 1 else "steps/s"
     lines.append(f"**{unit} (× EnvPool, same mode)**" + (f" — frames = steps × frame_skip {fs}" if fs > 1 else ""))
@@ -194,24 +215,38 @@ def _task_markdown(results: dict, task: str) -> list[str]:
     lines.append("")
     lines.append("**Details**")
     lines.append("")
-    head = ["runner", "num_envs", "batch", "threads", "steps/s"] + (["frames/s"] if fs > 1 else []) + [
-        "× EnvPool", "% of limit", "latency p50 µs", "latency p99 µs", "steps/s at p50 call", "CPU cores", "KiB/env"]
+    head = (
+        ["runner", "num_envs", "batch", "threads", "steps/s"]
+        + (["frames/s"] if fs > 1 else [])
+        + ["× EnvPool", "% of limit", "latency p50 µs", "latency p99 µs", "steps/s at p50 call", "CPU cores", "KiB/env"]
+    )
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|---|" + "---:|" * (len(head) - 1))
     for c in cases:
         if not _ok(c):
-            lines.append(f"| {c['label']} | {c['num_envs']} | {c['batch_size']} | {c['num_threads'] or '—'} | error: "
-                         f"{c.get('error', '')[:80]} |" + " |" * (len(head) - 5))
+            lines.append(
+                f"| {c['label']} | {c['num_envs']} | {c['batch_size']} | {c['num_threads'] or '—'} | error: "
+                f"{c.get('error', '')[:80]} |" + " |" * (len(head) - 5)
+            )
             continue
-        row = [c["label"], str(c["num_envs"]), str(c["batch_size"]), str(c["num_threads"] or "—"),
-               f"{c['steps_per_s']:,.0f}"]
+        row = [
+            c["label"],
+            str(c["num_envs"]),
+            str(c["batch_size"]),
+            str(c["num_threads"] or "—"),
+            f"{c['steps_per_s']:,.0f}",
+        ]
         if fs > 1:
             row.append(f"{c['frames_per_s']:,.0f}")
-        row += [_fmt(c.get("vs_envpool"), 2) + ("×" if c.get("vs_envpool") else ""),
-                _fmt(None if c.get("vs_limit") is None else 100 * c["vs_limit"], 1) + ("%" if c.get("vs_limit") else ""),
-                _fmt(c["latency_median_us"], 1), _fmt(c["latency_p99_us"], 1),
-                f"{c['steps_per_s_at_median_call']:,.0f}", _fmt(c["cpu_cores_used"], 2),
-                _fmt(c["mem_per_env_bytes"] / 1024, 1)]
+        row += [
+            _fmt(c.get("vs_envpool"), 2) + ("×" if c.get("vs_envpool") else ""),
+            _fmt(None if c.get("vs_limit") is None else 100 * c["vs_limit"], 1) + ("%" if c.get("vs_limit") else ""),
+            _fmt(c["latency_median_us"], 1),
+            _fmt(c["latency_p99_us"], 1),
+            f"{c['steps_per_s_at_median_call']:,.0f}",
+            _fmt(c["cpu_cores_used"], 2),
+            _fmt(c["mem_per_env_bytes"] / 1024, 1),
+        ]
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
     scal = [c for c in results["cases"] if c["task"] == task and "scaling" in c["purpose"]]
@@ -238,12 +273,21 @@ def _targets(results: dict, cases: list[dict]) -> list[str]:
     out = []
     for n, target in TARGETS.items():
         for mode in ("sync", "async"):
-            c = next((c for c in cases if c["runner"] == "parallel_pool" and c["mode"] == mode and c["num_envs"] == n
-                      and _ok(c)), None)
+            c = next(
+                (
+                    c
+                    for c in cases
+                    if c["runner"] == "parallel_pool" and c["mode"] == mode and c["num_envs"] == n and _ok(c)
+                ),
+                None,
+            )
             if c is None or c.get("vs_envpool") is None:
                 continue
             r = c["vs_envpool"]
-            out.append(f"{n} env{'s' if n > 1 else ''} {mode}: {r:.2f}× (target ≥ {target}×: {'met' if r >= target else 'NOT met'})")
+            out.append(
+                f"{n} env{'s' if n > 1 else ''} {mode}: {r:.2f}× "
+                f"(target ≥ {target}×: {'met' if r >= target else 'NOT met'})"
+            )
     if not out:
         return []
     return ["**Issue 2 targets (ParallelPool / EnvPool, CartPole-v1):** " + "; ".join(out) + ".", ""]
@@ -256,8 +300,9 @@ def plot(results: dict, path: str) -> None:
     import matplotlib.pyplot as plt
 
     tasks = results["tasks"]
-    fig, axes = plt.subplots(len(tasks), 4, figsize=(20, 4.2 * len(tasks)), squeeze=False,
-                             gridspec_kw={"width_ratios": [1, 1, 1, 0.5]})
+    fig, axes = plt.subplots(
+        len(tasks), 4, figsize=(20, 4.2 * len(tasks)), squeeze=False, gridspec_kw={"width_ratios": [1, 1, 1, 0.5]}
+    )
     colors = {}
     palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for row, task in zip(axes, tasks):
@@ -276,8 +321,9 @@ def plot(results: dict, path: str) -> None:
         if lim:
             row[0].axhline(lim * fs, color="gray", ls="-.", lw=1, label="physical limit")
         row[0].set(yscale="log", xlabel="num_envs", ylabel=unit, title=f"{task}: throughput")
-        row[1].set(yscale="log", xlabel="num_envs", ylabel="µs per call",
-                   title=f"{task}: latency per call (o median, x p99)")
+        row[1].set(
+            yscale="log", xlabel="num_envs", ylabel="µs per call", title=f"{task}: latency per call (o median, x p99)"
+        )
         sizes = sorted({c["num_envs"] for c in cases})
         for ax in row[:2]:
             ax.set_xscale("log", base=2)
@@ -288,8 +334,14 @@ def plot(results: dict, path: str) -> None:
         for label in _labels(scal):
             cs = sorted((c for c in scal if c["label"] == label), key=lambda c: c["num_threads"])
             col = colors.setdefault(label, palette[len(colors) % len(palette)])
-            row[2].plot([c["num_threads"] for c in cs], [c["steps_per_s"] * fs for c in cs],
-                        "--" if label.endswith("async") else "-", marker="o", color=col, label=label)
+            row[2].plot(
+                [c["num_threads"] for c in cs],
+                [c["steps_per_s"] * fs for c in cs],
+                "--" if label.endswith("async") else "-",
+                marker="o",
+                color=col,
+                label=label,
+            )
         n = scal[0]["num_envs"] if scal else "?"
         row[2].set(xlabel="num_threads", ylabel=unit, title=f"{task}: thread scaling ({n} envs)")
         if scal:
@@ -303,13 +355,22 @@ def plot(results: dict, path: str) -> None:
             for h, lab in zip(*ax.get_legend_handles_labels()):
                 handles.setdefault(lab, h)
         row[3].axis("off")
-        row[3].legend(list(handles.values()), list(handles.keys()), loc="center", fontsize=8,
-                      title=f"{task}\n(dashed: async)", title_fontsize=8)
+        row[3].legend(
+            list(handles.values()),
+            list(handles.keys()),
+            loc="center",
+            fontsize=8,
+            title=f"{task}\n(dashed: async)",
+            title_fontsize=8,
+        )
     m = results["machine"]
     la = results.get("load_before")
-    fig.suptitle(f"ParallelPool benchmark — {m.get('cpu', '?')}, {results['settings']['cores']} cores"
-                 + (f", load avg {la[0]:.1f} at start" if la else "")
-                 + (" (quick mode)" if results["settings"]["quick"] else ""), fontsize=11)
+    fig.suptitle(
+        f"ParallelPool benchmark — {m.get('cpu', '?')}, {results['settings']['cores']} cores"
+        + (f", load avg {la[0]:.1f} at start" if la else "")
+        + (" (quick mode)" if results["settings"]["quick"] else ""),
+        fontsize=11,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
@@ -317,8 +378,11 @@ def plot(results: dict, path: str) -> None:
 
 def write(results: dict, out_dir: str) -> dict[str, str]:
     os.makedirs(out_dir, exist_ok=True)
-    paths = {"json": os.path.join(out_dir, "results.json"), "markdown": os.path.join(out_dir, "results.md"),
-             "plot": os.path.join(out_dir, "bench.png")}
+    paths = {
+        "json": os.path.join(out_dir, "results.json"),
+        "markdown": os.path.join(out_dir, "results.md"),
+        "plot": os.path.join(out_dir, "bench.png"),
+    }
     results["files"] = paths
     with open(paths["json"], "w") as f:
         json.dump(results, f, indent=1, default=str)
@@ -341,8 +405,10 @@ def update_doc(results: dict, doc: str, title: str) -> str:
     shutil.copyfile(results["files"]["plot"], os.path.join(img_dir, f"bench_{slug}.png"))
     body = markdown(results).split("\n", 2)[2]  # without the "# ParallelPool benchmark" title
     body = re.sub(r"^## ", "#### ", body, flags=re.M)
-    section = (f"<!-- bench:{slug} -->\n### {title}\n\n{body.strip()}\n\n"
-               f"![benchmark plot: {title}](img/bench_{slug}.png)\n<!-- /bench:{slug} -->")
+    section = (
+        f"<!-- bench:{slug} -->\n### {title}\n\n{body.strip()}\n\n"
+        f"![benchmark plot: {title}](img/bench_{slug}.png)\n<!-- /bench:{slug} -->"
+    )
     text = open(doc).read() if os.path.exists(doc) else "# Benchmarks\n"
     pat = re.compile(rf"<!-- bench:{re.escape(slug)} -->.*?<!-- /bench:{re.escape(slug)} -->", re.S)
     text = pat.sub(lambda _: section, text) if pat.search(text) else text.rstrip("\n") + "\n\n" + section + "\n"

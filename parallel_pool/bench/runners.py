@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 import time
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -153,10 +154,22 @@ def make_gym_env(task: str):
 
         # EnvPool's Pong-v5 defaults: no sticky actions, 4-frame skip with max-pooling, 30 no-ops, 84x84 gray,
         # 4 stacked frames, 27000 steps (108000 frames) per episode, no reward clipping, no episodic life
-        env = gym.make(t.gym_id, frameskip=1, repeat_action_probability=0.0, full_action_space=False,
-                       max_num_frames_per_episode=108000)
-        env = AtariPreprocessing(env, noop_max=30, frame_skip=4, screen_size=84, terminal_on_life_loss=False,
-                                 grayscale_obs=True, scale_obs=False)
+        env = gym.make(
+            t.gym_id,
+            frameskip=1,
+            repeat_action_probability=0.0,
+            full_action_space=False,
+            max_num_frames_per_episode=108000,
+        )
+        env = AtariPreprocessing(
+            env,
+            noop_max=30,
+            frame_skip=4,
+            screen_size=84,
+            terminal_on_life_loss=False,
+            grayscale_obs=True,
+            scale_obs=False,
+        )
         return FrameStackObservation(env, 4)
     return gym.make(t.gym_id)
 
@@ -175,8 +188,8 @@ def _import_deps(runner: str, task: str) -> None:
             import ale_py  # noqa: F401
             import ale_py.vector_env  # noqa: F401
         if gym_id.startswith("Ant"):
-            import mujoco  # noqa: F401
             import gymnasium.envs.mujoco  # noqa: F401
+            import mujoco  # noqa: F401
 
 
 def build(case: dict) -> Runner:
@@ -200,9 +213,20 @@ def build(case: dict) -> Runner:
         from ale_py.vector_env import AtariVectorEnv
 
         game = task.gym_id.split("/")[1].split("-")[0].lower()
-        env = AtariVectorEnv(game, num_envs=n, batch_size=b, num_threads=t, reward_clipping=False,
-                             repeat_action_probability=0.0, noop_max=30, frameskip=4, stack_num=4,
-                             max_num_frames_per_episode=108000, episodic_life=False, use_fire_reset=True)
+        env = AtariVectorEnv(
+            game,
+            num_envs=n,
+            batch_size=b,
+            num_threads=t,
+            reward_clipping=False,
+            repeat_action_probability=0.0,
+            noop_max=30,
+            frameskip=4,
+            stack_num=4,
+            max_num_frames_per_episode=108000,
+            episodic_life=False,
+            use_fire_reset=True,
+        )
         actions = random_actions(env.single_action_space, b)
         if mode == "sync":
             return SyncStep(env, actions, n, functools.partial(env.reset, seed=0))

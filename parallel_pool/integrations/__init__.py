@@ -13,6 +13,9 @@ import os
 _root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _source_tree = os.path.join(_root, "integrations")
 # only a ParallelPool source checkout (pyproject.toml beside the package), never some other site-packages folder
-if (os.path.isfile(os.path.join(_root, "pyproject.toml")) and os.path.isdir(_source_tree)
-        and _source_tree not in __path__):
+if (
+    os.path.isfile(os.path.join(_root, "pyproject.toml"))
+    and os.path.isdir(_source_tree)
+    and _source_tree not in __path__
+):
     __path__.append(_source_tree)

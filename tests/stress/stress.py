@@ -38,8 +38,15 @@ def check(cond: bool, what: str) -> None:
 
 def sync_run(rng, threads: int, mode: str) -> None:
     n = 6
-    pool = make("Dummy-v0", num_envs=n, num_threads=threads, episode_len=4, error_action=9, autoreset_mode=mode,
-                seed=int(rng.integers(0, 2**63 - 1)))
+    pool = make(
+        "Dummy-v0",
+        num_envs=n,
+        num_threads=threads,
+        episode_len=4,
+        error_action=9,
+        autoreset_mode=mode,
+        seed=int(rng.integers(0, 2**63 - 1)),
+    )
     pool.reset()
     for _ in range(60):
         ids = rng.permutation(n)[: rng.integers(1, n + 1)].astype(np.int32)
@@ -60,8 +67,15 @@ def sync_run(rng, threads: int, mode: str) -> None:
 
 def async_run(rng, threads: int) -> None:
     n, bs = 8, 3
-    pool = make("Dummy-v0", num_envs=n, batch_size=bs, num_threads=threads, episode_len=5, error_action=9,
-                step_cost_us=float(rng.integers(0, 50)))
+    pool = make(
+        "Dummy-v0",
+        num_envs=n,
+        batch_size=bs,
+        num_threads=threads,
+        episode_len=5,
+        error_action=9,
+        step_cost_us=float(rng.integers(0, 50)),
+    )
     pool.send(None, None, True)
     in_flight = n
     for _ in range(80):
@@ -82,8 +96,7 @@ def async_run(rng, threads: int) -> None:
 
 
 def multi_player_run(rng, threads: int) -> None:
-    pool = make("TwoPlayer-v0", num_envs=4, batch_size=2, num_threads=threads, max_num_players=3,
-                vary_players=True)
+    pool = make("TwoPlayer-v0", num_envs=4, batch_size=2, num_threads=threads, max_num_players=3, vary_players=True)
     pool.send(None, None, True)
     for _ in range(30):
         out = named(pool, pool.recv())

@@ -59,7 +59,8 @@ inline std::string RomPath(const Config& c) {
   if (dir.rfind("{pkgdir:", 0) == 0) {
     throw std::invalid_argument(
         "the Atari ROMs are read from the ale-py package, which is not installed: pip install ale-py==0.12.1 "
-        "(or pass rom_dir=<a folder holding " + task + ".bin>)");
+        "(or pass rom_dir=<a folder holding " +
+        task + ".bin>)");
   }
   return (std::filesystem::path(dir) / (task + ".bin")).string();
 }
@@ -105,8 +106,10 @@ class AtariEnv : public Env {
     return {
         {"max_episode_steps", int64_t{27000}, "truncate after this many agent steps (of the whole game)", {}},
         {"task", std::string("pong"), "ROM name: <rom_dir>/<task>.bin", {}},
-        {"rom_dir", std::string("{pkgdir:ale_py}/roms"),
-         "folder holding the ROMs (default: the installed ale-py package's roms folder)", {}},
+        {"rom_dir",
+         std::string("{pkgdir:ale_py}/roms"),
+         "folder holding the ROMs (default: the installed ale-py package's roms folder)",
+         {}},
         {"stack_num", int64_t{4}, "frames stacked in an observation", {}},
         {"frame_skip", int64_t{4}, "emulator frames per agent step (the observation max-pools the last two)", {}},
         {"noop_max", int64_t{30}, "reset plays a uniform number of no-op frames in [1, noop_max] (0: none)", {}},
@@ -119,7 +122,10 @@ class AtariEnv : public Env {
         {"mode", int64_t{-1}, "game mode (-1: the ROM's default)", {}},
         {"difficulty", int64_t{-1}, "game difficulty (-1: the ROM's default)", {}},
         {"full_action_space", false, "all 18 actions instead of the game's minimal set", {}},
-        {"repeat_action_probability", 0.0, "sticky actions: per frame, keep the previous action with this probability", {}},
+        {"repeat_action_probability",
+         0.0,
+         "sticky actions: per frame, keep the previous action with this probability",
+         {}},
         {"use_inter_area_resize", true, "resize with area interpolation (False: bilinear)", {}},
         {"gray_scale", true, "grayscale frames (False: RGB, obs shape (3 * stack, H, W))", {}},
     };
@@ -184,7 +190,7 @@ class AtariEnv : public Env {
     ReadRomInfo(path, c.Get<std::string>("task"));  // validates the ROM (ALE's loadROM would exit the process)
     ale_ = std::make_unique<ale::ALEInterface>();
     ale_->setInt("random_seed", static_cast<int>(seed & 0x7fffffff));  // ALE's own RNG: Adventure's mode select
-    ale_->setFloat("repeat_action_probability", 0.0f);                  // sticky actions are applied here
+    ale_->setFloat("repeat_action_probability", 0.0f);                 // sticky actions are applied here
     ale_->setInt("frame_skip", 1);
     ale_->setInt("max_num_frames_per_episode", 0);
     ale_->loadROM(path);

@@ -13,6 +13,8 @@ const bool kQuietAle = [] {
 }();
 }  // namespace
 
+// One registration line per ROM reads best as a table: keep clang-format out of it.
+// clang-format off
 #define PP_ATARI(id, rom) {id "-v5", {{"task", std::string(rom)}}}
 
 PP_REGISTER_ENV(AtariEnv,
@@ -122,5 +124,7 @@ PP_REGISTER_ENV(AtariEnv,
                 PP_ATARI("Zaxxon", "zaxxon"));
 
 #undef PP_ATARI
+
+// clang-format on
 
 }  // namespace pp::atari

@@ -49,8 +49,8 @@ class PendulumEnv : public Env {
   }
 
   void Step(const ActionView& action, Output& out) override {
-    const float u = std::clamp(action.Get<float>(0)[0], static_cast<float>(-kMaxTorque),
-                               static_cast<float>(kMaxTorque));
+    const float u =
+        std::clamp(action.Get<float>(0)[0], static_cast<float>(-kMaxTorque), static_cast<float>(kMaxTorque));
     const float u_cost = 0.001f * PyPow2(u);
     const double cost = PyPow2(AngleNormalize(th_)) + 0.1 * PyPow2(thdot_) + static_cast<double>(u_cost);
     const double torque_term = static_cast<double>(3.0f * u);  // 3 / (m l^2) * u, in float32

@@ -37,8 +37,8 @@ class CorridorEnv : public Env {
       throw std::invalid_argument("Corridor: slip_prob must be in [0, 1], got " + std::to_string(slip));
     }
     b.Obs("obs", DType::kFloat32, {length}, {0.0}, {1.0});  // Box(0, 1, (length,), float32)
-    b.Info("slipped", DType::kBool);                         // info["slipped"], one per env
-    b.DiscreteAction(2);                                     // Discrete(2)
+    b.Info("slipped", DType::kBool);                        // info["slipped"], one per env
+    b.DiscreteAction(2);                                    // Discrete(2)
   }
 
   // One instance per env id; `seed` is the pool's seed + env id and seeds gen_.

@@ -23,19 +23,27 @@ class AntEnv : public MujocoTask<AntEnv<V>> {
         V, "ant.xml", 5, 1000, 6000.0,
         {{"use_contact_force", V == 5, "observe the clipped cfrc_ext (v4: and pay the contact cost)", {}},
          {"exclude_worldbody_contact_forces", V == 5, "observe cfrc_ext of bodies 1.. only (v5) or all (v4)", {}},
-         LegacyHealthyKey(V), TerminateKey(), ExcludePositionsKey("x, y"), ForwardWeightKey(1.0), CtrlWeightKey(0.5),
-         ContactWeightKey(5e-4), HealthyRewardKey(1.0), MinKey("healthy_z", 0.2, "healthy torso height (inclusive)"),
-         MaxKey("healthy_z", 1.0, "healthy torso height (inclusive)"), MinKey("contact_force", -1.0, "cfrc_ext clip"),
-         MaxKey("contact_force", 1.0, "cfrc_ext clip"), ResetNoiseKey(0.1, true),
+         LegacyHealthyKey(V),
+         TerminateKey(),
+         ExcludePositionsKey("x, y"),
+         ForwardWeightKey(1.0),
+         CtrlWeightKey(0.5),
+         ContactWeightKey(5e-4),
+         HealthyRewardKey(1.0),
+         MinKey("healthy_z", 0.2, "healthy torso height (inclusive)"),
+         MaxKey("healthy_z", 1.0, "healthy torso height (inclusive)"),
+         MinKey("contact_force", -1.0, "cfrc_ext clip"),
+         MaxKey("contact_force", 1.0, "cfrc_ext clip"),
+         ResetNoiseKey(0.1, true),
          {"main_body", int64_t{1}, "index of the body whose x/y velocity is rewarded (gymnasium's main_body)", {}}});
   }
   static std::vector<const char*> InfoNames() {
     if (V == 4) {
-      return {"reward_forward", "reward_ctrl", "reward_survive", "x_position", "y_position", "distance_from_origin",
-              "x_velocity", "y_velocity", "forward_reward", "reward_contact"};
+      return {"reward_forward",       "reward_ctrl", "reward_survive", "x_position",     "y_position",
+              "distance_from_origin", "x_velocity",  "y_velocity",     "forward_reward", "reward_contact"};
     }
-    return {"x_position", "y_position", "distance_from_origin", "x_velocity", "y_velocity",
-            "reward_forward", "reward_ctrl", "reward_contact", "reward_survive"};
+    return {"x_position",     "y_position",  "distance_from_origin", "x_velocity",    "y_velocity",
+            "reward_forward", "reward_ctrl", "reward_contact",       "reward_survive"};
   }
   static int ObsDim(const Config& c, const mjModel* m) {
     const Dims d(m);
@@ -84,9 +92,13 @@ class AntEnv : public MujocoTask<AntEnv<V>> {
     this->WriteObs(out, false);
 
     info_.SetPlanePosition(out, V == 4 ? m.x : d_->qpos[0], V == 4 ? m.y : d_->qpos[1]);
-    info_.Set(out, {{kXVelocity, m.xv}, {kYVelocity, m.yv}, {kRewardForward, m.forward}, {kForwardReward, m.forward},
+    info_.Set(out, {{kXVelocity, m.xv},
+                    {kYVelocity, m.yv},
+                    {kRewardForward, m.forward},
+                    {kForwardReward, m.forward},
                     {kRewardCtrl, (V == 4 && use_contact_force_) ? -contact_cost : -m.ctrl_cost},
-                    {kRewardContact, -contact_cost}, {kRewardSurvive, healthy_reward}});
+                    {kRewardContact, -contact_cost},
+                    {kRewardSurvive, healthy_reward}});
   }
 
   void WriteFrame(double* o) {

@@ -36,7 +36,10 @@ class HalfCheetahEnv : public MujocoTask<HalfCheetahEnv<V>> {
     const auto m = this->Locomote(action.Get<double>(0), d_->qpos, false);
     out.SetReward(m.forward - m.ctrl_cost);
     this->WriteObs(out, false);
-    info_.Set(out, {{kXPosition, m.x}, {kXVelocity, m.xv}, {kRewardForward, m.forward}, {kRewardRun, m.forward},
+    info_.Set(out, {{kXPosition, m.x},
+                    {kXVelocity, m.xv},
+                    {kRewardForward, m.forward},
+                    {kRewardRun, m.forward},
                     {kRewardCtrl, -m.ctrl_cost}});
   }
 

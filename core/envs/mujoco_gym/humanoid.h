@@ -35,8 +35,8 @@ class HumanoidObs {
         cfrc_(c.Get<bool>("include_cfrc_ext_in_observation")) {}
   int Dim(const Dims& n) const {
     const int nb = n.nbody - b0_;
-    return n.nq - (no_pos_ ? 2 : 0) + n.nv + (cinert_ ? 10 * nb : 0) + (cvel_ ? 6 * nb : 0) +
-           (qfrc_ ? n.nv - q0_ : 0) + (cfrc_ ? 6 * nb : 0);
+    return n.nq - (no_pos_ ? 2 : 0) + n.nv + (cinert_ ? 10 * nb : 0) + (cvel_ ? 6 * nb : 0) + (qfrc_ ? n.nv - q0_ : 0) +
+           (cfrc_ ? 6 * nb : 0);
   }
   void Write(double* o, const Dims& n, const mjData* d) const {
     const int nb = n.nbody - b0_;
@@ -75,24 +75,29 @@ class HumanoidEnv : public MujocoTask<HumanoidEnv<V>> {
  public:
   static constexpr const char* kName = V == 4 ? "Humanoid-v4" : "Humanoid-v5";
   static std::vector<ConfigKey> ConfigKeys() {
-    return TaskKeys(
-        V, "humanoid.xml", 5, 1000, kInf,
-        {LegacyHealthyKey(V), {"use_contact_force", V == 5, "subtract the contact cost from the reward (v5)", {}},
-         TerminateKey(), ForwardWeightKey(1.25), CtrlWeightKey(0.1), HealthyRewardKey(5.0),
-         MinKey("healthy_z", 1.0, "healthy torso height (exclusive)"),
-         MaxKey("healthy_z", 2.0, "healthy torso height (exclusive)"), ContactWeightKey(5e-7),
-         MinKey("contact_cost", -kInf, "contact cost clip"), MaxKey("contact_cost", 10.0, "contact cost clip"),
-         ResetNoiseKey(1e-2, false)},
-        HumanoidObs::Keys(V));
+    return TaskKeys(V, "humanoid.xml", 5, 1000, kInf,
+                    {LegacyHealthyKey(V),
+                     {"use_contact_force", V == 5, "subtract the contact cost from the reward (v5)", {}},
+                     TerminateKey(),
+                     ForwardWeightKey(1.25),
+                     CtrlWeightKey(0.1),
+                     HealthyRewardKey(5.0),
+                     MinKey("healthy_z", 1.0, "healthy torso height (exclusive)"),
+                     MaxKey("healthy_z", 2.0, "healthy torso height (exclusive)"),
+                     ContactWeightKey(5e-7),
+                     MinKey("contact_cost", -kInf, "contact cost clip"),
+                     MaxKey("contact_cost", 10.0, "contact cost clip"),
+                     ResetNoiseKey(1e-2, false)},
+                    HumanoidObs::Keys(V));
   }
   static std::vector<const char*> InfoNames() {
     if (V == 4) {
-      return {"reward_linvel", "reward_quadctrl", "reward_alive", "x_position", "y_position", "distance_from_origin",
-              "x_velocity", "y_velocity", "forward_reward", "reward_impact"};
+      return {"reward_linvel",        "reward_quadctrl", "reward_alive", "x_position",     "y_position",
+              "distance_from_origin", "x_velocity",      "y_velocity",   "forward_reward", "reward_impact"};
     }
-    return {"x_position", "y_position", "distance_from_origin", "x_velocity", "y_velocity", "reward_survive",
-            "reward_forward", "reward_ctrl", "reward_contact", "reward_linvel", "reward_quadctrl", "reward_alive",
-            "reward_impact"};
+    return {"x_position",      "y_position",     "distance_from_origin", "x_velocity",     "y_velocity",
+            "reward_survive",  "reward_forward", "reward_ctrl",          "reward_contact", "reward_linvel",
+            "reward_quadctrl", "reward_alive",   "reward_impact"};
   }
   static int ObsDim(const Config& c, const mjModel* m) { return HumanoidObs(c).Dim(Dims(m)); }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
@@ -139,10 +144,17 @@ class HumanoidEnv : public MujocoTask<HumanoidEnv<V>> {
     this->WriteObs(out, false);
 
     info_.SetPlanePosition(out, V == 4 ? x1 : d_->qpos[0], V == 4 ? y1 : d_->qpos[1]);
-    info_.Set(out, {{kXVelocity, xv}, {kYVelocity, yv}, {kRewardSurvive, healthy_reward},
-                    {kRewardAlive, healthy_reward}, {kRewardForward, forward}, {kRewardLinvel, forward},
-                    {kForwardReward, forward}, {kRewardCtrl, -ctrl_cost}, {kRewardQuadctrl, -ctrl_cost},
-                    {kRewardContact, -contact_cost}, {kRewardImpact, -contact_cost}});
+    info_.Set(out, {{kXVelocity, xv},
+                    {kYVelocity, yv},
+                    {kRewardSurvive, healthy_reward},
+                    {kRewardAlive, healthy_reward},
+                    {kRewardForward, forward},
+                    {kRewardLinvel, forward},
+                    {kForwardReward, forward},
+                    {kRewardCtrl, -ctrl_cost},
+                    {kRewardQuadctrl, -ctrl_cost},
+                    {kRewardContact, -contact_cost},
+                    {kRewardImpact, -contact_cost}});
     if (V == 5) PutTendons(out, tendon_slot_, d_, n_.ntendon);
   }
 

@@ -18,19 +18,23 @@ class HumanoidStandupEnv : public MujocoTask<HumanoidStandupEnv<V>> {
  public:
   static constexpr const char* kName = V == 4 ? "HumanoidStandup-v4" : "HumanoidStandup-v5";
   static std::vector<ConfigKey> ConfigKeys() {
-    return TaskKeys(
-        V, "humanoidstandup.xml", 5, 1000, kInf,
-        {{"forward_reward_weight", 1.0, "weight of the height reward qpos[2] / timestep (gymnasium's uph_cost_weight)",
-          {}},
-         CtrlWeightKey(0.1), ContactWeightKey(5e-7), MinKey("contact_cost", -kInf, "impact cost clip"),
-         MaxKey("contact_cost", 10.0, "impact cost clip"), {"healthy_reward", 1.0, "constant reward per step", {}},
-         ResetNoiseKey(1e-2, false)},
-        HumanoidObs::Keys(V));
+    return TaskKeys(V, "humanoidstandup.xml", 5, 1000, kInf,
+                    {{"forward_reward_weight",
+                      1.0,
+                      "weight of the height reward qpos[2] / timestep (gymnasium's uph_cost_weight)",
+                      {}},
+                     CtrlWeightKey(0.1),
+                     ContactWeightKey(5e-7),
+                     MinKey("contact_cost", -kInf, "impact cost clip"),
+                     MaxKey("contact_cost", 10.0, "impact cost clip"),
+                     {"healthy_reward", 1.0, "constant reward per step", {}},
+                     ResetNoiseKey(1e-2, false)},
+                    HumanoidObs::Keys(V));
   }
   static std::vector<const char*> InfoNames() {
     if (V == 4) return {"reward_linup", "reward_quadctrl", "reward_impact", "reward_alive"};
-    return {"x_position", "y_position", "z_distance_from_origin", "reward_linup", "reward_quadctrl", "reward_impact",
-            "reward_alive"};
+    return {"x_position",    "y_position",  "z_distance_from_origin", "reward_linup", "reward_quadctrl",
+            "reward_impact", "reward_alive"};
   }
   static int ObsDim(const Config& c, const mjModel* m) { return HumanoidObs(c).Dim(Dims(m)); }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
@@ -39,9 +43,7 @@ class HumanoidStandupEnv : public MujocoTask<HumanoidStandupEnv<V>> {
   }
 
   HumanoidStandupEnv(const Config& c, int env_id, uint64_t seed)
-      : Base(c, env_id, seed, /*normal_qvel=*/false),
-        obs_(c),
-        contact_cost_(ReadRange(c, "contact_cost")) {
+      : Base(c, env_id, seed, /*normal_qvel=*/false), obs_(c), contact_cost_(ReadRange(c, "contact_cost")) {
     need_cfrc_ = obs_.uses_cfrc() || p_.contact_w != 0.0;
   }
 
@@ -58,7 +60,9 @@ class HumanoidStandupEnv : public MujocoTask<HumanoidStandupEnv<V>> {
     if (need_cfrc_) impact = this->ClippedContactCost(contact_cost_);
     out.SetReward(uph - ctrl_cost - impact + p_.healthy_reward);
     this->WriteObs(out, false);
-    info_.Set(out, {{kRewardLinup, uph}, {kRewardQuadctrl, -ctrl_cost}, {kRewardImpact, -impact},
+    info_.Set(out, {{kRewardLinup, uph},
+                    {kRewardQuadctrl, -ctrl_cost},
+                    {kRewardImpact, -impact},
                     {kRewardAlive, p_.healthy_reward}});
     WritePositions(out);
   }
@@ -67,8 +71,9 @@ class HumanoidStandupEnv : public MujocoTask<HumanoidStandupEnv<V>> {
 
  private:
   void WritePositions(Output& out) {
-    info_.Set(out, {{kXPosition, d_->qpos[0]}, {kYPosition, d_->qpos[1]},
-                    {kZDistanceFromOrigin, d_->qpos[2] - m_->qpos0[2]}});
+    info_.Set(
+        out,
+        {{kXPosition, d_->qpos[0]}, {kYPosition, d_->qpos[1]}, {kZDistanceFromOrigin, d_->qpos[2] - m_->qpos0[2]}});
     if (V == 5) PutTendons(out, tendon_slot_, d_, n_.ntendon);
   }
 

@@ -20,13 +20,14 @@ class InvertedDoublePendulumEnv : public MujocoTask<InvertedDoublePendulumEnv<V>
  public:
   static constexpr const char* kName = V == 4 ? "InvertedDoublePendulum-v4" : "InvertedDoublePendulum-v5";
   static std::vector<ConfigKey> ConfigKeys() {
-    return TaskKeys(
-        V, "inverted_double_pendulum.xml", 5, 1000, 9100.0,
-        {HealthyRewardKey(10.0), RewardIfNotTerminatedKey(V),
-         {"constraint_obs_dim", int64_t{V == 4 ? 3 : 1}, "observed entries of qfrc_constraint", {}},
-         {"healthy_z_max", 1.0, "terminate when the tip height is <= this", {}},
-         MinKey("observation", -10.0, "qvel and qfrc_constraint clip"),
-         MaxKey("observation", 10.0, "qvel and qfrc_constraint clip"), ResetNoiseKey(0.1, true)});
+    return TaskKeys(V, "inverted_double_pendulum.xml", 5, 1000, 9100.0,
+                    {HealthyRewardKey(10.0),
+                     RewardIfNotTerminatedKey(V),
+                     {"constraint_obs_dim", int64_t{V == 4 ? 3 : 1}, "observed entries of qfrc_constraint", {}},
+                     {"healthy_z_max", 1.0, "terminate when the tip height is <= this", {}},
+                     MinKey("observation", -10.0, "qvel and qfrc_constraint clip"),
+                     MaxKey("observation", 10.0, "qvel and qfrc_constraint clip"),
+                     ResetNoiseKey(0.1, true)});
   }
   static std::vector<const char*> InfoNames() {
     if (V == 4) return {};

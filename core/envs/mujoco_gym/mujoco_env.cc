@@ -25,7 +25,8 @@ void CheckLibraryVersion() {
     if (mj_version() != mjVERSION_HEADER) {
       throw std::runtime_error("libmujoco version " + std::to_string(mj_version()) +
                                " does not match the headers this extension was built with (" +
-                               std::to_string(mjVERSION_HEADER) + "); reinstall parallel-pool against the pinned mujoco");
+                               std::to_string(mjVERSION_HEADER) +
+                               "); reinstall parallel-pool against the pinned mujoco");
     }
     return true;
   }();
@@ -87,18 +88,25 @@ std::vector<ConfigKey> TaskKeys(int version, const char* xml_file, int frame_ski
   std::vector<ConfigKey> keys = {
       {"max_episode_steps", int64_t{max_episode_steps}, "truncate episodes after this many steps", {}},
       {"reward_threshold", reward_threshold, "the score at which the task counts as solved (informational)", {}},
-      {"base_path", std::string("pkgdir:gymnasium/envs/mujoco/assets"),
-       "directory of the model XML files (default: the MuJoCo assets of the installed gymnasium package)", {}},
-      {"xml_file", std::string(xml_file),
-       "model file: relative to base_path, or a path starting with '/', '.' or '~' (as gymnasium)", {}},
+      {"base_path",
+       std::string("pkgdir:gymnasium/envs/mujoco/assets"),
+       "directory of the model XML files (default: the MuJoCo assets of the installed gymnasium package)",
+       {}},
+      {"xml_file",
+       std::string(xml_file),
+       "model file: relative to base_path, or a path starting with '/', '.' or '~' (as gymnasium)",
+       {}},
       {"frame_skip", int64_t{frame_skip}, "MuJoCo steps per env step", {}},
       {"frame_stack", int64_t{1}, "stack the last k observations (obs shape (k, dim) when k > 1)", {}},
-      {"post_constraint", true,
+      {"post_constraint",
+       true,
        "run mj_rnePostConstraint after stepping so cfrc_ext is up to date (gymnasium 1.x does, for v4 too); "
        "only tasks that read cfrc_ext pay for it",
        {}},
-      {"gymnasium_v5_render_camera", version == 5,
-       "render with the camera of gymnasium's -v5 task (else -v4's); EnvPool's key and defaults", {}},
+      {"gymnasium_v5_render_camera",
+       version == 5,
+       "render with the camera of gymnasium's -v5 task (else -v4's); EnvPool's key and defaults",
+       {}},
   };
   keys.insert(keys.end(), own.begin(), own.end());
   keys.insert(keys.end(), more.begin(), more.end());
@@ -106,10 +114,14 @@ std::vector<ConfigKey> TaskKeys(int version, const char* xml_file, int frame_ski
 }
 
 ConfigKey ExcludePositionsKey(const char* what) {
-  return {"exclude_current_positions_from_observation", true,
-          std::string("drop the root ") + what + " from the observation", {}};
+  return {"exclude_current_positions_from_observation",
+          true,
+          std::string("drop the root ") + what + " from the observation",
+          {}};
 }
-ConfigKey ForwardWeightKey(double w) { return {"forward_reward_weight", w, "weight of the forward velocity reward", {}}; }
+ConfigKey ForwardWeightKey(double w) {
+  return {"forward_reward_weight", w, "weight of the forward velocity reward", {}};
+}
 ConfigKey CtrlWeightKey(double w) { return {"ctrl_cost_weight", w, "weight of the control cost", {}}; }
 ConfigKey ContactWeightKey(double w) { return {"contact_cost_weight", w, "weight of the contact cost", {}}; }
 ConfigKey HealthyRewardKey(double r) { return {"healthy_reward", r, "reward per healthy (alive) step", {}}; }
@@ -117,18 +129,19 @@ ConfigKey TerminateKey() {
   return {"terminate_when_unhealthy", true, "terminate when the state leaves the healthy range", {}};
 }
 ConfigKey LegacyHealthyKey(int version) {
-  return {"legacy_healthy_reward", version == 4,
-          "v4: healthy reward also when unhealthy if terminate_when_unhealthy", {}};
+  return {
+      "legacy_healthy_reward", version == 4, "v4: healthy reward also when unhealthy if terminate_when_unhealthy", {}};
 }
 ConfigKey RewardIfNotTerminatedKey(int version) {
   return {"reward_if_not_terminated", version == 5, "pay healthy_reward only on non-terminal steps (v5)", {}};
 }
 ConfigKey RewardAfterStepKey(int version) {
-  return {"reward_after_step", version == 5, "compute the reward from the state after the step (v5) or before (v4)",
-          {}};
+  return {
+      "reward_after_step", version == 5, "compute the reward from the state after the step (v5) or before (v4)", {}};
 }
 ConfigKey ResetNoiseKey(double s, bool normal_qvel) {
-  return {"reset_noise_scale", s,
+  return {"reset_noise_scale",
+          s,
           normal_qvel ? "qpos += U(-s, s), qvel = s * N(0, 1) on reset" : "qpos += U(-s, s), qvel = U(-s, s) on reset",
           {}};
 }
@@ -164,10 +177,12 @@ double SharedParams::CtrlCost(const double* a, int n) const {
 
 InfoFields::InfoFields(const std::vector<const char*>& declared) {
   static constexpr std::array<const char*, kNumFields> kNames = {
-      "x_position", "y_position", "distance_from_origin", "z_distance_from_origin", "x_velocity", "y_velocity",
-      "reward_forward", "reward_run", "reward_fwd", "forward_reward", "reward_ctrl", "reward_contact",
-      "reward_survive", "reward_linvel", "reward_quadctrl", "reward_alive", "reward_impact", "reward_linup",
-      "reward_dist", "reward_near", "distance_penalty", "velocity_penalty"};
+      "x_position",       "y_position",      "distance_from_origin", "z_distance_from_origin",
+      "x_velocity",       "y_velocity",      "reward_forward",       "reward_run",
+      "reward_fwd",       "forward_reward",  "reward_ctrl",          "reward_contact",
+      "reward_survive",   "reward_linvel",   "reward_quadctrl",      "reward_alive",
+      "reward_impact",    "reward_linup",    "reward_dist",          "reward_near",
+      "distance_penalty", "velocity_penalty"};
   slot_.fill(-1);
   for (int f = 0; f < kNumFields; ++f) {
     for (size_t j = 0; j < declared.size(); ++j) {
@@ -223,8 +238,8 @@ std::vector<double> MujocoEnv::GetState() const {
 
 void MujocoEnv::SetState(const std::vector<double>& s) {
   if (s.size() != static_cast<size_t>(n_.nq + n_.nv)) {
-    throw std::invalid_argument("state must have nq + nv = " + std::to_string(n_.nq) + " + " +
-                                std::to_string(n_.nv) + " values (qpos then qvel), got " + std::to_string(s.size()));
+    throw std::invalid_argument("state must have nq + nv = " + std::to_string(n_.nq) + " + " + std::to_string(n_.nv) +
+                                " values (qpos then qvel), got " + std::to_string(s.size()));
   }
   std::memcpy(d_->qpos, s.data(), sizeof(double) * n_.nq);
   std::memcpy(d_->qvel, s.data() + n_.nq, sizeof(double) * n_.nv);

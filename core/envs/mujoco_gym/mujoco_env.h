@@ -42,8 +42,11 @@ inline ModelPtr LoadModel(const Config& c) { return LoadModel(ModelPath(c)); }
 struct Dims {
   int nq, nv, nu, nbody, ntendon;
   explicit Dims(const mjModel* m)
-      : nq(static_cast<int>(m->nq)), nv(static_cast<int>(m->nv)), nu(static_cast<int>(m->nu)),
-        nbody(static_cast<int>(m->nbody)), ntendon(static_cast<int>(m->ntendon)) {}
+      : nq(static_cast<int>(m->nq)),
+        nv(static_cast<int>(m->nv)),
+        nu(static_cast<int>(m->nu)),
+        nbody(static_cast<int>(m->nbody)),
+        ntendon(static_cast<int>(m->ntendon)) {}
 };
 
 inline int BodyId(const mjModel* m, const char* name) {
@@ -87,9 +90,7 @@ struct SharedParams {
   bool no_pos, terminate, legacy_healthy, if_not_terminated, after_step;
   double forward_w, ctrl_w, contact_w, healthy_reward, z_min, z_max, noise;
   // gymnasium's healthy reward: paid when healthy, and by v4 also when unhealthy if terminate_when_unhealthy.
-  double HealthyReward(bool healthy) const {
-    return (healthy || (legacy_healthy && terminate)) ? healthy_reward : 0.0;
-  }
+  double HealthyReward(bool healthy) const { return (healthy || (legacy_healthy && terminate)) ? healthy_reward : 0.0; }
   double CtrlCost(const double* a, int n) const;
 };
 
@@ -97,10 +98,29 @@ struct SharedParams {
 // Every scalar info field of the family. A task declares the names it reports (gymnasium's order, per version);
 // fields it did not declare are not written.
 enum Field {
-  kXPosition, kYPosition, kDistanceFromOrigin, kZDistanceFromOrigin, kXVelocity, kYVelocity, kRewardForward,
-  kRewardRun, kRewardFwd, kForwardReward, kRewardCtrl, kRewardContact, kRewardSurvive, kRewardLinvel,
-  kRewardQuadctrl, kRewardAlive, kRewardImpact, kRewardLinup, kRewardDist, kRewardNear, kDistancePenalty,
-  kVelocityPenalty, kNumFields
+  kXPosition,
+  kYPosition,
+  kDistanceFromOrigin,
+  kZDistanceFromOrigin,
+  kXVelocity,
+  kYVelocity,
+  kRewardForward,
+  kRewardRun,
+  kRewardFwd,
+  kForwardReward,
+  kRewardCtrl,
+  kRewardContact,
+  kRewardSurvive,
+  kRewardLinvel,
+  kRewardQuadctrl,
+  kRewardAlive,
+  kRewardImpact,
+  kRewardLinup,
+  kRewardDist,
+  kRewardNear,
+  kDistancePenalty,
+  kVelocityPenalty,
+  kNumFields
 };
 
 class InfoFields {

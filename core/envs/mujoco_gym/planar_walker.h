@@ -66,8 +66,12 @@ class PlanarWalkerEnv : public MujocoTask<PlanarWalkerEnv<V, kHopper>> {
     out.SetReward((m.forward + healthy_reward) - m.ctrl_cost);
     out.SetTerminated(!healthy && p_.terminate);
     this->WriteObs(out, false);
-    info_.Set(out, {{kXPosition, m.x}, {kZDistanceFromOrigin, d_->qpos[1] - m_->qpos0[1]}, {kXVelocity, m.xv},
-                    {kRewardForward, m.forward}, {kRewardCtrl, -m.ctrl_cost}, {kRewardSurvive, healthy_reward}});
+    info_.Set(out, {{kXPosition, m.x},
+                    {kZDistanceFromOrigin, d_->qpos[1] - m_->qpos0[1]},
+                    {kXVelocity, m.xv},
+                    {kRewardForward, m.forward},
+                    {kRewardCtrl, -m.ctrl_cost},
+                    {kRewardSurvive, healthy_reward}});
   }
 
   void WriteFrame(double* o) { PutClipped(this->PutQpos(o, 1), d_->qvel, n_.nv, velocity_.min, velocity_.max); }

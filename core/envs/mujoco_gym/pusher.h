@@ -22,12 +22,16 @@ class PusherEnv : public MujocoTask<PusherEnv<V>> {
   static std::vector<ConfigKey> ConfigKeys() {
     return TaskKeys(
         V, V == 4 ? "pusher.xml" : "pusher_v5.xml", 5, 100, 0.0,
-        {CtrlWeightKey(0.1), {"dist_cost_weight", 1.0, "weight of the object-goal distance", {}},
-         {"near_cost_weight", 0.5, "weight of the object-fingertip distance", {}}, RewardAfterStepKey(V),
+        {CtrlWeightKey(0.1),
+         {"dist_cost_weight", 1.0, "weight of the object-goal distance", {}},
+         {"near_cost_weight", 0.5, "weight of the object-fingertip distance", {}},
+         RewardAfterStepKey(V),
          {"weighted_reward_info", V == 5, "report weighted (v5) or unweighted (v4) reward terms in info", {}},
          {"reset_qvel_scale", 0.005, "arm qvel = U(-s, s) on reset", {}},
-         MinKey("cylinder_x", -0.3, "object start x range"), MaxKey("cylinder_x", 0.0, "object start x range"),
-         MinKey("cylinder_y", -0.2, "object start y range"), MaxKey("cylinder_y", 0.2, "object start y range"),
+         MinKey("cylinder_x", -0.3, "object start x range"),
+         MaxKey("cylinder_x", 0.0, "object start x range"),
+         MinKey("cylinder_y", -0.2, "object start y range"),
+         MaxKey("cylinder_y", 0.2, "object start y range"),
          {"cylinder_dist_min", 0.17, "the object starts farther than this from the goal (rejection sampling)", {}}});
   }
   static std::vector<const char*> InfoNames() { return {"reward_dist", "reward_ctrl", "reward_near"}; }
@@ -77,7 +81,8 @@ class PusherEnv : public MujocoTask<PusherEnv<V>> {
     const double w_dist = -dist * dist_w_, w_ctrl = ctrl * p_.ctrl_w, w_near = -near * near_w_;
     out.SetReward(w_dist + w_ctrl + w_near);
     this->WriteObs(out, false);
-    info_.Set(out, {{kRewardDist, weighted_info_ ? w_dist : -dist}, {kRewardCtrl, weighted_info_ ? w_ctrl : ctrl},
+    info_.Set(out, {{kRewardDist, weighted_info_ ? w_dist : -dist},
+                    {kRewardCtrl, weighted_info_ ? w_ctrl : ctrl},
                     {kRewardNear, weighted_info_ ? w_near : -near}});
   }
 

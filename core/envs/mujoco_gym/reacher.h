@@ -17,14 +17,14 @@ class ReacherEnv : public MujocoTask<ReacherEnv<V>> {
  public:
   static constexpr const char* kName = V == 4 ? "Reacher-v4" : "Reacher-v5";
   static std::vector<ConfigKey> ConfigKeys() {
-    return TaskKeys(
-        V, "reacher.xml", 2, 50, -3.75,
-        {CtrlWeightKey(1.0), {"dist_cost_weight", 1.0, "weight of the fingertip-target distance", {}},
-         RewardAfterStepKey(V),
-         {"obs_include_z_distance", V == 4, "observe the z of the fingertip-target vector (v4)", {}},
-         {"reset_qpos_scale", 0.1, "qpos += U(-s, s) on reset", {}},
-         {"reset_qvel_scale", 0.005, "arm qvel = U(-s, s) on reset", {}},
-         {"reset_goal_scale", 0.2, "target ~ U(-s, s)^2 with |target| < s (rejection sampling)", {}}});
+    return TaskKeys(V, "reacher.xml", 2, 50, -3.75,
+                    {CtrlWeightKey(1.0),
+                     {"dist_cost_weight", 1.0, "weight of the fingertip-target distance", {}},
+                     RewardAfterStepKey(V),
+                     {"obs_include_z_distance", V == 4, "observe the z of the fingertip-target vector (v4)", {}},
+                     {"reset_qpos_scale", 0.1, "qpos += U(-s, s) on reset", {}},
+                     {"reset_qvel_scale", 0.005, "arm qvel = U(-s, s) on reset", {}},
+                     {"reset_goal_scale", 0.2, "target ~ U(-s, s)^2 with |target| < s (rejection sampling)", {}}});
   }
   static std::vector<const char*> InfoNames() { return {"reward_dist", "reward_ctrl"}; }
   static int ObsDim(const Config& c, const mjModel* m) {

@@ -14,16 +14,17 @@ class SwimmerEnv : public MujocoTask<SwimmerEnv<V>> {
  public:
   static constexpr const char* kName = V == 4 ? "Swimmer-v4" : "Swimmer-v5";
   static std::vector<ConfigKey> ConfigKeys() {
-    return TaskKeys(V, "swimmer.xml", 4, 1000, 360.0,
-                    {ExcludePositionsKey("x, y"), ForwardWeightKey(1.0), CtrlWeightKey(1e-4), ResetNoiseKey(0.1, false)});
+    return TaskKeys(
+        V, "swimmer.xml", 4, 1000, 360.0,
+        {ExcludePositionsKey("x, y"), ForwardWeightKey(1.0), CtrlWeightKey(1e-4), ResetNoiseKey(0.1, false)});
   }
   static std::vector<const char*> InfoNames() {
     if (V == 4) {
-      return {"reward_fwd", "reward_ctrl", "x_position", "y_position", "distance_from_origin", "x_velocity",
-              "y_velocity", "forward_reward"};
+      return {"reward_fwd",           "reward_ctrl", "x_position", "y_position",
+              "distance_from_origin", "x_velocity",  "y_velocity", "forward_reward"};
     }
-    return {"x_position", "y_position", "distance_from_origin", "x_velocity", "y_velocity",
-            "reward_forward", "reward_ctrl", "reward_fwd"};
+    return {"x_position", "y_position",     "distance_from_origin", "x_velocity",
+            "y_velocity", "reward_forward", "reward_ctrl",          "reward_fwd"};
   }
   static int ObsDim(const Config& c, const mjModel* m) {
     return Dims(m).nq + Dims(m).nv - (c.Get<bool>("exclude_current_positions_from_observation") ? 2 : 0);
@@ -41,8 +42,12 @@ class SwimmerEnv : public MujocoTask<SwimmerEnv<V>> {
     out.SetReward(m.forward - m.ctrl_cost);
     this->WriteObs(out, false);
     info_.SetPlanePosition(out, m.x, m.y);
-    info_.Set(out, {{kXVelocity, m.xv}, {kYVelocity, m.yv}, {kRewardForward, m.forward}, {kRewardFwd, m.forward},
-                    {kForwardReward, m.forward}, {kRewardCtrl, -m.ctrl_cost}});
+    info_.Set(out, {{kXVelocity, m.xv},
+                    {kYVelocity, m.yv},
+                    {kRewardForward, m.forward},
+                    {kRewardFwd, m.forward},
+                    {kForwardReward, m.forward},
+                    {kRewardCtrl, -m.ctrl_cost}});
   }
 
   void WriteFrame(double* o) { Put(this->PutQpos(o, 2), d_->qvel, n_.nv); }

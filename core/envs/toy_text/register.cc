@@ -10,8 +10,8 @@ namespace pp::toy_text {
 
 PP_REGISTER_ENV(CatchEnv, {"Catch-v0", {}});
 PP_REGISTER_ENV(FrozenLakeEnv, {"FrozenLake-v1", {}},
-                {"FrozenLake8x8-v1", {{"size", int64_t{8}}, {"max_episode_steps", int64_t{200}},
-                                      {"reward_threshold", 0.85}}});
+                {"FrozenLake8x8-v1",
+                 {{"size", int64_t{8}}, {"max_episode_steps", int64_t{200}}, {"reward_threshold", 0.85}}});
 PP_REGISTER_ENV(TaxiEnv, {"Taxi-v3", {}});
 PP_REGISTER_ENV(NChainEnv, {"NChain-v0", {}});
 PP_REGISTER_ENV(CliffWalkingEnv, {"CliffWalking-v0", {}});

@@ -40,8 +40,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     pool = parallel_pool.make("CartPole-v1", num_envs=n, autoreset_mode="same_step")
     pool.reset()
     rows.append(("parallel_pool gymnasium front-end (same_step)", bench(lambda a: pool.step(a), actions, args.steps)))
-    tr = Translator.make("CartPole-v1", num_envs=n, final_obs_key="terminal_observation",
-                         truncated_key="TimeLimit.truncated")
+    tr = Translator.make(
+        "CartPole-v1", num_envs=n, final_obs_key="terminal_observation", truncated_key="TimeLimit.truncated"
+    )
     tr.reset()
     rows.append(("Translator.step (per-env records)", bench(tr.step, actions, args.steps)))
     try:
@@ -70,6 +71,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
                 done = np.flatnonzero(out[2] | out[3])
                 if len(done):
                     venv.reset(done)
+
             return step
 
         t = ParallelPoolVectorEnv("CartPole-v1", num_envs=n)
@@ -77,12 +79,14 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         rows.append(("Tianshou ParallelPoolVectorEnv.step (+reset of done)", bench(ts_step(t), actions, args.steps)))
         dt = DummyVectorEnv([lambda: gym.make("CartPole-v1") for _ in range(n)])
         dt.reset()
-        rows.append(("Tianshou DummyVectorEnv(gymnasium CartPole).step (+reset)",
-                     bench(ts_step(dt), actions, args.steps)))
+        rows.append(
+            ("Tianshou DummyVectorEnv(gymnasium CartPole).step (+reset)", bench(ts_step(dt), actions, args.steps))
+        )
     except ImportError:
         pass
-    g = gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1") for _ in range(n)],
-                                 autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+    g = gym.vector.SyncVectorEnv(
+        [lambda: gym.make("CartPole-v1") for _ in range(n)], autoreset_mode=gym.vector.AutoresetMode.SAME_STEP
+    )
     g.reset(seed=0)
     rows.append(("gymnasium SyncVectorEnv (same_step)", bench(g.step, actions, args.steps)))
     print(f"CartPole-v1, {n} envs, {args.steps} steps each; microseconds per batched step")

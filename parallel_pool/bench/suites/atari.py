@@ -173,8 +173,13 @@ print("RESULT " + json.dumps(out))
 def measure(kind: str, task: str, seconds: float, cfg: dict) -> dict:
     from parallel_pool.bench import worker_env
 
-    p = subprocess.run([sys.executable, "-c", WORKER, kind, task, str(seconds), json.dumps(cfg)],
-                       capture_output=True, text=True, timeout=seconds * 20 + 120, env=worker_env())
+    p = subprocess.run(
+        [sys.executable, "-c", WORKER, kind, task, str(seconds), json.dumps(cfg)],
+        capture_output=True,
+        text=True,
+        timeout=seconds * 20 + 120,
+        env=worker_env(),
+    )
     for line in p.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[7:])
@@ -194,8 +199,11 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", default=None, help="write the results here")
     ap.add_argument("--png", default=None, help="write a bar plot here (needs matplotlib)")
-    ap.add_argument("--only", default=None,
-                    help="comma-separated substrings: measure only matching contenders (raw emulation always)")
+    ap.add_argument(
+        "--only",
+        default=None,
+        help="comma-separated substrings: measure only matching contenders (raw emulation always)",
+    )
     ap.add_argument("--quick", action="store_true", help="0.2 s per measurement, 1 round (a smoke run)")
     args = ap.parse_args(argv)
     if args.quick:
@@ -203,19 +211,28 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     cores = os.cpu_count() or 1
 
     contenders = [("raw", "ALEInterface, 1 env (raw emulation)", {})]
-    contenders += [("pp", "ParallelPool 1 env", {"num_envs": 1}),
-                   ("pp", "ParallelPool sync 8 envs", {"num_envs": 8}),
-                   ("pp", "ParallelPool async 16 envs, batch 8", {"num_envs": 16, "batch_size": 8})]
+    contenders += [
+        ("pp", "ParallelPool 1 env", {"num_envs": 1}),
+        ("pp", "ParallelPool sync 8 envs", {"num_envs": 8}),
+        ("pp", "ParallelPool async 16 envs, batch 8", {"num_envs": 16, "batch_size": 8}),
+    ]
     if have("envpool"):
-        contenders += [("envpool", "EnvPool 1 env", {"num_envs": 1}),
-                       ("envpool", "EnvPool sync 8 envs", {"num_envs": 8}),
-                       ("envpool", "EnvPool async 16 envs, batch 8", {"num_envs": 16, "batch_size": 8}),
-                       ("envpool", f"EnvPool async 16/8, num_threads={cores}",
-                        {"num_envs": 16, "batch_size": 8, "num_threads": cores})]
+        contenders += [
+            ("envpool", "EnvPool 1 env", {"num_envs": 1}),
+            ("envpool", "EnvPool sync 8 envs", {"num_envs": 8}),
+            ("envpool", "EnvPool async 16 envs, batch 8", {"num_envs": 16, "batch_size": 8}),
+            (
+                "envpool",
+                f"EnvPool async 16/8, num_threads={cores}",
+                {"num_envs": 16, "batch_size": 8, "num_threads": cores},
+            ),
+        ]
     if have("ale_py"):
-        contenders += [("ale_vector", "ale_py AtariVectorEnv 8 envs", {"num_envs": 8}),
-                       ("ale_vector", "ale_py AtariVectorEnv async 16, batch 8", {"num_envs": 16, "batch_size": 8}),
-                       ("gym_async", "gymnasium AsyncVectorEnv 8 envs", {"num_envs": 8})]
+        contenders += [
+            ("ale_vector", "ale_py AtariVectorEnv 8 envs", {"num_envs": 8}),
+            ("ale_vector", "ale_py AtariVectorEnv async 16, batch 8", {"num_envs": 16, "batch_size": 8}),
+            ("gym_async", "gymnasium AsyncVectorEnv 8 envs", {"num_envs": 8}),
+        ]
 
     if args.only:
         keys = [k.strip() for k in args.only.split(",")]
@@ -239,27 +256,37 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     best = {name: max(x["sps"] for x in v) for name, v in results.items()}
     call = {name: statistics.median(x["call_us"] for x in v) for name, v in results.items()}
     # load-robust view: steps per CPU-second (all threads and child processes) and cores kept busy
-    per_cpu = {name: statistics.median(x["sps"] * x["wall_s"] / max(x["cpu_s"], 1e-9) for x in v)
-               for name, v in results.items()}
+    per_cpu = {
+        name: statistics.median(x["sps"] * x["wall_s"] / max(x["cpu_s"], 1e-9) for x in v)
+        for name, v in results.items()
+    }
     busy = {name: statistics.median(x["cpu_s"] / x["wall_s"] for x in v) for name, v in results.items()}
     raw_name = "ALEInterface, 1 env (raw emulation)"
-    print(f"\n{args.task}, {cores} cores, {args.rounds} rounds x {args.seconds:.0f} s, "
-          f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} "
-          f"(wall {time.time() - t_start:.0f} s)")
-    print(f"{'contender':47s} {'steps/s med':>11s} {'best':>9s} {'frames/s':>9s} {'us/call':>8s} "
-          f"{'steps/CPU-s':>11s} {'vs raw':>6s} {'cores busy':>10s}")
+    print(
+        f"\n{args.task}, {cores} cores, {args.rounds} rounds x {args.seconds:.0f} s, "
+        f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} "
+        f"(wall {time.time() - t_start:.0f} s)"
+    )
+    print(
+        f"{'contender':47s} {'steps/s med':>11s} {'best':>9s} {'frames/s':>9s} {'us/call':>8s} "
+        f"{'steps/CPU-s':>11s} {'vs raw':>6s} {'cores busy':>10s}"
+    )
     for name in results:
-        print(f"{name:47s} {med[name]:11.0f} {best[name]:9.0f} {4 * med[name]:9.0f} {call[name]:8.0f} "
-              f"{per_cpu[name]:11.0f} {per_cpu[name] / per_cpu[raw_name]:6.2f} {busy[name]:10.2f}")
+        print(
+            f"{name:47s} {med[name]:11.0f} {best[name]:9.0f} {4 * med[name]:9.0f} {call[name]:8.0f} "
+            f"{per_cpu[name]:11.0f} {per_cpu[name] / per_cpu[raw_name]:6.2f} {busy[name]:10.2f}"
+        )
     limit = cores * med[raw_name]
     ours = med.get("ParallelPool async 16 envs, batch 8", float("nan"))
     print(f"\nphysical limit (cores x raw): {limit:.0f} steps/s")
     ratios = {"ParallelPool async / physical limit (target >= 0.9)": ours / limit}
-    pairs = [("EnvPool async 16 envs, batch 8", "ParallelPool async / EnvPool async (target >= 1.1)"),
-             ("ale_py AtariVectorEnv 8 envs", "ParallelPool async / AtariVectorEnv 8 envs (target >= 1.3)"),
-             ("ale_py AtariVectorEnv async 16, batch 8", "ParallelPool async / AtariVectorEnv async"),
-             ("gymnasium AsyncVectorEnv 8 envs", "ParallelPool async / gymnasium AsyncVectorEnv (target >= 3)"),
-             ("EnvPool 1 env", "ParallelPool 1 env / EnvPool 1 env")]
+    pairs = [
+        ("EnvPool async 16 envs, batch 8", "ParallelPool async / EnvPool async (target >= 1.1)"),
+        ("ale_py AtariVectorEnv 8 envs", "ParallelPool async / AtariVectorEnv 8 envs (target >= 1.3)"),
+        ("ale_py AtariVectorEnv async 16, batch 8", "ParallelPool async / AtariVectorEnv async"),
+        ("gymnasium AsyncVectorEnv 8 envs", "ParallelPool async / gymnasium AsyncVectorEnv (target >= 3)"),
+        ("EnvPool 1 env", "ParallelPool 1 env / EnvPool 1 env"),
+    ]
     for other, label in pairs:
         if other in med:
             num = med.get("ParallelPool 1 env", float("nan")) if label.startswith("ParallelPool 1 env") else ours
@@ -272,9 +299,21 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as f:
-            json.dump({"task": args.task, "cores": cores, "load_before": load_before, "load_after": load_after,
-                       "results": results, "median_sps": med, "steps_per_cpu_s": per_cpu, "ratios": ratios,
-                       "rss_per_env_mb": rss}, f, indent=1)
+            json.dump(
+                {
+                    "task": args.task,
+                    "cores": cores,
+                    "load_before": load_before,
+                    "load_after": load_after,
+                    "results": results,
+                    "median_sps": med,
+                    "steps_per_cpu_s": per_cpu,
+                    "ratios": ratios,
+                    "rss_per_env_mb": rss,
+                },
+                f,
+                indent=1,
+            )
     if args.png:
         import matplotlib
 

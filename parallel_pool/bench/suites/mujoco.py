@@ -99,12 +99,19 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
                     cpu[lib] = min(cpu[lib], c)
             rows.append((task, mode, best))
             ratio = best["parallel_pool"] / best["envpool"] if "envpool" in best else float("nan")
-            print(f"{task:16s} {mode:6s} " + "  ".join(f"{lib} {best[lib]:7.0f}/s (cpu {cpu[lib]:5.0f} us/step)"
-                                                      for lib in libs)
-                  + f"  ratio {ratio:.2f}x", flush=True)
+            print(
+                f"{task:16s} {mode:6s} "
+                + "  ".join(f"{lib} {best[lib]:7.0f}/s (cpu {cpu[lib]:5.0f} us/step)" for lib in libs)
+                + f"  ratio {ratio:.2f}x",
+                flush=True,
+            )
     load1 = os.getloadavg()
-    print(f"\ncores: {os.cpu_count()}, load average (1/5/15 min) before {load0[0]:.2f}/{load0[1]:.2f}/{load0[2]:.2f}, "
-          f"after {load1[0]:.2f}/{load1[1]:.2f}/{load1[2]:.2f}")
-    print("modes: sync1 = 1 env step(); async = 16 envs, batch 8, recv/send; syncN = 8 envs step(); best of "
-          f"{args.repeats} alternating runs; cpu = process CPU time (all threads) per env step, lowest run")
+    print(
+        f"\ncores: {os.cpu_count()}, load average (1/5/15 min) before {load0[0]:.2f}/{load0[1]:.2f}/{load0[2]:.2f}, "
+        f"after {load1[0]:.2f}/{load1[1]:.2f}/{load1[2]:.2f}"
+    )
+    print(
+        "modes: sync1 = 1 env step(); async = 16 envs, batch 8, recv/send; syncN = 8 envs step(); best of "
+        f"{args.repeats} alternating runs; cpu = process CPU time (all threads) per env step, lowest run"
+    )
     return 0

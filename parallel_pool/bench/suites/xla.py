@@ -58,20 +58,24 @@ def make_xla_loop(env, iters: int, n: int, bs: int, async_: bool):
     act = jnp.zeros(bs if async_ else n, jnp.int32)
 
     if async_:
+
         @jax.jit
         def run(h):
             def body(h, _):
                 h, s = recv(h)
                 h = send(h, act, s[-1]["env_id"])
                 return h, None
+
             h, _ = jax.lax.scan(body, h, None, length=iters)
             return h
     else:
+
         @jax.jit
         def run(h):
             def body(h, _):
                 h, _s = step(h, act)
                 return h, None
+
             h, _ = jax.lax.scan(body, h, None, length=iters)
             return h
 
@@ -113,8 +117,10 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     except ImportError:
         envpool = None
 
-    print(f"task {args.task}, {args.iters} batches per loop, best of {args.repeats}; cores {os.cpu_count()}; "
-          f"load {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+    print(
+        f"task {args.task}, {args.iters} batches per loop, best of {args.repeats}; cores {os.cpu_count()}; "
+        f"load {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}"
+    )
     header = f"{'num_envs:batch':>14} {'system':>10} {'steps/s':>12} {'us/batch':>9} {'vs pp-python':>12}"
     print(header)
     for cfg in args.configs.split(","):
@@ -125,15 +131,15 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         kw = dict(num_envs=n, batch_size=bs, num_threads=args.num_threads, seed=0)
         runners = {}
         pp_env = parallel_pool.make(args.task, env_type="gymnasium", **kw)
-        runners["pp-python"] = lambda e=pp_env: python_loop(e, args.iters, n, bs, async_)
+        runners["pp-python"] = lambda e=pp_env, n=n, bs=bs, a=async_: python_loop(e, args.iters, n, bs, a)
         if not async_:
-            runners["pp-py-step"] = lambda e=pp_env: python_step_loop(e, args.iters, n)
+            runners["pp-py-step"] = lambda e=pp_env, n=n: python_step_loop(e, args.iters, n)
         runners["pp-xla"] = make_xla_loop(pp_env, args.iters, n, bs, async_)
         if envpool is not None:
             ep_env = envpool.make(args.task, env_type="gymnasium", **kw)
             runners["ep-xla"] = make_xla_loop(ep_env, args.iters, n, bs, async_)
             ep_py = envpool.make(args.task, env_type="gymnasium", **kw)
-            runners["ep-python"] = lambda e=ep_py: python_loop(e, args.iters, n, bs, async_)
+            runners["ep-python"] = lambda e=ep_py, n=n, bs=bs, a=async_: python_loop(e, args.iters, n, bs, a)
         best = {k: float("inf") for k in runners}
         for _ in range(args.repeats):
             for k, f in runners.items():
