@@ -53,17 +53,20 @@ def _zero_where_not(xp: Any, done: Any, value: Any) -> Any:
     return xp.where(cond, value, xp.zeros((), dtype=value.dtype))
 
 
-def gym_info(schema: Schema, arrays: Sequence[Any], xp: Any = np) -> dict[str, Any]:
-    """The info dict (EnvPool's keys) with gymnasium's `_key` masks (every row has every key)."""
+def gym_info(schema: Schema, arrays: Sequence[Any], xp: Any = np, masks: bool = True) -> dict[str, Any]:
+    """The info dict (EnvPool's keys), with gymnasium's `_key` masks (every row has every key) unless masks=False
+    (EnvPool's gym API has none)."""
     penv = arrays[schema.players_env_id]
-    masks, player_mask = _info_masks(schema, arrays[schema.env_id].shape[0], penv.shape[0], xp)
     info: dict[str, Any] = {
         "env_id": arrays[schema.env_id],
         "elapsed_step": arrays[schema.elapsed_step],
-        "players": {"env_id": penv, "_env_id": player_mask},
+        "players": {"env_id": penv},
     }
     info.update(schema.info(arrays))
-    info.update(masks)
+    if masks:
+        key_masks, player_mask = _info_masks(schema, arrays[schema.env_id].shape[0], penv.shape[0], xp)
+        info["players"]["_env_id"] = player_mask
+        info.update(key_masks)
     return info
 
 
@@ -96,10 +99,12 @@ def _add_final(schema: Schema, arrays: Sequence[Any], info: dict[str, Any], done
     info["final_info"], info["_final_info"] = final_info, done
 
 
-def gym_result(schema: Schema, arrays: Sequence[Any], xp: Any = np) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
-    """A raw batch as gymnasium's (obs, reward, terminated, truncated, info)."""
+def gym_result(
+    schema: Schema, arrays: Sequence[Any], xp: Any = np, masks: bool = True
+) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+    """A raw batch as gymnasium's (obs, reward, terminated, truncated, info); masks: gymnasium's `_key` masks."""
     term, trunc = arrays[schema.terminated], arrays[schema.truncated]
-    info = gym_info(schema, arrays, xp)
+    info = gym_info(schema, arrays, xp, masks)
     if schema.has_final:
         _add_final(schema, arrays, info, term | trunc, xp)
     return schema.obs(arrays), arrays[schema.reward], term, trunc, info
@@ -149,13 +154,14 @@ class _GymStyle(BasePool):
     reset(seed=, options={"reset_mask": mask}) returning the whole batch."""
 
     _last: tuple[Any, np.ndarray] | None = None  # sync pools: (obs of every env, owner of each row)
+    _info_masks = True  # gymnasium's `_key` masks in info
 
     def _result(self, arrays: Sequence[np.ndarray]) -> Any:
-        return gym_result(self.schema, arrays)
+        return gym_result(self.schema, arrays, np, self._info_masks)
 
     def from_arrays(self, arrays: Sequence[Any], xp: Any = np) -> Any:
         """This front-end's step result from a raw engine batch (numpy, or jax arrays inside env.xla())."""
-        return gym_result(self.schema, arrays, xp)
+        return gym_result(self.schema, arrays, xp, self._info_masks)
 
     def _remember(self, obs: Any, arrays: Sequence[np.ndarray], every_env: bool) -> None:
         """Keep every env's latest observation (sync pools) for reset_mask's unchanged rows: the batch itself when
@@ -340,11 +346,15 @@ class GymPool(_GymStyle, gymnasium.Env):  # type: ignore[misc]
     A gymnasium.Env with is_vector_env = True, as EnvPool's."""
 
     is_vector_env = True
+    _info_masks = False  # EnvPool's gym info has no gymnasium `_key` masks
 
     def __init__(self, spec: EnvSpec, render_mode: str | None = None):
         _GymStyle.__init__(self, spec, render_mode)
         self.observation_space = spec.observation_space
         self.action_space = spec.action_space
+        # EnvPool's gym pool names its (single-env) spaces both ways
+        self.single_observation_space = self.observation_space
+        self.single_action_space = self.action_space
         self.metadata = {
             "autoreset_mode": self.autoreset_mode.gymnasium,
             "render_modes": [] if render_mode is None else [render_mode],

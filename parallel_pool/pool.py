@@ -25,6 +25,10 @@ def check_seed(seed: Any, what: str = "seed") -> None:
         raise ValueError(f"{what} must be >= 0, got {seed!r}")
 
 
+class SeedDeprecationWarning(DeprecationWarning, UserWarning):
+    """seed() is deprecated. Also a UserWarning, the category EnvPool warns with, so filters written for it match."""
+
+
 class BasePool:
     """A pool of C++ envs stepped on worker threads. Sync when batch_size == num_envs, async otherwise.
 
@@ -32,6 +36,7 @@ class BasePool:
     """
 
     _engine: Any = None  # class default: an object whose __init__ never ran still reads as closed
+    _next_seed: Any = None  # a seed given to the deprecated seed(), used by the next reset
 
     def __init__(self, spec: EnvSpec, render_mode: str | None = None):
         self._engine = None  # set first, so that close() / __del__ work on a half-constructed pool
@@ -87,6 +92,11 @@ class BasePool:
             return None
         if isinstance(seed, (int, np.integer)):
             check_seed(seed)
+            if int(seed) + self.num_envs - 1 >= 2**63:
+                raise ValueError(
+                    f"reset(seed={seed}) gives env i the seed {seed} + i, which must stay below 2**63 "
+                    f"for all {self.num_envs} envs (or give one seed per env)"
+                )
             ids = self._all_ids if env_id is None else np.atleast_1d(np.asarray(env_id))
             return int(seed) + ids.astype(np.int64)
         n = self.num_envs if env_id is None else len(np.atleast_1d(env_id))
@@ -116,10 +126,16 @@ class BasePool:
 
     def async_reset(self, seed: Any = None) -> None:
         """Send a reset to every env; collect the results with recv(). seed=s reseeds env i with s + i."""
-        self.engine.send(None, None, True, self._seeds(seed, None))
+        self.engine.send(None, None, True, self._seeds(self._take_seed(seed), None))
+
+    def _take_seed(self, seed: Any) -> Any:
+        """`seed`, or the one a deprecated seed() call left for the next reset."""
+        if seed is None:
+            seed, self._next_seed = self._next_seed, None
+        return seed
 
     def _reset_raw(self, env_id: Any = None, seed: Any = None) -> Sequence[np.ndarray]:
-        seeds = self._seeds(seed, env_id)
+        seeds = self._seeds(self._take_seed(seed), env_id)
         if self.is_async:
             self.engine.send(None, env_id, True, seeds)
             return self._received(self.engine.recv())
@@ -188,11 +204,12 @@ class BasePool:
         self.engine._set_state(int(env_id), [float(x) for x in np.ravel(state)])
 
     def seed(self, seed: Any = None) -> None:
-        """Deprecated (EnvPool keeps it): reseed every env; use reset(seed=...) instead."""
+        """Deprecated (EnvPool keeps it, and ignores the value): use reset(seed=...) instead. Here the seed is kept
+        for the next reset()/async_reset() that is given no seed of its own; nothing is stepped or reset now, so
+        code ported from EnvPool (`env.seed(s); env.reset()`) runs as before."""
         import warnings
 
-        warnings.warn("seed() is deprecated; use reset(seed=...)", DeprecationWarning, stacklevel=2)
-        if self.is_async:
-            self.async_reset(seed)  # the reset batches are collected with recv(), as after async_reset()
-        else:
-            self.reset(seed=seed)  # type: ignore[attr-defined]  # every front-end's reset takes seed=
+        warnings.warn("seed() is deprecated; use reset(seed=...)", SeedDeprecationWarning, stacklevel=2)
+        if seed is not None:
+            self._seeds(seed, None)  # a bad seed fails here, not at the next reset
+        self._next_seed = seed

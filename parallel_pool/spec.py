@@ -71,7 +71,12 @@ def array_dm_spec(a: dict, name: str | None = None):
     if is_discrete(a) and int(a["low"][0]) == 0:
         return specs.DiscreteArray(int(a["high"][0]) + 1, dtype=dtype, name=name)
     if a["low"]:
-        return specs.BoundedArray(a["shape"], dtype, _bounds(a, "low"), _bounds(a, "high"), name=name)
+        low, high = _bounds(a, "low"), _bounds(a, "high")
+        # a bound that is the same for every element is given as a scalar, as EnvPool's specs (and dm_env's own
+        # examples) have it: `spec.maximum == 255`, not an array of 255s
+        low = low.flat[0] if low.size and np.all(low == low.flat[0]) else low
+        high = high.flat[0] if high.size and np.all(high == high.flat[0]) else high
+        return specs.BoundedArray(a["shape"], dtype, low, high, name=name)
     return specs.Array(a["shape"], dtype, name=name)
 
 

@@ -355,14 +355,30 @@ def test_spec_array_specs_match_envpool():
             ), key
 
 
-def test_deprecated_seed_warns_and_reseeds():
+def test_deprecated_seed_warns_and_seeds_the_next_reset():
+    """EnvPool's `env.seed(s); env.reset()` ports unchanged: seed() warns (a UserWarning too, as EnvPool's) and
+    the next reset uses the seed, once; seed() itself resets nothing."""
     a, b = pp.make("CartPole-v1", num_envs=2), pp.make("CartPole-v1", num_envs=2)
-    a.reset()
     with pytest.warns(DeprecationWarning):
         a.seed(9)
-    b.reset(seed=9)
-    act = np.array([0, 1])
-    np.testing.assert_array_equal(a.step(act)[0], b.step(act)[0])
+    with pytest.warns(UserWarning):
+        a.seed(9)
+    np.testing.assert_array_equal(a.reset()[0], b.reset(seed=9)[0])
+    np.testing.assert_array_equal(a.reset()[0], b.reset()[0])  # used once: both go on from their generators
+    with pytest.raises(ValueError, match="seed"):
+        a.seed(-1)
+
+
+def test_deprecated_seed_on_an_async_pool_leaves_nothing_pending():
+    a = pp.make("CartPole-v1", num_envs=4, batch_size=2)
+    b = pp.make("CartPole-v1", num_envs=4)
+    with pytest.warns(DeprecationWarning):
+        a.seed(5)
+    a.async_reset()  # would fail ("action pending") had seed() sent resets itself
+    want = b.reset(seed=5)[0]
+    for _ in range(2):
+        obs, *_, info = a.recv()
+        np.testing.assert_array_equal(obs, want[info["env_id"]])
 
 
 def test_gymnasium_attr_api():
