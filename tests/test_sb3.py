@@ -191,3 +191,20 @@ def test_continuous_actions_learn_call_runs():
     model = PPO("MlpPolicy", venv, n_steps=16, batch_size=16, n_epochs=1, seed=0, device="cpu")
     model.learn(32)
     assert model.num_timesteps == 32
+
+
+def test_get_images_and_render_give_the_pools_frames():
+    """SB3's render()/get_images() path: one frame per env, the pool's own frames (Atari: drawn in C++)."""
+    venv = ParallelPoolVecEnv("Pong-v5", num_envs=2, render_mode="rgb_array")
+    venv.reset()
+    images = venv.get_images()
+    assert len(images) == 2 and images[0].shape == (210, 160, 3) and images[0].dtype == np.uint8
+    np.testing.assert_array_equal(np.stack(images), venv.pool.render())
+    assert venv.render_mode == "rgb_array"
+    tiled = venv.render()
+    assert tiled is not None and tiled.ndim == 3
+    venv.close()
+    plain = ParallelPoolVecEnv("CartPole-v1", num_envs=1)
+    with pytest.raises(ValueError, match="render_mode"):
+        plain.get_images()
+    plain.close()

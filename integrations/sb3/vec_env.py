@@ -85,10 +85,10 @@ class ParallelPoolVecEnv(VecEnv):
     # ---- per-env attributes and methods ----------------------------------------------------------------------
     def _attrs(self) -> dict[str, Any]:
         attrs = {
-            "render_mode": None,
+            "render_mode": self.pool.render_mode,
             "observation_space": self._tr.single_observation_space,
             "action_space": self._tr.single_action_space,
-            "metadata": {"render_modes": []},
+            "metadata": {"render_modes": [] if self.pool.render_mode is None else [self.pool.render_mode]},
             "spec": self.pool.spec,
         }
         attrs.update(self._config)
@@ -133,7 +133,10 @@ class ParallelPoolVecEnv(VecEnv):
         return [False for _ in self._get_indices(indices)]
 
     def get_images(self) -> Sequence[np.ndarray | None]:
-        raise NotImplementedError(f"{self.task_id} envs do not render")
+        """Each env's RGB frame (SB3's render() tiles them); needs the VecEnv made with render_mode="rgb_array"."""
+        if self.pool.render_mode is None:
+            raise ValueError(f"{self.task_id}: make the VecEnv with render_mode='rgb_array' to get images")
+        return list(self.pool.render())
 
     def __repr__(self) -> str:
         return f"ParallelPoolVecEnv({self.task_id!r}, num_envs={self.num_envs})"

@@ -1,0 +1,1 @@
+"""Shim package (tests/peer/run_envpool_tests.sh)."""
