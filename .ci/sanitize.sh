@@ -25,7 +25,7 @@ run() {  # name, build dir, runtime library, options variable assignment
   lib=$(${CXX:-c++} -print-file-name="$3")
   echo "== $1: stress run (log: $log)"
   # the sanitizer runtime must be loaded first; libstdc++ with it so its interceptors see every allocation
-  if ! env PP_CORE_DIR="$2" LD_PRELOAD="$lib $(${CXX:-c++} -print-file-name=libstdc++.so)" $4 \
+  if ! env PP_CORE_DIR="$2/extension" LD_PRELOAD="$lib $(${CXX:-c++} -print-file-name=libstdc++.so)" $4 \
       "$PYTHON" tests/stress/stress.py >"$log" 2>&1; then
     tail -50 "$log"
     echo "== $1: FAILED (stress run exited non-zero)"

@@ -611,7 +611,7 @@ def test_close_waits_for_a_step_in_progress_on_another_thread():
 @pytest.mark.parametrize("which", ["asan", "tsan"])
 def test_stress_under_sanitizers(which):
     """Runs .ci/sanitize.sh's stress step against an existing sanitizer build (build it with the script)."""
-    build = os.path.join(ROOT, "build", which)
+    build = os.path.join(ROOT, "build", which, "extension")  # the module target's folder in the build tree
     if not any(f.startswith("_core") for f in os.listdir(build)) if os.path.isdir(build) else True:
         pytest.skip(f"no {which} build: run .ci/sanitize.sh {which}")
     r = subprocess.run(
