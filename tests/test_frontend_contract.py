@@ -5,8 +5,6 @@ front-end claims to be, render glue, multi-player subsets, lifecycle, and the mo
 from __future__ import annotations
 
 import ast
-import os
-import subprocess
 import sys
 import types
 from pathlib import Path
@@ -16,6 +14,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.vector import SyncVectorEnv
+from pyproc import run_python
 from test_gymnasium_vector import _MODES, EPISODE_LEN, N, _strip, make_pair
 
 import parallel_pool as pp
@@ -77,10 +76,7 @@ def test_module_imports_have_no_cycle():
 
 @pytest.mark.parametrize("module", ["schema", "registry", "spec", "pool", "frontends", "xla", "translate"])
 def test_each_module_imports_alone(module):
-    env = dict(os.environ, PYTHONPATH=str(PKG.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    r = subprocess.run(
-        [sys.executable, "-c", f"import parallel_pool.{module}"], env=env, capture_output=True, text=True, timeout=120
-    )
+    r = run_python(f"import parallel_pool.{module}", timeout=120)
     assert r.returncode == 0, r.stderr
 
 
@@ -562,6 +558,5 @@ def test_interpreter_exit_with_open_pools():
         "b = pp.make_dm('Dummy-v0', num_envs=2); b.reset()\n"
         "c = pp.make_gym('CartPole-v1', num_envs=2); c.close()\n"
     )
-    env = dict(os.environ, PYTHONPATH=str(PKG.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    r = run_python(code, timeout=120)
     assert r.returncode == 0 and "Exception" not in r.stderr, r.stderr

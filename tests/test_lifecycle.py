@@ -7,11 +7,11 @@ import gc
 import os
 import subprocess
 import sys
-import textwrap
 import time
 
 import numpy as np
 import pytest
+from pyproc import run_python
 
 from parallel_pool import _core
 
@@ -27,13 +27,6 @@ def core_pool(task: str = "Dummy-v0", **config) -> _core.Pool:
 
 def outputs(pool: _core.Pool, arrays) -> dict:
     return {name: arr for (name, *_), arr in zip(pool.output_specs, arrays)}
-
-
-def run_python(code: str, timeout: float = 60, **kw) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=timeout, env=env, **kw
-    )
 
 
 # ---- 1. seeds ------------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from pyproc import run_python
 
 import parallel_pool as pp
 from parallel_pool.render import render_frames
@@ -207,9 +208,6 @@ def test_mujoco_frames_are_gymnasiums(task):
 def test_mujoco_imported_without_gl_backend_gets_a_clear_error():
     """Headless, with mujoco imported before MUJOCO_GL was set: render says what to set instead of failing inside
     GLFW."""
-    import os
-    import subprocess
-    import sys
 
     code = (
         "import mujoco, numpy as np, parallel_pool as pp\n"
@@ -217,5 +215,5 @@ def test_mujoco_imported_without_gl_backend_gets_a_clear_error():
         "try:\n    env.render()\nexcept RuntimeError as e:\n    print('ERR', e)\n"
     )
     environ = {k: v for k, v in os.environ.items() if k not in ("MUJOCO_GL", "DISPLAY", "PYOPENGL_PLATFORM")}
-    out = subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True, text=True, timeout=120)
+    out = run_python(code, timeout=120, env=environ)
     assert "ERR" in out.stdout and "MUJOCO_GL=egl" in out.stdout, out.stdout + out.stderr
