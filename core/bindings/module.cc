@@ -237,21 +237,11 @@ class PyPool {
   }
   // (k, H, W, 3) uint8 frames of the envs named by env_ids (a 1-d int sequence), drawn in C++.
   py::array Render(const py::object& env_ids) {
-    auto ids64 = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(env_ids);
-    if (!ids64 || ids64.ndim() != 1) throw py::value_error("render: env_ids must be a 1-d sequence of ints");
-    std::vector<int> ids(static_cast<size_t>(ids64.shape(0)));
-    for (size_t i = 0; i < ids.size(); ++i) {
-      const int64_t id = ids64.at(static_cast<py::ssize_t>(i));
-      if (id < 0 || id >= pool_->options().num_envs) {
-        throw py::value_error("render: env_id " + std::to_string(id) + " out of range [0, " +
-                              std::to_string(pool_->options().num_envs) + ")");
-      }
-      ids[i] = static_cast<int>(id);
-    }
+    py::array_t<int32_t> ids = ConvertEnvIds(env_ids);
     const auto& shape = pool_->spec().render_shape;
     if (shape.size() != 2) throw py::value_error("render: this env type has no C++ renderer");
-    py::array_t<uint8_t> out({static_cast<py::ssize_t>(ids.size()), static_cast<py::ssize_t>(shape[0]),
-                              static_cast<py::ssize_t>(shape[1]), py::ssize_t{3}});
+    py::array_t<uint8_t> out(
+        {ids.size(), static_cast<py::ssize_t>(shape[0]), static_cast<py::ssize_t>(shape[1]), py::ssize_t{3}});
     Lock lk(this);
     pool_->Render(ids.data(), static_cast<int>(ids.size()), out.mutable_data());
     return out;
@@ -282,23 +272,7 @@ class PyPool {
       ids = all_ids_.data();
       k = static_cast<int>(all_ids_.size());
     } else {
-      py::array raw = py::array::ensure(env_id);
-      if (!raw) throw py::type_error("env_id must be an array of integers");
-      char kind = raw.dtype().kind();
-      if (kind != 'i' && kind != 'u') {
-        throw py::type_error("env_id must be integers, got dtype " + py::str(raw.dtype()).cast<std::string>());
-      }
-      if (raw.ndim() > 1) throw py::value_error("env_id must be a 1-d array of env ids");
-      // range-check in 64 bit before narrowing
-      auto as64 = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(raw);
-      const int64_t* p = as64.data();
-      for (py::ssize_t i = 0; i < as64.size(); ++i) {
-        if (p[i] < 0 || p[i] >= num_envs()) {
-          throw py::value_error("env_id " + std::to_string(p[i]) + " is out of range: this pool has env ids 0.." +
-                                std::to_string(num_envs() - 1));
-        }
-      }
-      id_arr = py::array_t<int32_t, py::array::c_style | py::array::forcecast>::ensure(raw);
+      id_arr = ConvertEnvIds(env_id);
       ids = id_arr.data();
       k = static_cast<int>(id_arr.size());
     }
@@ -329,6 +303,26 @@ class PyPool {
       }
     }
     pool_->Send(ids, k, inputs, reset, seed_vec.empty() ? nullptr : seed_vec.data());
+  }
+
+  // Env ids given from Python (any integer dtype, 0-d or 1-d) as int32, range-checked in 64 bit before narrowing.
+  py::array_t<int32_t> ConvertEnvIds(py::handle env_id) const {
+    py::array raw = py::array::ensure(env_id);
+    if (!raw) throw py::type_error("env_id must be an array of integers");
+    char kind = raw.dtype().kind();
+    if (kind != 'i' && kind != 'u') {
+      throw py::type_error("env_id must be integers, got dtype " + py::str(raw.dtype()).cast<std::string>());
+    }
+    if (raw.ndim() > 1) throw py::value_error("env_id must be a 1-d array of env ids");
+    auto as64 = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(raw);
+    const int64_t* p = as64.data();
+    for (py::ssize_t i = 0; i < as64.size(); ++i) {
+      if (p[i] < 0 || p[i] >= num_envs()) {
+        throw py::value_error("env_id " + std::to_string(p[i]) + " is out of range: this pool has env ids 0.." +
+                              std::to_string(num_envs() - 1));
+      }
+    }
+    return py::array_t<int32_t, py::array::c_style | py::array::forcecast>::ensure(raw);
   }
 
   // One seed per env being reset, each an int in [0, 2**63 - 1] (Pool::Send rejects negatives by name; here

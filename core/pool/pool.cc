@@ -563,16 +563,7 @@ void Pool::Render(const int* env_ids, int k, uint8_t* out) {
   if (spec_.render_shape.size() != 2) {
     throw std::invalid_argument("this env type has no C++ renderer");
   }
-  for (int i = 0; i < k; ++i) {
-    const int id = env_ids[i];
-    if (id < 0 || id >= opts_.num_envs) {
-      throw std::invalid_argument("env_id " + std::to_string(id) + " out of range [0, " +
-                                  std::to_string(opts_.num_envs) + ")");
-    }
-    if (slots_[id].pending) {
-      throw std::invalid_argument("env " + std::to_string(id) + " has a result pending; recv() it first");
-    }
-  }
+  for (int i = 0; i < k; ++i) IdleSlot(env_ids[i]);  // every env is checked before anything is drawn
   const size_t frame = static_cast<size_t>(spec_.render_shape[0]) * spec_.render_shape[1] * 3;
   for (int i = 0; i < k; ++i) slots_[env_ids[i]].env->Render(out + frame * i);
 }

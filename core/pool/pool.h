@@ -98,7 +98,8 @@ class Pool {
   std::vector<double> GetState(int64_t env_id);
   void SetState(int64_t env_id, const std::vector<double>& state);
   // RGB frames of k envs, on the calling thread, into out (k x render_shape x 3 uint8); every env must have no
-  // result pending. Throws std::invalid_argument (bad id, pending, no C++ renderer) before drawing anything.
+  // result pending. Throws before drawing anything: std::out_of_range (bad id), std::invalid_argument (pending,
+  // no C++ renderer).
   void Render(const int* env_ids, int k, uint8_t* out);
   // Action rows needed for these envs (sum of their player counts).
   int ActionRows(const int* env_ids, int k) const;
