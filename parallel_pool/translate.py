@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Translator", "Transition"]
+__all__ = ["Translator", "Transition", "successor_obs"]
 
 
 def _rows(obs: Any, idx) -> Any:
@@ -49,6 +49,16 @@ def _stack(items: list) -> Any:
     if isinstance(items[0], dict):
         return {k: np.stack([it[k] for it in items]) for k in items[0]}
     return np.stack(items)
+
+
+def successor_obs(obs: Any, final_obs: np.ndarray, done: np.ndarray) -> Any:
+    """The true successor observation of each row of a same-step batch: `obs` (a copy), with the episode's final
+    observation (`info["final_obs"]`) in the rows whose episode ended."""
+    out = _copy(obs)
+    idx = np.flatnonzero(done)
+    if len(idx):
+        _set_rows(out, idx, _stack([final_obs[i] for i in idx]))
+    return out
 
 
 @dataclass
@@ -256,7 +266,6 @@ class Translator:
                     self._pending.pop(int(e), None)
             return Transition(obs, obs, reward, terminated, truncated, env_id, infos)
 
-        idx = np.flatnonzero(done)
         final_obs = info["final_obs"]
         final_info = info["final_info"]
         step_flat = self._flat_info(info)
@@ -274,8 +283,7 @@ class Translator:
             if self.truncated_key is not None:
                 rec[self.truncated_key] = bool(truncated[i] and not terminated[i])
             infos.append(rec)
-        next_obs = _copy(obs)
-        _set_rows(next_obs, idx, _stack([final_obs[i] for i in idx]))
+        next_obs = successor_obs(obs, final_obs, done)
         if self.explicit_reset:
             for i in range(n):
                 e = int(env_id[i])

@@ -17,6 +17,7 @@ import gymnasium as gym
 import numpy as np
 
 import parallel_pool
+from parallel_pool.translate import successor_obs
 from rl_games.common.ivecenv import IVecEnv
 
 __all__ = ["ParallelPoolRLGamesEnv"]
@@ -120,20 +121,6 @@ class ParallelPoolRLGamesEnv(IVecEnv):
     def _obs(self, obs: Any) -> Any:
         return _flatten(obs, self._obs_keys) if self.flatten_obs else obs
 
-    def _stack_final(self, obs: Any, final_obs: np.ndarray, done: np.ndarray) -> Any:
-        """The batch of successor observations: the final observation where an episode ended."""
-        rows = np.flatnonzero(done)
-        if isinstance(obs, dict):
-            out = {k: np.array(v) for k, v in obs.items()}
-            for r in rows:
-                for k in out:
-                    out[k][r] = final_obs[r][k]
-            return out
-        out = np.array(obs)
-        for r in rows:
-            out[r] = final_obs[r]
-        return out
-
     def _action(self, actions: Any) -> np.ndarray:
         if hasattr(actions, "detach"):  # a torch tensor (rl_games hands numpy over, but players may not)
             actions = actions.detach().cpu().numpy()
@@ -150,7 +137,7 @@ class ParallelPoolRLGamesEnv(IVecEnv):
         done = terminated | truncated
         infos = {k: _final(info, k, done) for k in info if not k.startswith("_") and k not in _SKIP_INFO}
         infos["time_outs"] = truncated & ~terminated  # so dones & ~time_outs are the terminations
-        final_obs = self._stack_final(obs, info["final_obs"], done) if done.any() else obs
+        final_obs = successor_obs(obs, info["final_obs"], done) if done.any() else obs
         infos["final_obs"] = self._obs(final_obs)
         self._update_scores(reward, terminated, truncated, info, infos)
         return self._obs(obs), reward.astype(np.float32, copy=False), done.astype(np.uint8), infos
