@@ -22,6 +22,7 @@ from rl_games.common import env_configurations, vecenv  # noqa: E402
 from rl_games.common.algo_observer import DefaultAlgoObserver  # noqa: E402
 
 import parallel_pool  # noqa: E402
+from parallel_pool.translate import successor_obs  # noqa: E402
 
 
 def test_import_registers_vecenv_type_and_env_configuration():
@@ -148,8 +149,7 @@ def test_dict_observation_helpers():
     obs = {"a": np.zeros((3, 2), np.float32), "b": np.arange(3, dtype=np.int32)}
     final = np.empty(3, dtype=object)
     final[1] = {"a": np.ones(2, np.float32), "b": np.int32(9)}
-    env = ParallelPoolRLGamesEnv.__new__(ParallelPoolRLGamesEnv)
-    stacked = env._stack_final(obs, final, np.array([False, True, False]))
+    stacked = successor_obs(obs, final, np.array([False, True, False]))  # what the vecenv's step uses
     np.testing.assert_array_equal(stacked["a"], [[0, 0], [1, 1], [0, 0]])
     np.testing.assert_array_equal(stacked["b"], [0, 9, 2])
     assert obs["b"][1] == 1  # the returned obs is not modified
