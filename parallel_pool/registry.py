@@ -91,11 +91,26 @@ def _coerce(key: str, value: Any, default: Any, choices: list[str]) -> Any:
         if isinstance(value, numbers.Real) and not isinstance(value, bool):
             return float(value)
         raise TypeError(f"config key {key!r} must be a number, got {value!r}")
+    if isinstance(value, dict):
+        value = _table_text(key, value)
     if not isinstance(value, str):
         raise TypeError(f"config key {key!r} must be a str, got {value!r}")
     if choices and value not in choices:
         raise ValueError(f"config key {key!r} must be one of {choices}, got {value!r}")
     return value
+
+
+def _table_text(key: str, table: dict[Any, Any]) -> str:
+    """A dict given for a str key (EnvPool's dict-valued keys, e.g. ViZDoom's reward_config) travels to the env as
+    text "name=v1,v2;name=v1": each value a number or a sequence of numbers. The env checks names and arity."""
+    entries = []
+    for name, value in table.items():
+        values = list(value) if isinstance(value, (tuple, list)) else [value]
+        for v in values:
+            if not isinstance(v, numbers.Real) or isinstance(v, bool):
+                raise TypeError(f"config key {key!r}: the value of {name!r} must be numbers, got {value!r}")
+        entries.append(f"{name}=" + ",".join(repr(float(v)) for v in values))
+    return ";".join(entries)
 
 
 _PKGDIR = "pkgdir:"

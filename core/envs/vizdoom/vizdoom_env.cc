@@ -57,6 +57,8 @@ void VizdoomEnv::SetUpGame(const Config& c, uint64_t seed) {
   native_w_ = game_->getScreenWidth();
   if (native_w_ < 320) game_->setScreenResolution(vzd::RES_320X240);
   game_->setWindowVisible(false);
+  // the engine's own settings file (ViZDoom's default: _vizdoom.ini in the working directory)
+  game_->setDoomConfigPath((std::filesystem::temp_directory_path() / "parallel_pool_vizdoom.ini").string());
   game_->addGameArgs(c.Get<std::string>("game_args"));
   game_->setMode(vzd::PLAYER);
   game_->setEpisodeTimeout(static_cast<unsigned>((max_episode_steps_ + 1) * frame_skip_));
@@ -94,7 +96,8 @@ void VizdoomEnv::SetUpGame(const Config& c, uint64_t seed) {
   screen_h_ = game_->getScreenHeight();
   screen_w_ = game_->getScreenWidth();
   const bool area = c.Get<bool>("use_inter_area_resize");
-  if (screen_h_ != native_h_ || screen_w_ != native_w_) {
+  halve_ = area && screen_h_ == 2 * native_h_ && screen_w_ == 2 * native_w_;
+  if (!halve_ && (screen_h_ != native_h_ || screen_w_ != native_w_)) {
     to_native_ = std::make_unique<atari::FrameResizer>(screen_h_, screen_w_, native_h_, native_w_, area);
   }
   to_obs_ = std::make_unique<atari::FrameResizer>(native_h_, native_w_, img_h_, img_w_, area);
@@ -215,7 +218,9 @@ void VizdoomEnv::PushScreen(const uint8_t* planes, bool fill_all) {
   for (int ch = 0; ch < channels_; ++ch) {
     const uint8_t* src = planes + screen_plane * ch;
     uint8_t* native = native_.data() + native_plane * ch;
-    if (to_native_) {
+    if (halve_) {
+      HalveScreen(src, native);
+    } else if (to_native_) {
       to_native_->Run(nullptr, src, identity_, native, 1);
     } else {
       std::memcpy(native, src, native_plane);
@@ -225,6 +230,19 @@ void VizdoomEnv::PushScreen(const uint8_t* planes, bool fill_all) {
   if (fill_all) {
     for (int i = 0; i < stack_num_; ++i) {
       if (i != newest_) std::memcpy(stack_.data() + frame_bytes_ * i, dst, frame_bytes_);
+    }
+  }
+}
+
+// cv2's INTER_AREA takes a fast path for integer scales: a 2 x 2 shrink is (a + b + c + d + 2) >> 2 per pixel
+// (its float path, which FrameResizer reproduces, can round the other way).
+void VizdoomEnv::HalveScreen(const uint8_t* src, uint8_t* dst) const {
+  for (int y = 0; y < native_h_; ++y) {
+    const uint8_t* r0 = src + static_cast<size_t>(2 * y) * screen_w_;
+    const uint8_t* r1 = r0 + screen_w_;
+    for (int x = 0; x < native_w_; ++x) {
+      dst[static_cast<size_t>(y) * native_w_ + x] =
+          static_cast<uint8_t>((r0[2 * x] + r0[2 * x + 1] + r1[2 * x] + r1[2 * x + 1] + 2) >> 2);
     }
   }
 }

@@ -221,6 +221,7 @@ class VizdoomEnv : public Env {
   void ReadGameVariables(const vzd::GameStatePtr& state);
   float ShapedReward(bool episode_start);
   void PushScreen(const uint8_t* planes, bool fill_all);
+  void HalveScreen(const uint8_t* src, uint8_t* dst) const;
   void WriteOutputs(Output& out, float reward);
 
   std::unique_ptr<vzd::DoomGame> game_;
@@ -234,6 +235,7 @@ class VizdoomEnv : public Env {
   // screens
   int channels_ = 0, screen_h_ = 0, screen_w_ = 0;  // the engine's buffer
   int native_h_ = 0, native_w_ = 0;                 // the scenario's size (render, the resize's source)
+  bool halve_ = false;  // the engine's screen is twice the scenario's size (e.g. 320 x 240 for 160 x 120)
   std::unique_ptr<atari::FrameResizer> to_native_, to_obs_;
   uint8_t identity_[256];
   std::vector<uint8_t> native_;  // channels_ planes of native_h_ x native_w_

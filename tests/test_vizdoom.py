@@ -1,0 +1,265 @@
+"""ViZDoom family: layout against EnvPool, step-by-step alignment against vizdoom's own DoomGame, determinism,
+config validation, and the engine processes' lifecycle (close, a killed engine, a killed parent)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import parallel_pool as pp
+
+if "Basic-v1" not in pp.list_all_envs():
+    pytest.skip("the vizdoom family is not built", allow_module_level=True)
+pytest.importorskip("vizdoom")
+pytest.importorskip("cv2")
+
+sys.path.insert(0, os.path.dirname(__file__))
+from pyproc import IMPORT_ROOT  # noqa: E402
+from vizdoom_reference import INFO_VARIABLES, ReferenceDoom  # noqa: E402
+
+
+def engine_pids(parent: int | None = None) -> set[int]:
+    """pids of the ViZDoom engine processes whose parent is `parent` (default: this process)."""
+    parent = os.getpid() if parent is None else parent
+    pids = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+        if comm == "vizdoom" and ppid == parent:
+            pids.add(int(entry))
+    return pids
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_until(cond, limit: float = 20.0) -> bool:
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return cond()
+
+
+def random_buttons(rng: np.random.Generator, n: int, steps: int) -> np.ndarray:
+    return rng.integers(0, 2, size=(steps, n)).astype(np.float64)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# layout
+
+
+@pytest.mark.parametrize("task_id", ["Basic-v1", "D1Basic-v1"])
+def test_layout_matches_envpool(task_id):
+    envpool = pytest.importorskip("envpool")
+    ours = pp.make_spec(task_id)
+    theirs = envpool.make_spec(task_id)
+    assert ours.observation_space.shape == theirs.observation_space.shape
+    assert ours.observation_space.dtype == theirs.observation_space.dtype
+    their_info = {k.split(":", 1)[1] for k in theirs.state_array_spec if k.startswith("info:")}
+    assert set(INFO_VARIABLES) <= their_info
+    assert ours.config.max_episode_steps == theirs.config.max_episode_steps == 525
+    assert ours.action_space.shape == theirs.action_space.shape
+
+
+def test_combined_action_set_matches_envpool():
+    envpool = pytest.importorskip("envpool")
+    deltas = {"TURN_LEFT_RIGHT_DELTA": (5, -10.0, 10.0), "LOOK_UP_DOWN_DELTA": (3, -5.0, 5.0)}
+    for task_id, kwargs in [
+        ("D3Battle-v1", {}),
+        ("DeadlyCorridor-v1", {"force_speed": True}),
+        ("Cig-v1", {"delta_button_config": deltas}),
+    ]:
+        ours = pp.make_spec(task_id, use_combined_action=True, **kwargs).action_space
+        theirs = envpool.make_spec(task_id, use_combined_action=True, **kwargs).action_space
+        assert ours.n == theirs.n, task_id
+
+
+def test_all_ids_registered():
+    expected = {
+        "D1Basic-v1", "D2Navigation-v1", "D3Battle-v1", "D4Battle2-v1", "Basic-v1", "BasicAudio-v1",
+        "BasicNotifications-v1", "Cig-v1", "DeadlyCorridor-v1", "Deathmatch-v1", "DefendTheCenter-v1",
+        "DefendTheLine-v1", "HealthGathering-v1", "HealthGatheringSupreme-v1", "MultiDuel-v1", "MyWayHome-v1",
+        "PredictPosition-v1", "RocketBasic-v1", "SimplerBasic-v1", "TakeCover-v1", "VizdoomCustom-v1",
+    }  # fmt: skip
+    assert expected <= set(pp.list_all_envs())
+    for task_id in sorted(expected - {"VizdoomCustom-v1"}):
+        spec = pp.make_spec(task_id)  # reads the scenario .cfg: every file is where the id says
+        assert spec.observation_space.shape[-2:] == (84, 84), task_id
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# alignment against vizdoom's DoomGame
+
+
+def run_aligned(task_id: str, steps: int, seed: int = 7, **kwargs) -> None:
+    env = pp.make(task_id, env_type="gymnasium", num_envs=1, seed=seed, **kwargs)
+    ref = ReferenceDoom(env.spec.config._asdict(), seed)
+    try:
+        n = env.single_action_space.shape[0]
+        max_steps = env.spec.config.max_episode_steps
+        actions = random_buttons(np.random.default_rng(seed), n, steps)
+        obs, info = env.reset()
+        r_obs, r_info, _ = ref.reset()
+        np.testing.assert_array_equal(obs[0], r_obs)
+        for key in INFO_VARIABLES:
+            assert info[key][0] == r_info[key], key
+        episode_steps = 0
+        for t in range(steps):
+            obs, rew, term, trunc, info = env.step(actions[t][None])
+            r_obs, r_info, r_rew, r_done = ref.step(list(actions[t]))
+            np.testing.assert_array_equal(obs[0], r_obs, err_msg=f"{task_id} step {t}")
+            assert rew[0] == np.float32(r_rew), (task_id, t)
+            assert bool(term[0]) == r_done, (task_id, t)
+            for key in INFO_VARIABLES:
+                assert info[key][0] == r_info[key], (task_id, t, key)
+            episode_steps += 1
+            assert bool(trunc[0]) == (not r_done and episode_steps == max_steps), (task_id, t)
+            if r_done or trunc[0]:
+                episode_steps = 0
+                obs = env.step(actions[t][None])[0]  # next-step reset
+                r_obs, r_info, _ = ref.new_episode()
+                np.testing.assert_array_equal(obs[0], r_obs)
+    finally:
+        ref.close()
+        env.close()
+
+
+def test_alignment_basic():
+    # Basic ends when the monster dies: shooting a lot ends episodes, so this covers the reset path too
+    run_aligned("Basic-v1", 60, max_episode_steps=40)
+
+
+@pytest.mark.parametrize("task_id", ["DefendTheCenter-v1", "HealthGathering-v1", "D3Battle-v1"])
+def test_alignment(task_id):
+    run_aligned(task_id, 40)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# determinism
+
+
+def trajectory(num_threads: int, seed: int) -> list[np.ndarray]:
+    env = pp.make("DefendTheCenter-v1", env_type="gymnasium", num_envs=2, num_threads=num_threads, seed=seed)
+    try:
+        rng = np.random.default_rng(0)
+        frames = [env.reset()[0]]
+        for _ in range(15):
+            obs, rew, *_ = env.step(rng.integers(0, 2, size=(2, 3)).astype(np.float64))
+            frames += [obs, rew]
+        return frames
+    finally:
+        env.close()
+
+
+def test_determinism_independent_of_threads():
+    a, b = trajectory(1, 3), trajectory(2, 3)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+    # env 0 and env 1 have different seeds: their monsters differ at some point
+    assert any(not np.array_equal(x[0], x[1]) for x in a[1::2])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# config
+
+
+def test_reward_config_dict_and_errors():
+    env = pp.make("Basic-v1", num_envs=1, reward_config={"AMMO2": (0.0, 1.0)}, selected_weapon_reward_config={}, seed=1)
+    try:
+        _, info = env.reset()
+        # only AMMO2 is rewarded: a decrease by d gives -(-d) * 1 = d; ATTACK fires bullets
+        total = 0.0
+        for _ in range(6):
+            _, rew, _, _, last = env.step(np.array([[0.0, 0.0, 1.0]]))
+            total += float(rew[0])
+        assert total == info["AMMO2"][0] - last["AMMO2"][0] > 0
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match="reward_config.*NOPE"):
+        pp.make_spec("Basic-v1", reward_config={"NOPE": (1, 2)})
+    with pytest.raises(ValueError, match="reward_config.*has 1 values"):
+        pp.make_spec("Basic-v1", reward_config="KILLCOUNT=1")
+    with pytest.raises(ValueError, match="delta_button_config.*ATTACK.*not a delta button"):
+        pp.make_spec("Basic-v1", use_combined_action=True, delta_button_config={"ATTACK": (3, 0, 1)})
+    with pytest.raises(ValueError, match="cfg_path"):
+        pp.make_spec("VizdoomCustom-v1")
+    with pytest.raises(ValueError, match="cfg_path.*does not exist"):
+        pp.make_spec("Basic-v1", cfg_path="/nonexistent.cfg")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# engine processes
+
+
+def test_close_stops_engines():
+    before = engine_pids()
+    env = pp.make("Basic-v1", num_envs=2)
+    env.reset()
+    mine = engine_pids() - before
+    assert len(mine) == 2
+    env.close()
+    assert wait_until(lambda: not any(alive(p) for p in mine))
+
+
+def test_killed_engine_is_env_error():
+    before = engine_pids()
+    env = pp.make("Basic-v1", env_type="gymnasium", num_envs=2)
+    try:
+        env.reset()
+        pids = sorted(engine_pids() - before)
+        assert len(pids) == 2
+        os.kill(pids[1], signal.SIGKILL)
+        assert wait_until(lambda: not alive(pids[1]))
+        with pytest.raises(pp.EnvError) as err:
+            for _ in range(5):  # the dead engine is noticed at its next tic
+                env.step(np.zeros((2, 3)))
+        assert err.value.env_ids is not None and len(err.value.env_ids) == 1
+    finally:
+        env.close()
+
+
+CHILD = """
+import sys
+import parallel_pool as pp
+env = pp.make("Basic-v1", num_envs=2)
+env.reset()
+print("ready", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_engines_die_with_killed_parent():
+    # run where the imported parallel_pool lives (see tests/pyproc.py)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD], cwd=IMPORT_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        engines = engine_pids(child.pid)
+        assert len(engines) == 2
+        child.kill()
+        child.wait()
+        assert wait_until(lambda: not any(alive(p) for p in engines))
+    finally:
+        if child.poll() is None:
+            child.kill()
