@@ -32,7 +32,6 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -175,11 +174,6 @@ class VizdoomEnv : public Env {
          {}},
         {"game_args", std::string(""), "extra engine arguments (e.g. '-host 1 -deathmatch')", {}},
         {"map_id", std::string("map01"), "map to play", {}},
-        {"max_num_players",
-         int64_t{1},
-         "agents per env: each a player of one networked game on this machine (player 0 hosts)",
-         {}},
-        {"num_bots", int64_t{0}, "ZDoom bots added to each episode (a hosted game; e.g. game_args='-deathmatch')", {}},
     };
   }
 
@@ -188,9 +182,7 @@ class VizdoomEnv : public Env {
     const ScenarioInfo s = ReadScenario(c);
     const int stack = c.Get<int>("stack_num"), h = c.Get<int>("img_height"), w = c.Get<int>("img_width");
     b.Obs("obs", DType::kUInt8, {stack * s.channels, h, w}, {0.0}, {255.0});
-    const int players = c.Get<int>("max_num_players");
-    for (auto v : InfoVariables()) b.Info(kGameVariableNames[v], DType::kFloat64, {}, players > 1);
-    b.MaxPlayers(players);
+    for (auto v : InfoVariables()) b.Info(kGameVariableNames[v], DType::kFloat64);
     if (c.Get<bool>("use_combined_action")) {
       b.DiscreteAction(static_cast<int>(CombinedActions(c, s.buttons).size()));
     } else {
@@ -202,8 +194,6 @@ class VizdoomEnv : public Env {
 
   VizdoomEnv(const Config& c, int env_id, uint64_t seed);
   ~VizdoomEnv() override;
-
-  int NumPlayers() const override { return static_cast<int>(players_.size()); }
 
   void Reset(Output& out) override;
   void Step(const ActionView& action, Output& out) override;
@@ -218,8 +208,6 @@ class VizdoomEnv : public Env {
     IntInRange(c, "img_width", 1, 1024);
     IntInRange(c, "weapon_duration", 0, 1 << 30);
     IntInRange(c, "max_episode_steps", 1, (1 << 30) / 1000);
-    IntInRange(c, "max_num_players", 1, 8);
-    IntInRange(c, "num_bots", 0, 15);
     FilePath(c, "vzd_path", false);
     FilePath(c, "iwad_path", false);
     FilePath(c, "wad_path", true);
@@ -229,31 +217,14 @@ class VizdoomEnv : public Env {
   static std::map<int, std::pair<double, double>> ParseRewardConfig(const Config& c);
   static std::vector<double> ParseWeaponRewards(const Config& c);
 
-  // One player's engine and everything kept per player.
-  struct Player {
-    std::unique_ptr<vzd::DoomGame> game;
-    std::string args;  // the engine arguments of its role (host or joining player)
-    std::vector<double> gvs, last_gvs;
-    double hit_base = 0, damage_base = 0, death_base = 0;
-    int selected_weapon = -1, selected_weapon_steps = 0;
-    std::vector<uint8_t> native;  // channels_ planes of native_h_ x native_w_
-    std::vector<uint8_t> stack;   // stack_num_ frames of channels_ planes of img_h_ x img_w_
-    int newest = 0;
-  };
-
-  std::unique_ptr<vzd::DoomGame> MakeGame(const Config& c, uint64_t seed, const std::string& role_args);
-  void StartGames();
-  void ForEachPlayer(const std::function<void(Player&)>& fn);
-  void NewEpisode(Player& p);
-  void ReadGameVariables(Player& p, const vzd::GameStatePtr& state);
-  float ShapedReward(Player& p, bool episode_start);
-  void PushScreen(Player& p, const uint8_t* planes, bool fill_all);
+  void SetUpGame(const Config& c, uint64_t seed);
+  void ReadGameVariables(const vzd::GameStatePtr& state);
+  float ShapedReward(bool episode_start);
+  void PushScreen(const uint8_t* planes, bool fill_all);
   void HalveScreen(const uint8_t* src, uint8_t* dst) const;
-  void WriteOutputs(Output& out, int idx, float reward);
-  void Observe(Output& out, bool episode_start);
+  void WriteOutputs(Output& out, float reward);
 
-  std::vector<Player> players_;
-  int num_bots_;
+  std::unique_ptr<vzd::DoomGame> game_;
   int stack_num_, frame_skip_, img_h_, img_w_, max_episode_steps_, weapon_duration_;
   bool episodic_life_, combined_;
   std::string lmp_prefix_;
@@ -267,18 +238,24 @@ class VizdoomEnv : public Env {
   bool halve_ = false;  // the engine's screen is twice the scenario's size (e.g. 320 x 240 for 160 x 120)
   std::unique_ptr<atari::FrameResizer> to_native_, to_obs_;
   uint8_t identity_[256];
+  std::vector<uint8_t> native_;  // channels_ planes of native_h_ x native_w_
+  std::vector<uint8_t> stack_;   // stack_num_ frames of channels_ planes of img_h_ x img_w_
   size_t frame_bytes_ = 0;
+  int newest_ = 0;
 
-  // game variables and reward (the same for every player)
+  // game variables and reward
   std::vector<vzd::GameVariable> vars_;  // the engine's available game variables
   std::vector<int> info_slot_;           // InfoVariables()[i] is vars_[info_slot_[i]] (-1: absent)
-  std::vector<double> pos_, neg_;
+  std::vector<double> gvs_, last_gvs_, pos_, neg_;
   std::vector<double> weapon_reward_;
   int hit_idx_ = -1, damage_idx_ = -1, death_idx_ = -1;
+  double hit_base_ = 0, damage_base_ = 0, death_base_ = 0;
+  int selected_weapon_ = -1, selected_weapon_steps_ = 0;
 
   // episode bookkeeping
-  bool started_ = false;        // the first Reset uses the episode the engines' start began
+  bool started_ = false;        // the first Reset uses the episode the engine's start began
   bool continue_game_ = false;  // episodic_life death in a game that goes on
+  int steps_ = 0;
   int episode_count_ = 0;
 };
 
