@@ -208,6 +208,36 @@ def test_reward_config_dict_and_errors():
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# multi-player
+
+
+def bot_game_frames(num_bots: int) -> list[bytes]:
+    env = pp.make("Cig-v1", num_envs=1, num_bots=num_bots, game_args="-deathmatch +sv_forcerespawn 1", seed=1)
+    try:
+        turn_left = np.zeros((1, 10))
+        turn_left[0, 2] = 1.0  # Cig's buttons: ATTACK, USE, TURN_LEFT, ...
+        frames = [env.reset()[0][0, -3:].tobytes()]  # the newest frame
+        for _ in range(40):
+            frames.append(env.step(turn_left)[0][0, -3:].tobytes())
+        return frames
+    finally:
+        env.close()
+
+
+def test_bots_join_the_game():
+    # turning on the spot scans Cig's arena: the same seed and actions give the same frames (determinism), unless
+    # bots walk through the view
+    alone, with_bots = bot_game_frames(0), bot_game_frames(3)
+    assert alone == bot_game_frames(0)
+    assert sum(a != b for a, b in zip(alone, with_bots)) >= 5
+
+
+def test_several_agents_per_env_is_refused():
+    with pytest.raises(ValueError, match="max_num_players.*num_bots"):
+        pp.make_spec("MultiDuel-v1", max_num_players=2)
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # engine processes
 
 
@@ -233,7 +263,11 @@ def test_killed_engine_is_env_error():
         with pytest.raises(pp.EnvError) as err:
             for _ in range(5):  # the dead engine is noticed at its next tic
                 env.step(np.zeros((2, 3)))
-        assert err.value.env_ids is not None and len(err.value.env_ids) == 1
+        assert list(err.value.env_ids) == [1]
+        # the env is usable again: its reset starts a new engine
+        obs, _ = env.reset()
+        assert obs.shape == (2, 12, 84, 84) and len(engine_pids() - before) == 2
+        env.step(np.zeros((2, 3)))
     finally:
         env.close()
 

@@ -1,6 +1,34 @@
 #include "core/envs/vizdoom/vizdoom_env.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 namespace pp::vizdoom {
+
+namespace {
+
+// A UDP port that is free now, for a hosted game (the small race with other programs is accepted): a host listens
+// on a port, 5029 unless told, and two envs must not share one.
+int FreeUdpPort() {
+  const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  if (fd < 0) throw std::runtime_error("ViZDoom: cannot open a UDP socket to pick the hosted game's port");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  if (port < 0) throw std::runtime_error("ViZDoom: cannot find a free UDP port for the hosted game");
+  return port;
+}
+
+}  // namespace
 
 std::map<int, std::pair<double, double>> VizdoomEnv::ParseRewardConfig(const Config& c) {
   std::map<int, std::pair<double, double>> rewards;
@@ -34,7 +62,8 @@ VizdoomEnv::VizdoomEnv(const Config& c, int env_id, uint64_t seed)
       max_episode_steps_(c.Get<int>("max_episode_steps")),
       weapon_duration_(c.Get<int>("weapon_duration")),
       episodic_life_(c.Get<bool>("episodic_life")),
-      combined_(c.Get<bool>("use_combined_action")) {
+      combined_(c.Get<bool>("use_combined_action")),
+      num_bots_(c.Get<int>("num_bots")) {
   const std::string lmp_dir = c.Get<std::string>("lmp_save_dir");
   if (!lmp_dir.empty()) lmp_prefix_ = lmp_dir + "/env_" + std::to_string(env_id) + "_";
   SetUpGame(c, seed);
@@ -59,6 +88,8 @@ void VizdoomEnv::SetUpGame(const Config& c, uint64_t seed) {
   game_->setWindowVisible(false);
   // the engine's own settings file (ViZDoom's default: _vizdoom.ini in the working directory)
   game_->setDoomConfigPath((std::filesystem::temp_directory_path() / "parallel_pool_vizdoom.ini").string());
+  // bots need a hosted (network) game; the scenario's rules (e.g. -deathmatch) come from game_args
+  if (num_bots_ > 0) game_->addGameArgs("-host 1 -port " + std::to_string(FreeUdpPort()));
   game_->addGameArgs(c.Get<std::string>("game_args"));
   game_->setMode(vzd::PLAYER);
   game_->setEpisodeTimeout(static_cast<unsigned>((max_episode_steps_ + 1) * frame_skip_));
@@ -92,6 +123,7 @@ void VizdoomEnv::SetUpGame(const Config& c, uint64_t seed) {
   weapon_reward_ = ParseWeaponRewards(c);
 
   game_->init();
+  AddBots();
   channels_ = game_->getScreenChannels();
   screen_h_ = game_->getScreenHeight();
   screen_w_ = game_->getScreenWidth();
@@ -108,15 +140,22 @@ void VizdoomEnv::SetUpGame(const Config& c, uint64_t seed) {
 }
 
 void VizdoomEnv::Reset(Output& out) {
-  if (!started_) {
-    started_ = true;  // init() began the first episode
+  if (!game_->isRunning()) {  // the engine died (the step that noticed raised): start a new one
+    game_->init();
+    AddBots();
+  } else if (!started_) {
+    // init() began the first episode
   } else if (continue_game_) {
     game_->makeAction(std::vector<double>(num_buttons_, 0.0), frame_skip_);  // EnvPool: one no-op step
-  } else if (lmp_prefix_.empty()) {
-    game_->newEpisode();
   } else {
-    game_->newEpisode(lmp_prefix_ + std::to_string(episode_count_) + ".lmp");
+    if (lmp_prefix_.empty()) {
+      game_->newEpisode();
+    } else {
+      game_->newEpisode(lmp_prefix_ + std::to_string(episode_count_) + ".lmp");
+    }
+    AddBots();
   }
+  started_ = true;
   continue_game_ = false;
   steps_ = 0;
   ++episode_count_;
@@ -147,6 +186,13 @@ void VizdoomEnv::Step(const ActionView& action, Output& out) {
   continue_game_ = dead && !finished;
   out.SetTerminated(terminated);
   WriteOutputs(out, reward);
+}
+
+// Bots join each episode anew (ViZDoom's own examples re-add them after every new episode).
+void VizdoomEnv::AddBots() {
+  if (num_bots_ == 0) return;
+  game_->sendGameCommand("removebots");
+  for (int i = 0; i < num_bots_; ++i) game_->sendGameCommand("addbot");
 }
 
 void VizdoomEnv::ReadGameVariables(const vzd::GameStatePtr& state) {

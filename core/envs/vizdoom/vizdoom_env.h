@@ -174,6 +174,11 @@ class VizdoomEnv : public Env {
          {}},
         {"game_args", std::string(""), "extra engine arguments (e.g. '-host 1 -deathmatch')", {}},
         {"map_id", std::string("map01"), "map to play", {}},
+        {"num_bots",
+         int64_t{0},
+         "ZDoom bots in each episode (a hosted game; give the rules in game_args, e.g. '-deathmatch "
+         "+sv_forcerespawn 1')",
+         {}},
     };
   }
 
@@ -208,6 +213,13 @@ class VizdoomEnv : public Env {
     IntInRange(c, "img_width", 1, 1024);
     IntInRange(c, "weapon_duration", 0, 1 << 30);
     IntInRange(c, "max_episode_steps", 1, (1 << 30) / 1000);
+    IntInRange(c, "num_bots", 0, 15);
+    if (c.Get<int64_t>("max_num_players") != 1) {
+      throw std::invalid_argument(
+          "config key 'max_num_players' must be 1 for ViZDoom: several agents of one networked game cannot be "
+          "stepped in lockstep (an engine finishes its tics only once its peers have started their next ones); "
+          "use num_bots for opponents");
+    }
     FilePath(c, "vzd_path", false);
     FilePath(c, "iwad_path", false);
     FilePath(c, "wad_path", true);
@@ -218,6 +230,7 @@ class VizdoomEnv : public Env {
   static std::vector<double> ParseWeaponRewards(const Config& c);
 
   void SetUpGame(const Config& c, uint64_t seed);
+  void AddBots();
   void ReadGameVariables(const vzd::GameStatePtr& state);
   float ShapedReward(bool episode_start);
   void PushScreen(const uint8_t* planes, bool fill_all);
@@ -227,6 +240,7 @@ class VizdoomEnv : public Env {
   std::unique_ptr<vzd::DoomGame> game_;
   int stack_num_, frame_skip_, img_h_, img_w_, max_episode_steps_, weapon_duration_;
   bool episodic_life_, combined_;
+  int num_bots_;
   std::string lmp_prefix_;
   std::vector<std::vector<double>> action_set_;
   std::vector<double> action_buf_;
