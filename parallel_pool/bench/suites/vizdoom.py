@@ -17,6 +17,8 @@ import subprocess
 import sys
 import time
 
+from parallel_pool.bench.suites.atari import have
+
 WORKER = r"""
 import json, sys, time
 import numpy as np
@@ -73,12 +75,6 @@ def measure(kind: str, task: str, seconds: float, n: int, batch: int) -> dict:
         if line.startswith("RESULT "):
             return json.loads(line[7:])
     raise RuntimeError(f"{kind} failed:\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}")
-
-
-def have(module: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(module) is not None
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
