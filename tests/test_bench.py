@@ -232,7 +232,7 @@ def test_case_choices_and_help(capsys):
     from parallel_pool.bench import CASES
     from parallel_pool.bench import main as bench_main
 
-    assert set(CASES) == {"throughput", "atari", "mujoco", "xla", "adapters"}
+    assert set(CASES) == {"throughput", "atari", "mujoco", "xla", "adapters", "vizdoom"}
     with pytest.raises(SystemExit):
         bench_main(["--help"])
     out = capsys.readouterr().out
@@ -277,3 +277,13 @@ def test_case_atari_quick(capsys, tmp_path):
     assert "ParallelPool 1 env" in out and "physical limit" in out
     res = json.loads((tmp_path / "atari.json").read_text())
     assert res["median_sps"]["ParallelPool 1 env"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not (_has("vizdoom") and "Basic-v1" in parallel_pool.list_all_envs()), reason="needs vizdoom and the family"
+)
+def test_case_vizdoom_quick(capsys):
+    out = _bench_case(capsys, "--case", "vizdoom", "--quick", "--num-envs", "2")
+    rows = re.findall(r"^(ParallelPool|EnvPool|gymnasium) .+? +([\d.]+) +[\d.]+ +[\d.]+$", out, re.M)
+    assert rows and rows[0][0] == "ParallelPool" and all(float(sps) > 0 for _, sps in rows)

@@ -202,7 +202,7 @@ def test_reward_config_dict_and_errors():
     with pytest.raises(ValueError, match="delta_button_config.*ATTACK.*not a delta button"):
         pp.make_spec("Basic-v1", use_combined_action=True, delta_button_config={"ATTACK": (3, 0, 1)})
     with pytest.raises(ValueError, match="cfg_path"):
-        pp.make_spec("VizdoomCustom-v1")
+        pp.make("VizdoomCustom-v1")  # its spec exists (EnvPool's), but it has no scenario
     with pytest.raises(ValueError, match="cfg_path.*does not exist"):
         pp.make_spec("Basic-v1", cfg_path="/nonexistent.cfg")
 

@@ -101,6 +101,10 @@ void VizdoomEnv::SetUpGame(const Config& c, uint64_t seed) {
   for (auto v : InfoVariables()) game_->addAvailableGameVariable(v);
 
   const std::vector<vzd::Button> buttons = game_->getAvailableButtons();
+  if (buttons.empty()) {  // the spec allows it (VizdoomCustom-v1's defaults); an engine without buttons does not
+    throw std::invalid_argument("the scenario '" + cfg + "' declares no available_buttons" +
+                                (cfg.empty() ? ": pass cfg_path=<your .cfg> (VizdoomCustom-v1 has none)" : ""));
+  }
   num_buttons_ = static_cast<int>(buttons.size());
   if (combined_) action_set_ = CombinedActions(c, buttons);
   action_buf_.assign(buttons.size(), 0.0);

@@ -94,10 +94,6 @@ inline ScenarioInfo ReadScenario(const Config& c) {
   }
   ScenarioInfo info{game.getScreenChannels(), game.getScreenHeight(), game.getScreenWidth(),
                     game.getAvailableButtons()};
-  if (info.buttons.empty()) {
-    throw std::invalid_argument("the scenario '" + cfg + "' declares no available_buttons" +
-                                (cfg.empty() ? std::string(": pass cfg_path=<your .cfg> (VizdoomCustom-v1)") : ""));
-  }
   return info;
 }
 
