@@ -107,6 +107,23 @@ def test_all_ids_registered():
         assert spec.observation_space.shape[-2:] == (84, 84), task_id
 
 
+def test_every_front_end():
+    """gymnasium, gym and dm_env front-ends give the same first steps (same seed and actions)."""
+    acts = random_buttons(np.random.default_rng(1), 3, 5)
+    obs = {}
+    for env_type in ("gymnasium", "gym", "dm"):
+        env = pp.make("Basic-v1", env_type=env_type, num_envs=1, seed=5)
+        try:
+            env.reset()
+            out = [env.step(a[None]) for a in acts]
+            obs[env_type] = [o.observation.obs if env_type == "dm" else o[0] for o in out]
+        finally:
+            env.close()
+    for env_type in ("gym", "dm"):
+        for a, b in zip(obs["gymnasium"], obs[env_type]):
+            np.testing.assert_array_equal(a, b)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # alignment against vizdoom's DoomGame
 
