@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 from parallel_pool.bench.suites.atari import have
@@ -70,6 +71,7 @@ def measure(kind: str, task: str, seconds: float, n: int, batch: int) -> dict:
         text=True,
         timeout=seconds * 20 + 180,
         env=worker_env(),
+        cwd=tempfile.gettempdir(),  # EnvPool's and the wrapper's engines write _vizdoom.ini into their working dir
     )
     for line in p.stdout.splitlines():
         if line.startswith("RESULT "):
