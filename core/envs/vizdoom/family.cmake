@@ -58,8 +58,9 @@ if(NOT EXISTS "${PP_VIZDOOM_SRC}/src/vizdoom/src/viz_doom_classes.h")
     set(_pp_vzd_archive "${PP_VIZDOOM_ROOT}/vizdoom-${PP_VIZDOOM_VERSION}.tar.gz")
     if(NOT EXISTS "${_pp_vzd_archive}")
       message(STATUS "vizdoom: fetching the vizdoom ${PP_VIZDOOM_VERSION} source distribution with pip")
-      # --no-build-isolation: pip reads the sdist's metadata with the build environment's setuptools instead of
-      # installing vizdoom's own build requirements (cmake from source among them) first
+      # --no-build-isolation: pip reads the sdist's metadata with the build environment's setuptools and wheel
+      # (pyproject.toml's build requirements) instead of installing vizdoom's own build requirements (cmake from
+      # source among them) first
       execute_process(
         COMMAND "${Python_EXECUTABLE}" -m pip download --no-deps --no-binary vizdoom --no-build-isolation
                 --disable-pip-version-check -d "${PP_VIZDOOM_ROOT}" "vizdoom==${PP_VIZDOOM_VERSION}"
