@@ -23,6 +23,9 @@
 //    gives reward 0 (it loses e.g. the kill that ends Basic).
 //  * Reset: a new episode, except after an episodic_life death when the episode goes on (one no-op step), and at
 //    the very first reset (the engine's start already began an episode).
+//  * Multi-player: num_bots hosts the game (a free UDP port per env) and adds the bots at every episode start.
+//    Several agents per env (max_num_players > 1) are refused: networked engines cannot be stepped in lockstep.
+//  * A dead engine makes the step raise; the env's next reset starts a new engine.
 //  * Seeding: the engine is seeded once, with the env's seed (its low 32 bits; larger seeds: a draw from the env's
 //    generator); later episodes continue the engine's random stream. reset(seed=...) therefore does not reseed
 //    the engine.
