@@ -280,7 +280,8 @@ def test_killed_engine_is_env_error():
         with pytest.raises(pp.EnvError) as err:
             for _ in range(5):  # the dead engine is noticed at its next tic
                 env.step(np.zeros((2, 3)))
-        assert list(err.value.env_ids) == [1]
+        # one env lost its engine (which one: the pool may start the engines in either order)
+        assert len(err.value.env_ids) == 1 and f"env {err.value.env_ids[0]}" in str(err.value)
         # the env is usable again: its reset starts a new engine
         obs, _ = env.reset()
         assert obs.shape == (2, 12, 84, 84) and len(engine_pids() - before) == 2
