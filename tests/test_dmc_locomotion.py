@@ -1,23 +1,22 @@
 """DMC locomotion domains (cheetah, hopper, walker, humanoid, humanoid_CMU, swimmer, fish), aligned with
-dm_control 1.0.50's suite on the same `mujoco` package.
+dm_control 1.0.50's suite on the same `mujoco` package, through the shared harness (tests/dmc_reference.py).
 
-Alignment: our env's reset state (qpos, qvel, act, dm_control's get_state layout) goes into dm_control's physics,
-together with the task state dm_control keeps in the model (the swimmer's and the fish's target, recovered from
-our first observation), then both get the same random actions. Observations and rewards must agree to an absolute
-1e-6 (they agree to ~1e-12: both run the same libmujoco the same way; contacts make the small differences of the
-solver's warm start grow slowly, see TOL), the episode ends at the same step (dm_control's LAST with discount 1 at
-the time limit = our truncation). Reset distributions: per-dimension means over many seeds agree with
-dm_control's within a bound derived from the sample sizes.
+Alignment: our reset state (dm_control's get_state layout, then the swimmer's / the fish's target, which dm_control
+keeps in the model) goes into dm_control's physics; both step with the same random actions. Observations and
+rewards agree to 1e-6 (in practice to ~1e-13: the same libmujoco runs the same calls; the only difference left is
+the constraint solver's warm start after our reset, which dm_control's set_state does not carry), and the episode
+ends at the time limit with discount 1 as in dm_control. Reset distributions: the harness's per-dimension
+two-sample tests on the physics state, plus the same test on the targets.
 """
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
-suite = pytest.importorskip("dm_control.suite")
+pytest.importorskip("dm_control")
+
+import dmc_reference as ref  # noqa: E402
 
 import parallel_pool as pp  # noqa: E402
 
@@ -45,89 +44,119 @@ TASKS = {
     "FishSwim-v1": ("fish", "swim"),
 }
 # The default (CI) run: one task per domain, 100 steps; the slow run: every task to the time limit.
-CI_TASKS = ["CheetahRun-v1", "HopperHop-v1", "WalkerWalk-v1", "HumanoidRun-v1", "SwimmerSwimmer6-v1", "FishSwim-v1"]
-TOL = 1e-6
-# Keys EnvPool declares for a task but dm_control does not observe in it: we fill them with zeros.
-ZEROED = {
-    "HumanoidStand-v1": {"position"},
-    "HumanoidWalk-v1": {"position"},
-    "HumanoidRun-v1": {"position"},
-    "HumanoidRunPureState-v1": {"joint_angles", "head_height", "extremities", "torso_vertical", "com_velocity"},
-    "FishUpright-v1": {"target"},
-}
+CI_TASKS = [
+    "CheetahRun-v1",
+    "HopperHop-v1",
+    "WalkerWalk-v1",
+    "HumanoidRun-v1",
+    "HumanoidCMUStand-v1",
+    "SwimmerSwimmer6-v1",
+    "FishSwim-v1",
+]
 
 
-def _quiet_load(domain: str, task: str, seed: int = 0):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return suite.load(domain, task, task_kwargs={"random": seed})
+def swimmer_target(physics, extra: np.ndarray) -> None:
+    """Our swimmer's task state (the target's x, y) into dm_control's model: the target geom and its light."""
+    physics.named.model.geom_pos["target", ["x", "y"]] = extra
+    physics.named.model.light_pos["target_light", ["x", "y"]] = extra
 
 
-def _obs(o: dict, i: int = 0) -> dict:
-    """Our observation dict of env row i, keyed by dm_control's names."""
-    return {k.removeprefix("obs:"): np.asarray(v)[i] for k, v in o.items()}
+def fish_target(physics, extra: np.ndarray) -> None:
+    """Our FishSwim's task state (the target's position) into dm_control's model."""
+    physics.named.model.geom_pos["target"] = extra
 
 
-def _copy_task_state(task_id: str, physics, obs: dict) -> None:
-    """Put the target our reset drew into dm_control's model. Our first observation has the target relative to the
-    swimmer's nose / the fish's mouth; with our state already in `physics`, that gives its world position."""
-    named = physics.named
+def task_state_writer(task_id: str):
     if task_id.startswith("Swimmer"):
-        head = named.data.xmat["head"].reshape(3, 3)
-        local = np.array([obs["to_target"][0], obs["to_target"][1], 0.0])  # the swimmer turns about z only
-        xy = (named.data.geom_xpos["nose"] + head @ local)[:2]
-        named.model.geom_pos["target", ["x", "y"]] = xy
-        named.model.light_pos["target_light", ["x", "y"]] = xy
-    elif task_id == "FishSwim-v1":
-        mouth = named.data.geom_xmat["mouth"].reshape(3, 3)
-        named.model.geom_pos["target"] = named.data.geom_xpos["mouth"] + mouth @ obs["target"]
+        return swimmer_target
+    return fish_target if task_id == "FishSwim-v1" else None
 
 
-def _assert_obs_close(task_id: str, ours: dict, ref: dict, where: str) -> None:
-    zeroed = ZEROED.get(task_id, set())
-    assert set(ref) | zeroed == set(ours), (where, set(ours), set(ref))
-    for key in zeroed:
-        np.testing.assert_array_equal(ours[key], 0.0, err_msg=f"{task_id} {where}: {key} is not observed here")
-    for key, value in ref.items():
-        np.testing.assert_allclose(ours[key], value, rtol=0, atol=TOL, err_msg=f"{task_id} {where}: obs {key}")
-
-
-def align(task_id: str, steps: int, seed: int = 3) -> None:
+def align(task_id: str, steps: int) -> int:
     domain, task = TASKS[task_id]
-    ours = pp.make(task_id, env_type="gymnasium", num_envs=1, seed=seed)
-    ref = _quiet_load(domain, task)
-    rng = np.random.default_rng(seed)
-    obs, _ = ours.reset()
-    ref.reset()
-    physics = ref.physics
-    physics.set_state(ours.get_state(0))
-    physics.after_reset()  # dm_control's end of reset: mj_forward without actuation, as ours
-    _copy_task_state(task_id, physics, _obs(obs))
-    physics.after_reset()
-    _assert_obs_close(task_id, _obs(obs), ref.task.get_observation(physics), "reset")
-    spec = ref.action_spec()
-    for t in range(steps):
-        action = rng.uniform(spec.minimum, spec.maximum)
-        obs, reward, terminated, truncated, _ = ours.step(action[None])
-        ts = ref.step(action)
-        where = f"step {t + 1}"
-        _assert_obs_close(task_id, _obs(obs), ts.observation, where)
-        assert abs(reward[0] - ts.reward) <= TOL, (where, reward[0], ts.reward)
-        assert not terminated[0], where
-        assert bool(truncated[0]) == ts.last(), where
-        if ts.last():
-            assert ts.discount == 1.0  # dm_control's time limit is a truncation, as ours
-            assert t + 1 == 1000
-            return
-    ours.close()
+    return ref.check_alignment(task_id, domain, task, steps=steps, seed=3, task_state=task_state_writer(task_id))
 
 
 @pytest.mark.parametrize("task_id", CI_TASKS)
 def test_align_ci(task_id):
-    align(task_id, steps=100)
+    assert align(task_id, steps=100) == 100
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("task_id", list(TASKS))
 def test_align_to_time_limit(task_id):
-    align(task_id, steps=1000)
+    # every locomotion task runs to dm_control's time limit: 1000 control steps
+    assert align(task_id, steps=1001) == 1000
+
+
+@pytest.mark.parametrize("task_id", ["CheetahRun-v1", "WalkerWalk-v1", "HumanoidRun-v1", "SwimmerSwimmer6-v1"])
+def test_reset_distribution_ci(task_id):
+    ref.check_reset_distribution(task_id, *TASKS[task_id], n=200)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task_id", list(TASKS))
+def test_reset_distribution(task_id):
+    ref.check_reset_distribution(task_id, *TASKS[task_id], n=500)
+
+
+def _targets_ours(task_id: str, n: int) -> np.ndarray:
+    """The targets of n successive resets of one env (one generator, as on dm_control's side)."""
+    env = pp.make(task_id, num_envs=1, seed=0)
+    dims = 3 if task_id == "FishSwim-v1" else 2
+    out = []
+    for _ in range(n):
+        env.reset()
+        out.append(env.get_state(0)[-dims:])
+    env.close()
+    return np.asarray(out)
+
+
+def _targets_dm(task_id: str, n: int) -> np.ndarray:
+    env = ref.dm_env(*TASKS[task_id], seed=0)
+    dims = 3 if task_id == "FishSwim-v1" else 2
+    out = []
+    for _ in range(n):
+        env.reset()
+        out.append(env.physics.named.model.geom_pos["target"][:dims].copy())
+    return np.asarray(out)
+
+
+@pytest.mark.parametrize("task_id", ["SwimmerSwimmer6-v1", "FishSwim-v1"])
+def test_target_distribution(task_id):
+    """The targets our resets draw against dm_control's: the harness's two-sample test, per coordinate (the
+    swimmer's is a mixture: within 0.3 with probability 0.2, else within 2)."""
+    from scipy import stats
+
+    n, alpha = 400, 1e-3
+    ours, theirs = _targets_ours(task_id, n), _targets_dm(task_id, n)
+    for i in range(ours.shape[1]):
+        p = stats.ks_2samp(ours[:, i], theirs[:, i]).pvalue
+        assert p > alpha / ours.shape[1], (task_id, i, p)
+    box = 0.4 if task_id == "FishSwim-v1" else 2.0
+    assert np.all(np.abs(ours[:, :2]) <= box)
+
+
+@pytest.mark.parametrize("task_id", ["SwimmerSwimmer6-v1", "FishSwim-v1"])
+def test_set_state_moves_the_target(task_id):
+    """get_state carries the target; set_state with another target changes what the next step observes, the same
+    way as in dm_control (alignment continues from the edited state)."""
+    env = pp.make(task_id, env_type="dm", num_envs=1, seed=1)
+    env.reset()
+    state = env.get_state(0)
+    k = 3 if task_id == "FishSwim-v1" else 2
+    state[-k:] = 0.1 * np.arange(1, k + 1)
+    env.set_state(0, state)
+    np.testing.assert_array_equal(env.get_state(0), state)
+    dm = ref.dm_env(*TASKS[task_id], seed=1)
+    dm.reset()
+    ref.put_state(dm.physics, state, task_state_writer(task_id))
+    action = np.zeros(dm.action_spec().shape)
+    ts, r = env.step(action[None]), dm.step(action)
+    ref.assert_obs_close(ref.first_row(ts.observation), r.observation, 1e-9, f"{task_id} after set_state")
+    assert abs(float(ts.reward[0]) - r.reward) <= 1e-9
+
+
+def test_unknown_task_name_is_refused():
+    with pytest.raises(ValueError, match="task_name"):
+        pp.make("WalkerWalk-v1", task_name="jog")

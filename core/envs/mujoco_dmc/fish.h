@@ -1,8 +1,10 @@
-// FishUpright-v1 and FishSwim-v1, aligned with dm_control 1.0.50's suite/fish.py.
+// Fish domain (dm_control 1.0.50's suite/fish.py): FishUpright-v1, FishSwim-v1.
 #pragma once
 
 #include <array>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "core/envs/mujoco_dmc/dmc_env.h"
 
@@ -11,61 +13,77 @@ namespace pp::mujoco_dmc {
 class FishEnv : public DmcTask<FishEnv> {
  public:
   static constexpr const char* kName = "DmcFish";
-  static constexpr const char* kXml = "fish.xml";
-  static constexpr int kSubSteps = 10;  // control_timestep 0.04 s of 0.004 s physics steps
-  static std::vector<std::string> TaskNames() { return {"upright", "swim"}; }
-
-  // EnvPool's keys (the same for both tasks): Upright, which does not observe the target, zeroes it.
-  static void DefineObs(const Config&, const mjModel* m, SpecBuilder& b) {
-    b.Obs("obs:joint_angles", DType::kFloat64, {kNumJoints});
-    b.Obs("obs:upright", DType::kFloat64, {});
-    b.Obs("obs:velocity", DType::kFloat64, {static_cast<int>(m->nv)});
-    b.Obs("obs:target", DType::kFloat64, {3});
+  static const std::vector<std::string>& Tasks() {
+    static const std::vector<std::string> t = {"upright", "swim"};
+    return t;
+  }
+  // frame_skip 10: control_timestep 0.04 s of 0.004 s physics steps.
+  static std::vector<ConfigKey> ConfigKeys() {
+    return DomainKeys("dm_control:suite.fish.get_model_and_assets()", 10, Tasks());
+  }
+  // dm_control's observation for the task (EnvPool's key names): the tail and fin joint angles, the torso's zz,
+  // (Swim only) the target relative to the mouth in the mouth's frame, and qvel.
+  static std::vector<ObsDef> Observations(const Config& c, const mjModel* m) {
+    std::vector<ObsDef> obs = {{"joint_angles", {kNumJoints}}, {"upright", {}}};
+    if (TaskIndex(c, Tasks()) == 1) obs.push_back({"target", {3}});
+    obs.push_back({"velocity", {static_cast<int>(m->nv)}});
+    return obs;
   }
 
   FishEnv(const Config& c, int env_id, uint64_t seed)
-      : DmcTask(c, env_id, seed),
-        swim_(c.Get<std::string>("task_name") == "swim"),
-        root_(m_->jnt_qposadr[JointId(m_, "root")]),
-        torso_(BodyId(m_, "torso")),
-        mouth_(GeomId(m_, "mouth")),
-        target_(GeomId(m_, "target")) {
-    static constexpr const char* kJoints[kNumJoints] = {"tail1",          "tail_twist",    "tail2",        "finright_roll",
-                                                        "finright_pitch", "finleft_roll", "finleft_pitch"};
-    for (int i = 0; i < kNumJoints; ++i) joints_[i] = m_->jnt_qposadr[JointId(m_, kJoints[i])];
+      : DmcTask(c, env_id, seed, /*own_model=*/true),
+        swim_(TaskIndex(c, Tasks()) == 1),
+        root_(QposAdr("root")),
+        torso_(BodyId("torso")),
+        mouth_(GeomId("mouth")),
+        target_(GeomId("target")) {
+    static constexpr const char* kJoints[kNumJoints] = {
+        "tail1", "tail_twist", "tail2", "finright_roll", "finright_pitch", "finleft_roll", "finleft_pitch"};
+    for (int i = 0; i < kNumJoints; ++i) joints_[i] = QposAdr(kJoints[i]);
   }
 
-  // A uniformly random orientation, the tail and fin joints in [-0.2, 0.2], and (Swim) a random target.
-  void InitializeEpisode() {
+ protected:
+  // A uniformly random orientation, the tail and fin joints in [-0.2, 0.2], and (Swim) a random target; Upright
+  // hides the target (it only shows in renders).
+  void InitializeEpisode() override {
     double* quat = d_->qpos + root_ + 3;
     for (int i = 0; i < 4; ++i) quat[i] = Normal();
-    const double n = std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
-    for (int i = 0; i < 4; ++i) quat[i] /= n;
+    const double norm = std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
+    for (int i = 0; i < 4; ++i) quat[i] /= norm;
     for (int adr : joints_) d_->qpos[adr] = Uniform(-0.2, 0.2);
     if (swim_) {
-      double* pos = m_->geom_pos + 3 * target_;
-      pos[0] = Uniform(-0.4, 0.4);
-      pos[1] = Uniform(-0.4, 0.4);
-      pos[2] = Uniform(0.1, 0.3);
+      const double target[3] = {Uniform(-0.4, 0.4), Uniform(-0.4, 0.4), Uniform(0.1, 0.3)};
+      SetTaskState(target);
     } else {
-      m_->geom_rgba[4 * target_ + 3] = 0;  // Upright hides the target (it only shows in renders)
+      MutableModel()->geom_rgba[4 * target_ + 3] = 0;
     }
   }
-  void WriteObs(Output& out) const {
-    double* angles = out.Obs<double>(0);
-    for (int i = 0; i < kNumJoints; ++i) angles[i] = d_->qpos[joints_[i]];
-    *out.Obs<double>(1) = Upright();
-    PutObs(out, 2, d_->qvel, m_->nv);
-    const auto target = swim_ ? MouthToTarget() : std::array<double, 3>{0.0, 0.0, 0.0};
-    PutObs(out, 3, target.data(), 3);
-  }
-  double Reward() const {
+  double Reward() override {
     if (!swim_) return Tolerance(Upright(), 1.0, 1.0, 1.0);
     const double radii = m_->geom_size[3 * mouth_] + m_->geom_size[3 * target_];
     const auto v = MouthToTarget();
     const double in_target = Tolerance(std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]), 0.0, radii, 2 * radii);
     const double is_upright = 0.5 * (Upright() + 1);
     return (7 * in_target + is_upright) / 8;
+  }
+  void WriteObservation(Output& out) override {
+    double* angles = Obs(out, 0);
+    for (int i = 0; i < kNumJoints; ++i) angles[i] = d_->qpos[joints_[i]];
+    *Obs(out, 1) = Upright();
+    if (swim_) {
+      const auto target = MouthToTarget();
+      Put(Obs(out, 2), target.data(), 3);
+    }
+    Put(Obs(out, swim_ ? 3 : 2), d_->qvel, static_cast<int>(m_->nv));
+  }
+  // Swim: the target's position (the model's geom_pos, which dm_control edits per episode).
+  int TaskStateSize() const override { return swim_ ? 3 : 0; }
+  void GetTaskState(double* s) const override {
+    for (int i = 0; i < TaskStateSize(); ++i) s[i] = m_->geom_pos[3 * target_ + i];
+  }
+  void SetTaskState(const double* s) override {
+    mjModel* m = MutableModel();
+    for (int i = 0; i < TaskStateSize(); ++i) m->geom_pos[3 * target_ + i] = s[i];
   }
 
  private:

@@ -1,7 +1,9 @@
-// HopperStand-v1 and HopperHop-v1, aligned with dm_control 1.0.50's suite/hopper.py.
+// Hopper domain (dm_control 1.0.50's suite/hopper.py): HopperStand-v1, HopperHop-v1.
 #pragma once
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "core/envs/mujoco_dmc/dmc_env.h"
 #include "core/envs/mujoco_dmc/locomotion.h"
@@ -11,33 +13,32 @@ namespace pp::mujoco_dmc {
 class HopperEnv : public DmcTask<HopperEnv> {
  public:
   static constexpr const char* kName = "DmcHopper";
-  static constexpr const char* kXml = "hopper.xml";
-  static constexpr int kSubSteps = 4;  // control_timestep 0.02 s of 0.005 s physics steps
-  static std::vector<std::string> TaskNames() { return {"stand", "hop"}; }
-
-  static void DefineObs(const Config&, const mjModel* m, SpecBuilder& b) {
-    b.Obs("obs:position", DType::kFloat64, {static_cast<int>(m->nq) - 1});
-    b.Obs("obs:velocity", DType::kFloat64, {static_cast<int>(m->nv)});
-    b.Obs("obs:touch", DType::kFloat64, {2});
+  static const std::vector<std::string>& Tasks() {
+    static const std::vector<std::string> t = {"stand", "hop"};
+    return t;
+  }
+  // frame_skip 4: control_timestep 0.02 s of 0.005 s physics steps.
+  static std::vector<ConfigKey> ConfigKeys() {
+    return DomainKeys("dm_control:suite.hopper.get_model_and_assets()", 4, Tasks());
+  }
+  // position: qpos without the horizontal root coordinate; velocity: qvel; touch: log1p of the toe's and the
+  // heel's touch sensors.
+  static std::vector<ObsDef> Observations(const Config&, const mjModel* m) {
+    return {{"position", {static_cast<int>(m->nq) - 1}}, {"velocity", {static_cast<int>(m->nv)}}, {"touch", {2}}};
   }
 
   HopperEnv(const Config& c, int env_id, uint64_t seed)
       : DmcTask(c, env_id, seed),
-        hop_(c.Get<std::string>("task_name") == "hop"),
-        torso_(BodyId(m_, "torso")),
-        foot_(BodyId(m_, "foot")),
-        speed_(SensorAdr(m_, "torso_subtreelinvel")),
-        toe_(SensorAdr(m_, "touch_toe")),
-        heel_(SensorAdr(m_, "touch_heel")) {}
+        hop_(TaskIndex(c, Tasks()) == 1),
+        torso_(BodyId("torso")),
+        foot_(BodyId("foot")),
+        speed_(static_cast<int>(m_->sensor_adr[SensorId("torso_subtreelinvel")])),
+        toe_(static_cast<int>(m_->sensor_adr[SensorId("touch_toe")])),
+        heel_(static_cast<int>(m_->sensor_adr[SensorId("touch_heel")])) {}
 
-  void InitializeEpisode() { RandomizeLimitedAndRotationalJoints(m_, d_, gen_); }
-  void WriteObs(Output& out) const {
-    PutObs(out, 0, d_->qpos + 1, m_->nq - 1);  // without the horizontal position
-    PutObs(out, 1, d_->qvel, m_->nv);
-    const double touch[2] = {std::log1p(d_->sensordata[toe_]), std::log1p(d_->sensordata[heel_])};
-    PutObs(out, 2, touch, 2);
-  }
-  double Reward() const {
+ protected:
+  void InitializeEpisode() override { RandomizeLimitedAndRotationalJoints(); }
+  double Reward() override {
     // the torso's height over the foot, between the bodies' centres of mass (xipos)
     const double height = d_->xipos[3 * torso_ + 2] - d_->xipos[3 * foot_ + 2];
     const double standing = Tolerance(height, kStandHeight, 2.0);
@@ -46,11 +47,19 @@ class HopperEnv : public DmcTask<HopperEnv> {
     }
     return standing * ((SmallControl(m_, d_) + 4) / 5);
   }
+  void WriteObservation(Output& out) override {
+    Put(Obs(out, 0), d_->qpos + 1, static_cast<int>(m_->nq) - 1);
+    Put(Obs(out, 1), d_->qvel, static_cast<int>(m_->nv));
+    double* touch = Obs(out, 2);
+    touch[0] = std::log1p(d_->sensordata[toe_]);
+    touch[1] = std::log1p(d_->sensordata[heel_]);
+  }
 
  private:
   static constexpr double kStandHeight = 0.6, kHopSpeed = 2;
   bool hop_;
-  int torso_, foot_, speed_, toe_, heel_;
+  int torso_, foot_;
+  int speed_, toe_, heel_;  // sensordata addresses
 };
 
 }  // namespace pp::mujoco_dmc
