@@ -25,7 +25,7 @@ class CheetahEnv : public DmcTask<CheetahEnv> {
   }
 
   CheetahEnv(const Config& c, int env_id, uint64_t seed)
-      : DmcTask(c, env_id, seed), speed_(static_cast<int>(m_->sensor_adr[SensorId("torso_subtreelinvel")])) {
+      : DmcTask(c, env_id, seed), speed_(SensorId("torso_subtreelinvel")) {
     TaskIndex(c, Tasks());
   }
 
@@ -46,7 +46,7 @@ class CheetahEnv : public DmcTask<CheetahEnv> {
     d_->time = 0;
   }
   double Reward() override {
-    return Tolerance(d_->sensordata[speed_], kRunSpeed, kInf, kRunSpeed, Sigmoid::kLinear, 0.0);
+    return Tolerance(SensorData(speed_)[0], kRunSpeed, kInf, kRunSpeed, Sigmoid::kLinear, 0.0);
   }
   void WriteObservation(Output& out) override {
     Put(Obs(out, 0), d_->qpos + 1, static_cast<int>(m_->nq) - 1);
@@ -56,7 +56,7 @@ class CheetahEnv : public DmcTask<CheetahEnv> {
  private:
   static constexpr double kRunSpeed = 10;
   static constexpr int kSettleSteps = 200;
-  int speed_;  // sensordata address of the torso's subtree linear velocity
+  int speed_;  // sensor: the torso's subtree linear velocity
 };
 
 }  // namespace pp::mujoco_dmc

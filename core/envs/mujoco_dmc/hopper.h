@@ -32,9 +32,9 @@ class HopperEnv : public DmcTask<HopperEnv> {
         hop_(TaskIndex(c, Tasks()) == 1),
         torso_(BodyId("torso")),
         foot_(BodyId("foot")),
-        speed_(static_cast<int>(m_->sensor_adr[SensorId("torso_subtreelinvel")])),
-        toe_(static_cast<int>(m_->sensor_adr[SensorId("touch_toe")])),
-        heel_(static_cast<int>(m_->sensor_adr[SensorId("touch_heel")])) {}
+        speed_(SensorId("torso_subtreelinvel")),
+        toe_(SensorId("touch_toe")),
+        heel_(SensorId("touch_heel")) {}
 
  protected:
   void InitializeEpisode() override { RandomizeLimitedAndRotationalJoints(); }
@@ -43,7 +43,7 @@ class HopperEnv : public DmcTask<HopperEnv> {
     const double height = d_->xipos[3 * torso_ + 2] - d_->xipos[3 * foot_ + 2];
     const double standing = Tolerance(height, kStandHeight, 2.0);
     if (hop_) {
-      return standing * Tolerance(d_->sensordata[speed_], kHopSpeed, kInf, kHopSpeed / 2, Sigmoid::kLinear, 0.5);
+      return standing * Tolerance(SensorData(speed_)[0], kHopSpeed, kInf, kHopSpeed / 2, Sigmoid::kLinear, 0.5);
     }
     return standing * ((SmallControl(m_, d_) + 4) / 5);
   }
@@ -51,15 +51,15 @@ class HopperEnv : public DmcTask<HopperEnv> {
     Put(Obs(out, 0), d_->qpos + 1, static_cast<int>(m_->nq) - 1);
     Put(Obs(out, 1), d_->qvel, static_cast<int>(m_->nv));
     double* touch = Obs(out, 2);
-    touch[0] = std::log1p(d_->sensordata[toe_]);
-    touch[1] = std::log1p(d_->sensordata[heel_]);
+    touch[0] = std::log1p(SensorData(toe_)[0]);
+    touch[1] = std::log1p(SensorData(heel_)[0]);
   }
 
  private:
   static constexpr double kStandHeight = 0.6, kHopSpeed = 2;
   bool hop_;
   int torso_, foot_;
-  int speed_, toe_, heel_;  // sensordata addresses
+  int speed_, toe_, heel_;  // sensors
 };
 
 }  // namespace pp::mujoco_dmc

@@ -53,7 +53,7 @@ class HumanoidEnv : public DmcTask<HumanoidEnv<Body>> {
   static std::vector<ObsDef> Observations(const Config& c, const mjModel* m) {
     const int nq = static_cast<int>(m->nq), nv = static_cast<int>(m->nv);
     if (TaskIndex(c, Tasks()) == kRunPureState) return {{"position", {nq}}, {"velocity", {nv}}};
-    return {{"joint_angles", {nq - 7}}, {"head_height", {}},     {"extremities", {12}},
+    return {{"joint_angles", {nq - 7}}, {"head_height", {}},   {"extremities", {12}},
             {"torso_vertical", {3}},    {"com_velocity", {3}}, {"velocity", {nv}}};
   }
 
@@ -63,7 +63,7 @@ class HumanoidEnv : public DmcTask<HumanoidEnv<Body>> {
         move_speed_(kMoveSpeed[TaskIndex(c, Tasks())]),
         upper_(this->BodyId(Body::kUpper)),
         head_(this->BodyId("head")),
-        com_vel_(static_cast<int>(m_->sensor_adr[this->SensorId(kCmu ? "thorax_subtreelinvel" : "torso_subtreelinvel")])) {
+        com_vel_(this->SensorId(kCmu ? "thorax_subtreelinvel" : "torso_subtreelinvel")) {
     for (int i = 0; i < 4; ++i) limbs_[i] = this->BodyId(Body::kLimbs[i]);
   }
 
@@ -78,11 +78,10 @@ class HumanoidEnv : public DmcTask<HumanoidEnv<Body>> {
 
   double Reward() override {
     const double standing = Tolerance(HeadHeight(), kStandHeight, kInf, kStandHeight / 4);
-    const double upright =
-        Tolerance(d_->xmat[9 * upper_ + Body::kUprightAxis], 0.9, kInf, 1.9, Sigmoid::kLinear, 0.0);
+    const double upright = Tolerance(d_->xmat[9 * upper_ + Body::kUprightAxis], 0.9, kInf, 1.9, Sigmoid::kLinear, 0.0);
     const double stand_reward = standing * upright;
     const double small_control = (4 + SmallControl(m_, d_)) / 5;
-    const double* com_vel = d_->sensordata + com_vel_;
+    const double* com_vel = this->SensorData(com_vel_);
     if (move_speed_ == 0) {
       const double dont_move = NumpySum(2, [com_vel](int i) { return Tolerance(com_vel[i], 0.0, 0.0, 2.0); }) / 2;
       return small_control * stand_reward * dont_move;
@@ -111,7 +110,7 @@ class HumanoidEnv : public DmcTask<HumanoidEnv<Body>> {
       for (int j = 0; j < 3; ++j) ext[3 * l + j] = v[0] * frame[j] + v[1] * frame[3 + j] + v[2] * frame[6 + j];
     }
     Put(Obs(out, 3), frame + 6, 3);  // xmat's zx, zy, zz
-    Put(Obs(out, 4), d_->sensordata + com_vel_, 3);
+    Put(Obs(out, 4), this->SensorData(com_vel_), 3);
     Put(Obs(out, 5), d_->qvel, nv);
   }
 
@@ -123,7 +122,7 @@ class HumanoidEnv : public DmcTask<HumanoidEnv<Body>> {
   bool pure_state_;
   double move_speed_;
   int upper_, head_;
-  int com_vel_;  // sensordata address of the upper body's subtree linear velocity
+  int com_vel_;  // sensor: the upper body's subtree linear velocity
   int limbs_[4];
 };
 

@@ -30,7 +30,7 @@ class WalkerEnv : public DmcTask<WalkerEnv> {
       : DmcTask(c, env_id, seed),
         move_speed_(kMoveSpeed[TaskIndex(c, Tasks())]),
         torso_(BodyId("torso")),
-        speed_(static_cast<int>(m_->sensor_adr[SensorId("torso_subtreelinvel")])) {}
+        speed_(SensorId("torso_subtreelinvel")) {}
 
  protected:
   void InitializeEpisode() override { RandomizeLimitedAndRotationalJoints(); }
@@ -39,8 +39,7 @@ class WalkerEnv : public DmcTask<WalkerEnv> {
     const double upright = (1 + d_->xmat[9 * torso_ + 8]) / 2;  // the torso's zz
     const double stand_reward = (3 * standing + upright) / 4;
     if (move_speed_ == 0) return stand_reward;
-    const double move =
-        Tolerance(d_->sensordata[speed_], move_speed_, kInf, move_speed_ / 2, Sigmoid::kLinear, 0.5);
+    const double move = Tolerance(SensorData(speed_)[0], move_speed_, kInf, move_speed_ / 2, Sigmoid::kLinear, 0.5);
     return stand_reward * (5 * move + 1) / 6;
   }
   void WriteObservation(Output& out) override {
@@ -60,7 +59,7 @@ class WalkerEnv : public DmcTask<WalkerEnv> {
 
   double move_speed_;
   int torso_;
-  int speed_;  // sensordata address of the torso's subtree linear velocity
+  int speed_;  // sensor: the torso's subtree linear velocity
 };
 
 }  // namespace pp::mujoco_dmc
