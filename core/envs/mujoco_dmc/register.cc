@@ -1,3 +1,6 @@
+// DeepMind Control Suite family: one env type per dm_control domain, one task id per line (EnvPool's ids; each
+// sets the domain's task_name and, where dm_control edits the model in Python, the model builder's arguments).
+#include "core/envs/mujoco_dmc/cartpole.h"
 #include "core/envs/mujoco_dmc/cheetah.h"
 #include "core/envs/mujoco_dmc/fish.h"
 #include "core/envs/mujoco_dmc/hopper.h"
@@ -7,6 +10,16 @@
 
 namespace pp::mujoco_dmc {
 
+PP_REGISTER_ENV(CartpoleEnv, {"CartpoleBalance-v1", {{"task_name", std::string("balance")}}},
+                {"CartpoleBalanceSparse-v1", {{"task_name", std::string("balance_sparse")}}},
+                {"CartpoleSwingup-v1", {{"task_name", std::string("swingup")}}},
+                {"CartpoleSwingupSparse-v1", {{"task_name", std::string("swingup_sparse")}}},
+                {"CartpoleTwoPoles-v1",
+                 {{"task_name", std::string("two_poles")},
+                  {"xml_file", std::string("dm_control:suite.cartpole.get_model_and_assets(num_poles=2)")}}},
+                {"CartpoleThreePoles-v1",
+                 {{"task_name", std::string("three_poles")},
+                  {"xml_file", std::string("dm_control:suite.cartpole.get_model_and_assets(num_poles=3)")}}});
 PP_REGISTER_ENV(CheetahEnv, {"CheetahRun-v1", {{"task_name", std::string("run")}}});
 PP_REGISTER_ENV(HopperEnv, {"HopperStand-v1", {{"task_name", std::string("stand")}}},
                 {"HopperHop-v1", {{"task_name", std::string("hop")}}});
