@@ -176,6 +176,13 @@ inline double* Put(double* o, const double* src, int n) {
   return o + n;
 }
 
+// np.linalg.norm of n values: the square root of their sum of squares.
+inline double Norm(const double* v, int n) {
+  double s = 0;
+  for (int i = 0; i < n; ++i) s += v[i] * v[i];
+  return std::sqrt(s);
+}
+
 // The task_name of a config, checked against the domain's tasks: its index in `tasks`.
 int TaskIndex(const Config& c, const std::vector<std::string>& tasks);
 
