@@ -160,3 +160,32 @@ def test_set_state_moves_the_target(task_id):
 def test_unknown_task_name_is_refused():
     with pytest.raises(ValueError, match="task_name"):
         pp.make("WalkerWalk-v1", task_name="jog")
+
+
+# EnvPool declares one key set per domain; the keys it declares for a task but never writes there (dm_control does
+# not observe them in that task) are left out of ours (docs/decisions.md, "DMC locomotion domains").
+ENVPOOL_ONLY = {
+    "HumanoidStand-v1": {"position"},
+    "HumanoidWalk-v1": {"position"},
+    "HumanoidRun-v1": {"position"},
+    "HumanoidRunPureState-v1": {"joint_angles", "head_height", "extremities", "torso_vertical", "com_velocity"},
+    "FishUpright-v1": {"target"},
+}
+
+
+@pytest.mark.parametrize("task_id", list(TASKS))
+def test_envpool_names_shapes_and_config(task_id):
+    """Our keys are EnvPool's names with EnvPool's shapes (minus the keys it never writes for the task); the action
+    box and the config defaults are EnvPool's."""
+    envpool = pytest.importorskip("envpool")
+    theirs = envpool.make_spec(task_id)
+    ours = pp.make_spec(task_id)
+    their_obs = {k: v.shape for k, v in theirs.observation_spec()._asdict().items() if k not in ("env_id", "players")}
+    our_obs = {k: v.shape for k, v in ours.observation_spec()._asdict().items() if k not in ref.POOL_FIELDS}
+    assert set(their_obs) - set(our_obs) == ENVPOOL_ONLY.get(task_id, set())
+    assert our_obs == {k: s for k, s in their_obs.items() if k in our_obs}
+    ta, oa = theirs.action_spec(), ours.action_spec()
+    assert oa.shape == ta.shape and oa.dtype == np.float64
+    assert np.array_equal(oa.minimum, ta.minimum) and np.array_equal(oa.maximum, ta.maximum)
+    for key in ("max_episode_steps", "frame_skip", "task_name"):
+        assert getattr(ours.config, key) == getattr(theirs.config, key), key
