@@ -55,6 +55,18 @@ CI_TASKS = [
 ]
 
 
+FEATURES = ("joint_angles", "head_height", "extremities", "torso_vertical", "com_velocity")
+# EnvPool's keys that dm_control's task does not report (EnvPool declares one key set per domain); ours computes
+# them the same way (docs/decisions.md, "DMC locomotion domains").
+EXTRA_KEYS = {
+    "HumanoidStand-v1": ("position",),
+    "HumanoidWalk-v1": ("position",),
+    "HumanoidRun-v1": ("position",),
+    "HumanoidRunPureState-v1": FEATURES,
+    "FishUpright-v1": ("target",),
+}
+
+
 def swimmer_target(physics, extra: np.ndarray) -> None:
     """Our swimmer's task state (the target's x, y) into dm_control's model: the target geom and its light."""
     physics.named.model.geom_pos["target", ["x", "y"]] = extra
@@ -74,7 +86,15 @@ def task_state_writer(task_id: str):
 
 def align(task_id: str, steps: int) -> int:
     domain, task = TASKS[task_id]
-    return ref.check_alignment(task_id, domain, task, steps=steps, seed=3, task_state=task_state_writer(task_id))
+    return ref.check_alignment(
+        task_id,
+        domain,
+        task,
+        steps=steps,
+        seed=3,
+        task_state=task_state_writer(task_id),
+        extra_keys=EXTRA_KEYS.get(task_id, ()),
+    )
 
 
 @pytest.mark.parametrize("task_id", CI_TASKS)
@@ -162,30 +182,38 @@ def test_unknown_task_name_is_refused():
         pp.make("WalkerWalk-v1", task_name="jog")
 
 
-# EnvPool declares one key set per domain; the keys it declares for a task but never writes there (dm_control does
-# not observe them in that task) are left out of ours (docs/decisions.md, "DMC locomotion domains").
-ENVPOOL_ONLY = {
-    "HumanoidStand-v1": {"position"},
-    "HumanoidWalk-v1": {"position"},
-    "HumanoidRun-v1": {"position"},
-    "HumanoidRunPureState-v1": {"joint_angles", "head_height", "extremities", "torso_vertical", "com_velocity"},
-    "FishUpright-v1": {"target"},
-}
-
-
 @pytest.mark.parametrize("task_id", list(TASKS))
 def test_envpool_names_shapes_and_config(task_id):
-    """Our keys are EnvPool's names with EnvPool's shapes (minus the keys it never writes for the task); the action
-    box and the config defaults are EnvPool's."""
+    """EnvPool's keys and shapes (fish: in dm_control's order, target before velocity), action box and config
+    defaults."""
     envpool = pytest.importorskip("envpool")
     theirs = envpool.make_spec(task_id)
     ours = pp.make_spec(task_id)
     their_obs = {k: v.shape for k, v in theirs.observation_spec()._asdict().items() if k not in ("env_id", "players")}
     our_obs = {k: v.shape for k, v in ours.observation_spec()._asdict().items() if k not in ref.POOL_FIELDS}
-    assert set(their_obs) - set(our_obs) == ENVPOOL_ONLY.get(task_id, set())
-    assert our_obs == {k: s for k, s in their_obs.items() if k in our_obs}
+    assert our_obs == their_obs
     ta, oa = theirs.action_spec(), ours.action_spec()
     assert oa.shape == ta.shape and oa.dtype == np.float64
     assert np.array_equal(oa.minimum, ta.minimum) and np.array_equal(oa.maximum, ta.maximum)
     for key in ("max_episode_steps", "frame_skip", "task_name"):
         assert getattr(ours.config, key) == getattr(theirs.config, key), key
+
+
+@pytest.mark.parametrize("task_id", ["HumanoidRun-v1", "HumanoidRunPureState-v1", "FishUpright-v1"])
+def test_extra_keys_are_computed_as_in_dm_control(task_id):
+    """The keys dm_control does not report for a task hold what dm_control computes for its sibling task from the
+    same state: qpos as `position`, the humanoid features, the fish's (hidden) target seen from the mouth."""
+    sibling = {"HumanoidRun-v1": "run_pure_state", "HumanoidRunPureState-v1": "run", "FishUpright-v1": "swim"}[task_id]
+    env = pp.make(task_id, env_type="dm", num_envs=1, seed=2)
+    ts = env.step(ref.random_actions(pp.make_spec(task_id).action_spec(), 1, seed=0))  # the reset row
+    ts = env.step(ref.random_actions(pp.make_spec(task_id).action_spec(), 1, seed=1))
+    dm = ref.dm_env(TASKS[task_id][0], sibling)
+    dm.reset()
+    ref.put_state(dm.physics, env.get_state(0))
+    if task_id == "FishUpright-v1":  # the sibling (Swim) moved its target at reset: back to the model's default
+        dm.physics.named.model.geom_pos["target"] = ref.dm_env("fish", "upright").physics.named.model.geom_pos["target"]
+        dm.physics.forward()
+    want = dm.task.get_observation(dm.physics)
+    ours = ref.first_row(ts.observation)
+    for key in EXTRA_KEYS[task_id]:
+        np.testing.assert_allclose(ours[key], want[key], rtol=0, atol=1e-9, err_msg=key)

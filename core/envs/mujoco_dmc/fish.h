@@ -21,13 +21,11 @@ class FishEnv : public DmcTask<FishEnv> {
   static std::vector<ConfigKey> ConfigKeys() {
     return DomainKeys("dm_control:suite.fish.get_model_and_assets()", 10, Tasks());
   }
-  // dm_control's observation for the task (EnvPool's key names): the tail and fin joint angles, the torso's zz,
-  // (Swim only) the target relative to the mouth in the mouth's frame, and qvel.
-  static std::vector<ObsDef> Observations(const Config& c, const mjModel* m) {
-    std::vector<ObsDef> obs = {{"joint_angles", {kNumJoints}}, {"upright", {}}};
-    if (TaskIndex(c, Tasks()) == 1) obs.push_back({"target", {3}});
-    obs.push_back({"velocity", {static_cast<int>(m->nv)}});
-    return obs;
+  // EnvPool's keys for both tasks, in dm_control's order: the tail and fin joint angles, the torso's zz, the
+  // target relative to the mouth in the mouth's frame (dm_control's Upright does not observe it: here it is the
+  // hidden target at its default position, computed the same way), and qvel.
+  static std::vector<ObsDef> Observations(const Config&, const mjModel* m) {
+    return {{"joint_angles", {kNumJoints}}, {"upright", {}}, {"target", {3}}, {"velocity", {static_cast<int>(m->nv)}}};
   }
 
   FishEnv(const Config& c, int env_id, uint64_t seed)
@@ -70,11 +68,9 @@ class FishEnv : public DmcTask<FishEnv> {
     double* angles = Obs(out, 0);
     for (int i = 0; i < kNumJoints; ++i) angles[i] = d_->qpos[joints_[i]];
     *Obs(out, 1) = Upright();
-    if (swim_) {
-      const auto target = MouthToTarget();
-      Put(Obs(out, 2), target.data(), 3);
-    }
-    Put(Obs(out, swim_ ? 3 : 2), d_->qvel, static_cast<int>(m_->nv));
+    const auto target = MouthToTarget();
+    Put(Obs(out, 2), target.data(), 3);
+    Put(Obs(out, 3), d_->qvel, static_cast<int>(m_->nv));
   }
   // Swim: the target's position (the model's geom_pos, which dm_control edits per episode).
   int TaskStateSize() const override { return swim_ ? 3 : 0; }

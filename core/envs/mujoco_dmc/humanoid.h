@@ -37,7 +37,6 @@ class HumanoidEnv : public DmcTask<HumanoidEnv<Body>> {
   using Base = DmcTask<HumanoidEnv<Body>>;
   using Base::d_, Base::m_, Base::Obs;
   static constexpr bool kCmu = std::is_same_v<Body, CmuHumanoid>;
-  static constexpr int kRunPureState = 3;  // the task index of run_pure_state (suite humanoid only)
 
  public:
   static constexpr const char* kName = Body::kName;
@@ -47,19 +46,24 @@ class HumanoidEnv : public DmcTask<HumanoidEnv<Body>> {
     return t;
   }
   static std::vector<ConfigKey> ConfigKeys() { return DomainKeys(Body::kBuilder, Body::kFrameSkip, Tasks()); }
-  // dm_control's observation for the task (EnvPool's key names): RunPureState observes qpos ("position") and
-  // qvel; the others the features (joint angles without the free root, the head's height, hands and feet relative
-  // to the upper body in its frame, the upper body's z axis, the centre of mass velocity) and qvel.
-  static std::vector<ObsDef> Observations(const Config& c, const mjModel* m) {
+  // EnvPool's keys, the same for every task of the domain: the features (joint angles without the free root, the
+  // head's height, hands and feet relative to the upper body in its frame, the upper body's z axis, the centre of
+  // mass velocity), the suite humanoid's qpos ("position") and qvel. dm_control's RunPureState observes position
+  // and velocity, the other tasks the features and velocity; every task here writes all of them.
+  static std::vector<ObsDef> Observations(const Config&, const mjModel* m) {
     const int nq = static_cast<int>(m->nq), nv = static_cast<int>(m->nv);
-    if (TaskIndex(c, Tasks()) == kRunPureState) return {{"position", {nq}}, {"velocity", {nv}}};
-    return {{"joint_angles", {nq - 7}}, {"head_height", {}},   {"extremities", {12}},
-            {"torso_vertical", {3}},    {"com_velocity", {3}}, {"velocity", {nv}}};
+    std::vector<ObsDef> obs = {{"joint_angles", {nq - 7}},
+                               {"head_height", {}},
+                               {"extremities", {12}},
+                               {"torso_vertical", {3}},
+                               {"com_velocity", {3}}};
+    if (!kCmu) obs.push_back({"position", {nq}});
+    obs.push_back({"velocity", {nv}});
+    return obs;
   }
 
   HumanoidEnv(const Config& c, int env_id, uint64_t seed)
       : Base(c, env_id, seed),
-        pure_state_(TaskIndex(c, Tasks()) == kRunPureState),
         move_speed_(kMoveSpeed[TaskIndex(c, Tasks())]),
         upper_(this->BodyId(Body::kUpper)),
         head_(this->BodyId("head")),
@@ -93,11 +97,6 @@ class HumanoidEnv : public DmcTask<HumanoidEnv<Body>> {
 
   void WriteObservation(Output& out) override {
     const int nq = static_cast<int>(m_->nq), nv = static_cast<int>(m_->nv);
-    if (pure_state_) {
-      Put(Obs(out, 0), d_->qpos, nq);
-      Put(Obs(out, 1), d_->qvel, nv);
-      return;
-    }
     Put(Obs(out, 0), d_->qpos + 7, nq - 7);  // without the free root joint
     *Obs(out, 1) = HeadHeight();
     double* ext = Obs(out, 2);
@@ -111,7 +110,8 @@ class HumanoidEnv : public DmcTask<HumanoidEnv<Body>> {
     }
     Put(Obs(out, 3), frame + 6, 3);  // xmat's zx, zy, zz
     Put(Obs(out, 4), this->SensorData(com_vel_), 3);
-    Put(Obs(out, 5), d_->qvel, nv);
+    if (!kCmu) Put(Obs(out, 5), d_->qpos, nq);
+    Put(Obs(out, kCmu ? 5 : 6), d_->qvel, nv);
   }
 
  private:
@@ -119,7 +119,6 @@ class HumanoidEnv : public DmcTask<HumanoidEnv<Body>> {
   static constexpr double kMoveSpeed[] = {0.0, 1.0, 10.0, 10.0};  // per task, m/s (0: only stand)
   double HeadHeight() const { return d_->xpos[3 * head_ + 2]; }
 
-  bool pure_state_;
   double move_speed_;
   int upper_, head_;
   int com_vel_;  // sensor: the upper body's subtree linear velocity
