@@ -3,10 +3,16 @@
 #include "core/envs/mujoco_dmc/acrobot.h"
 #include "core/envs/mujoco_dmc/ball_in_cup.h"
 #include "core/envs/mujoco_dmc/cartpole.h"
+#include "core/envs/mujoco_dmc/cheetah.h"
 #include "core/envs/mujoco_dmc/finger.h"
+#include "core/envs/mujoco_dmc/fish.h"
+#include "core/envs/mujoco_dmc/hopper.h"
+#include "core/envs/mujoco_dmc/humanoid.h"
 #include "core/envs/mujoco_dmc/pendulum.h"
 #include "core/envs/mujoco_dmc/point_mass.h"
 #include "core/envs/mujoco_dmc/reacher.h"
+#include "core/envs/mujoco_dmc/swimmer.h"
+#include "core/envs/mujoco_dmc/walker.h"
 
 namespace pp::mujoco_dmc {
 
@@ -20,6 +26,25 @@ PP_REGISTER_ENV(CartpoleEnv, {"CartpoleBalance-v1", {{"task_name", std::string("
                 {"CartpoleThreePoles-v1",
                  {{"task_name", std::string("three_poles")},
                   {"xml_file", std::string("dm_control:suite.cartpole.get_model_and_assets(num_poles=3)")}}});
+PP_REGISTER_ENV(CheetahEnv, {"CheetahRun-v1", {{"task_name", std::string("run")}}});
+PP_REGISTER_ENV(HopperEnv, {"HopperStand-v1", {{"task_name", std::string("stand")}}},
+                {"HopperHop-v1", {{"task_name", std::string("hop")}}});
+PP_REGISTER_ENV(WalkerEnv, {"WalkerStand-v1", {{"task_name", std::string("stand")}}},
+                {"WalkerWalk-v1", {{"task_name", std::string("walk")}}},
+                {"WalkerRun-v1", {{"task_name", std::string("run")}}});
+PP_REGISTER_ENV(HumanoidEnv<SuiteHumanoid>, {"HumanoidStand-v1", {{"task_name", std::string("stand")}}},
+                {"HumanoidWalk-v1", {{"task_name", std::string("walk")}}},
+                {"HumanoidRun-v1", {{"task_name", std::string("run")}}},
+                {"HumanoidRunPureState-v1", {{"task_name", std::string("run_pure_state")}}});
+PP_REGISTER_ENV(HumanoidEnv<CmuHumanoid>, {"HumanoidCMUStand-v1", {{"task_name", std::string("stand")}}},
+                {"HumanoidCMUWalk-v1", {{"task_name", std::string("walk")}}},
+                {"HumanoidCMURun-v1", {{"task_name", std::string("run")}}});
+PP_REGISTER_ENV(SwimmerEnv, {"SwimmerSwimmer6-v1", {{"task_name", std::string("swimmer6")}}},
+                {"SwimmerSwimmer15-v1",
+                 {{"task_name", std::string("swimmer15")},
+                  {"xml_file", std::string("dm_control:suite.swimmer.get_model_and_assets(n_joints=15)")}}});
+PP_REGISTER_ENV(FishEnv, {"FishUpright-v1", {{"task_name", std::string("upright")}}},
+                {"FishSwim-v1", {{"task_name", std::string("swim")}}});
 
 PP_REGISTER_ENV(AcrobotEnv, {"AcrobotSwingup-v1", {{"task_name", std::string("swingup")}}},
                 {"AcrobotSwingupSparse-v1", {{"task_name", std::string("swingup_sparse")}}});
