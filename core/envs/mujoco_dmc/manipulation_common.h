@@ -1,0 +1,126 @@
+// Helpers the manipulation-side DMC domains (manipulator, stacker, quadruped, dog, lqr) share:
+//  * EditModel: dm_control builds these models by editing the suite's XML in Python (removing props, boxes,
+//    walls, sensors; setting the floor size; adding bodies). We make the same edits on MuJoCo's mjSpec and compile
+//    it, so the compiled model is the one dm_control compiles from its edited XML.
+//  * the planar arm of manipulator and stacker: its joints' randomisation and dm_control's observation pieces;
+//  * vectors expressed in a body's frame (dm_control's `vector.dot(xmat.reshape(3, 3))`).
+#pragma once
+
+#include <mujoco/mujoco.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace pp::mujoco_dmc {
+
+// Parses `path`, applies `edit` to its spec and compiles it. Throws std::invalid_argument with MuJoCo's message.
+inline mjModel* EditModel(const std::string& path, const std::function<void(mjSpec*)>& edit) {
+  char err[1000] = "";
+  mjSpec* spec = mj_parseXML(path.c_str(), nullptr, err, sizeof(err));
+  if (spec == nullptr) throw std::invalid_argument("cannot load " + path + ": " + err);
+  try {
+    edit(spec);
+  } catch (...) {
+    mj_deleteSpec(spec);
+    throw;
+  }
+  mjModel* m = mj_compile(spec, nullptr);
+  const std::string compile_error = m == nullptr ? mjs_getError(spec) : "";
+  mj_deleteSpec(spec);
+  if (m == nullptr) throw std::invalid_argument("cannot compile the edited " + path + ": " + compile_error);
+  return m;
+}
+
+// Removes the named element (a body goes with everything it holds), as dm_control's
+// `element.getparent().remove(element)` does.
+inline void DeleteElement(mjSpec* spec, mjtObj type, const std::string& name) {
+  mjsElement* e = mjs_findElement(spec, type, name.c_str());
+  if (e == nullptr || mjs_delete(spec, e) != 0) {
+    throw std::invalid_argument("cannot remove '" + name + "' from the model: " + mjs_getError(spec));
+  }
+}
+
+inline mjsGeom* FindGeom(mjSpec* spec, const char* name) {
+  mjsElement* e = mjs_findElement(spec, mjOBJ_GEOM, name);
+  if (e == nullptr) throw std::invalid_argument(std::string("the model has no geom named '") + name + "'");
+  return mjs_asGeom(e);
+}
+
+// dm_control's floor edit: the plane geom `name` gets size (half, half, thickness).
+inline void SetFloorSize(mjSpec* spec, const char* name, double half, double thickness) {
+  mjsGeom* floor = FindGeom(spec, name);
+  floor->size[0] = half;
+  floor->size[1] = half;
+  floor->size[2] = thickness;
+}
+
+// out = R^T v for a body frame R (MuJoCo's row-major xmat): numpy's `v.dot(xmat.reshape(3, 3))`.
+inline void InFrame(const double* xmat, const double* v, double* out) { mju_mulMatTVec3(out, xmat, v); }
+
+// The planar arm of manipulator.xml and stacker.xml.
+class PlanarArm {
+ public:
+  static constexpr int kJoints = 8;
+
+  explicit PlanarArm(const mjModel* m) {
+    static const char* const kNames[kJoints] = {"arm_root", "arm_shoulder", "arm_elbow", "arm_wrist",
+                                                "finger",   "fingertip",    "thumb",     "thumbtip"};
+    for (int i = 0; i < kJoints; ++i) {
+      const int j = mj_name2id(m, mjOBJ_JOINT, kNames[i]);
+      if (j < 0) throw std::invalid_argument(std::string("the model has no joint named '") + kNames[i] + "'");
+      qpos_[i] = static_cast<int>(m->jnt_qposadr[j]);
+      dof_[i] = static_cast<int>(m->jnt_dofadr[j]);
+      // dm_control: limited joints within their range, the others anywhere in [-pi, pi)
+      lo_[i] = m->jnt_limited[j] ? m->jnt_range[2 * j] : -mjPI;
+      hi_[i] = m->jnt_limited[j] ? m->jnt_range[2 * j + 1] : mjPI;
+    }
+  }
+
+  // Random arm angles (one uniform per joint, in joint order), then the hand made symmetric: finger = thumb.
+  template <class Uniform>
+  void Randomize(mjData* d, Uniform&& uniform) const {
+    for (int i = 0; i < kJoints; ++i) d->qpos[qpos_[i]] = uniform(lo_[i], hi_[i]);
+    d->qpos[qpos_[kFinger]] = d->qpos[qpos_[kThumb]];
+  }
+  // arm_pos: (sin, cos) of each joint angle, shape (8, 2).
+  void PutPos(const mjData* d, double* o) const {
+    for (int i = 0; i < kJoints; ++i) {
+      o[2 * i] = std::sin(d->qpos[qpos_[i]]);
+      o[2 * i + 1] = std::cos(d->qpos[qpos_[i]]);
+    }
+  }
+  // arm_vel: the joint velocities.
+  void PutVel(const mjData* d, double* o) const {
+    for (int i = 0; i < kJoints; ++i) o[i] = d->qvel[dof_[i]];
+  }
+
+ private:
+  static constexpr int kFinger = 4, kThumb = 6;
+  int qpos_[kJoints], dof_[kJoints];
+  double lo_[kJoints], hi_[kJoints];
+};
+
+// dm_control's body_2d_pose: the body's (x, z) position, then (qw, qy) of its orientation if asked.
+inline double* Put2dPose(const mjData* d, int body, double* o, bool orientation = true) {
+  *o++ = d->xpos[3 * body];
+  *o++ = d->xpos[3 * body + 2];
+  if (orientation) {
+    *o++ = d->xquat[4 * body];
+    *o++ = d->xquat[4 * body + 2];
+  }
+  return o;
+}
+
+// Euclidean distance between two sites (dm_control's site_distance).
+inline double SiteDistance(const mjData* d, int a, int b) {
+  const double* p = d->site_xpos + 3 * a;
+  const double* q = d->site_xpos + 3 * b;
+  const double dx = p[0] - q[0], dy = p[1] - q[1], dz = p[2] - q[2];
+  return std::sqrt(dx * dx + dy * dy + dz * dz);
+}
+
+}  // namespace pp::mujoco_dmc
