@@ -1,4 +1,5 @@
 #include "core/envs/mujoco_dmc/manipulator.h"
+#include "core/envs/mujoco_dmc/stacker.h"
 
 namespace pp::mujoco_dmc {
 
@@ -6,5 +7,8 @@ PP_REGISTER_ENV(ManipulatorEnv, {"ManipulatorBringBall-v1", {{"task_name", std::
                 {"ManipulatorBringPeg-v1", {{"task_name", std::string("bring_peg")}}},
                 {"ManipulatorInsertBall-v1", {{"task_name", std::string("insert_ball")}}},
                 {"ManipulatorInsertPeg-v1", {{"task_name", std::string("insert_peg")}}});
+
+PP_REGISTER_ENV(StackerEnv, {"StackerStack2-v1", {{"task_name", std::string("stack_2")}}},
+                {"StackerStack4-v1", {{"task_name", std::string("stack_4")}}});
 
 }  // namespace pp::mujoco_dmc
