@@ -1,4 +1,5 @@
 #include "core/envs/mujoco_dmc/manipulator.h"
+#include "core/envs/mujoco_dmc/quadruped.h"
 #include "core/envs/mujoco_dmc/stacker.h"
 
 namespace pp::mujoco_dmc {
@@ -8,6 +9,10 @@ PP_REGISTER_ENV(ManipulatorEnv, {"ManipulatorBringBall-v1", {{"task_name", std::
                 {"ManipulatorInsertBall-v1", {{"task_name", std::string("insert_ball")}}},
                 {"ManipulatorInsertPeg-v1", {{"task_name", std::string("insert_peg")}}});
 
+PP_REGISTER_ENV(QuadrupedEnv, {"QuadrupedWalk-v1", {{"task_name", std::string("walk")}}},
+                {"QuadrupedRun-v1", {{"task_name", std::string("run")}}},
+                {"QuadrupedEscape-v1", {{"task_name", std::string("escape")}}},
+                {"QuadrupedFetch-v1", {{"task_name", std::string("fetch")}}});
 PP_REGISTER_ENV(StackerEnv, {"StackerStack2-v1", {{"task_name", std::string("stack_2")}}},
                 {"StackerStack4-v1", {{"task_name", std::string("stack_4")}}});
 
