@@ -1,9 +1,12 @@
+#include "core/envs/mujoco_dmc/lqr.h"
 #include "core/envs/mujoco_dmc/manipulator.h"
 #include "core/envs/mujoco_dmc/quadruped.h"
 #include "core/envs/mujoco_dmc/stacker.h"
 
 namespace pp::mujoco_dmc {
 
+PP_REGISTER_ENV(LqrEnv, {"LqrLqr21-v1", {{"task_name", std::string("lqr_2_1")}}},
+                {"LqrLqr62-v1", {{"task_name", std::string("lqr_6_2")}}});
 PP_REGISTER_ENV(ManipulatorEnv, {"ManipulatorBringBall-v1", {{"task_name", std::string("bring_ball")}}},
                 {"ManipulatorBringPeg-v1", {{"task_name", std::string("bring_peg")}}},
                 {"ManipulatorInsertBall-v1", {{"task_name", std::string("insert_ball")}}},
