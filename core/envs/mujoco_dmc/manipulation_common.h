@@ -1,7 +1,4 @@
-// Helpers the manipulation-side DMC domains (manipulator, stacker, quadruped, dog, lqr) share:
-//  * EditModel: dm_control builds these models by editing the suite's XML in Python (removing props, boxes,
-//    walls, sensors; setting the floor size; adding bodies). We make the same edits on MuJoCo's mjSpec and compile
-//    it, so the compiled model is the one dm_control compiles from its edited XML.
+// Helpers the DMC domains of dmc-c (manipulator, stacker, quadruped) share:
 //  * the planar arm of manipulator and stacker: its joints' randomisation and dm_control's observation pieces;
 //  * vectors expressed in a body's frame (dm_control's `vector.dot(xmat.reshape(3, 3))`).
 #pragma once
@@ -9,54 +6,12 @@
 #include <mujoco/mujoco.h>
 
 #include <cmath>
-#include <functional>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace pp::mujoco_dmc {
-
-// Parses `path`, applies `edit` to its spec and compiles it. Throws std::invalid_argument with MuJoCo's message.
-inline mjModel* EditModel(const std::string& path, const std::function<void(mjSpec*)>& edit) {
-  char err[1000] = "";
-  mjSpec* spec = mj_parseXML(path.c_str(), nullptr, err, sizeof(err));
-  if (spec == nullptr) throw std::invalid_argument("cannot load " + path + ": " + err);
-  try {
-    edit(spec);
-  } catch (...) {
-    mj_deleteSpec(spec);
-    throw;
-  }
-  mjModel* m = mj_compile(spec, nullptr);
-  const std::string compile_error = m == nullptr ? mjs_getError(spec) : "";
-  mj_deleteSpec(spec);
-  if (m == nullptr) throw std::invalid_argument("cannot compile the edited " + path + ": " + compile_error);
-  return m;
-}
-
-// Removes the named element (a body goes with everything it holds), as dm_control's
-// `element.getparent().remove(element)` does.
-inline void DeleteElement(mjSpec* spec, mjtObj type, const std::string& name) {
-  mjsElement* e = mjs_findElement(spec, type, name.c_str());
-  if (e == nullptr || mjs_delete(spec, e) != 0) {
-    throw std::invalid_argument("cannot remove '" + name + "' from the model: " + mjs_getError(spec));
-  }
-}
-
-inline mjsGeom* FindGeom(mjSpec* spec, const char* name) {
-  mjsElement* e = mjs_findElement(spec, mjOBJ_GEOM, name);
-  if (e == nullptr) throw std::invalid_argument(std::string("the model has no geom named '") + name + "'");
-  return mjs_asGeom(e);
-}
-
-// dm_control's floor edit: the plane geom `name` gets size (half, half, thickness).
-inline void SetFloorSize(mjSpec* spec, const char* name, double half, double thickness) {
-  mjsGeom* floor = FindGeom(spec, name);
-  floor->size[0] = half;
-  floor->size[1] = half;
-  floor->size[2] = thickness;
-}
 
 // out = R^T v for a body frame R (MuJoCo's row-major xmat): numpy's `v.dot(xmat.reshape(3, 3))`.
 inline void InFrame(const double* xmat, const double* v, double* out) { mju_mulMatTVec3(out, xmat, v); }

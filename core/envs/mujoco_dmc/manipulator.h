@@ -6,6 +6,7 @@
 // the model's body_pos/body_quat on every reset. Each env owns its model copy, so that is per env here too.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -18,77 +19,80 @@ namespace pp::mujoco_dmc {
 class ManipulatorEnv : public DmcTask<ManipulatorEnv> {
  public:
   static constexpr const char* kName = "DmcManipulator";
-  static constexpr const char* kXml = "manipulator.xml";
-  static constexpr int kSubSteps = 10;  // control_timestep 0.01 s of 0.001 s physics steps
-  static std::vector<std::string> TaskNames() { return {"bring_ball", "bring_peg", "insert_ball", "insert_peg"}; }
-
-  // The props the task keeps; dm_control removes the others from the model.
-  static mjModel* LoadModel(const Config& c) {
-    const Variant v(c);
-    return EditModel(ModelPath(c), [&v](mjSpec* spec) {
-      for (const char* prop : {"ball", "target_ball", "cup", "peg", "target_peg", "slot"}) {
-        const std::string p = prop;
-        if (p != v.object && p != v.target && !(v.insert && p == v.receptacle)) DeleteElement(spec, mjOBJ_BODY, p);
-      }
-    });
+  static const std::vector<std::string>& Tasks() {
+    static const std::vector<std::string> t = {"bring_ball", "bring_peg", "insert_ball", "insert_peg"};
+    return t;
   }
-
-  static void DefineObs(const Config&, const mjModel*, SpecBuilder& b) {
-    b.Obs("arm_pos", DType::kFloat64, {PlanarArm::kJoints, 2});
-    b.Obs("arm_vel", DType::kFloat64, {PlanarArm::kJoints});
-    b.Obs("touch", DType::kFloat64, {kTouchSensors});
-    b.Obs("hand_pos", DType::kFloat64, {4});
-    b.Obs("object_pos", DType::kFloat64, {4});
-    b.Obs("object_vel", DType::kFloat64, {3});
-    b.Obs("target_pos", DType::kFloat64, {4});
+  // control_timestep 0.01 s of 0.001 s physics steps; each task id selects its model builder's arguments
+  static std::vector<ConfigKey> ConfigKeys() {
+    return DomainKeys("dm_control:suite.manipulator.make_model(use_peg=False, insert=False)", 10, Tasks());
+  }
+  static std::vector<ObsDef> Observations(const Config&, const mjModel*) {
+    return {{"arm_pos", {PlanarArm::kJoints, 2}},
+            {"arm_vel", {PlanarArm::kJoints}},
+            {"touch", {kTouchSensors}},
+            {"hand_pos", {4}},
+            {"object_pos", {4}},
+            {"object_vel", {3}},
+            {"target_pos", {4}}};
   }
 
   ManipulatorEnv(const Config& c, int env_id, uint64_t seed)
-      : DmcTask(c, env_id, seed),
+      : DmcTask(c, env_id, seed, true),  // own model: the target's pose changes per episode
         v_(c),
         arm_(m_),
-        hand_(BodyId(m_, "hand")),
-        object_(BodyId(m_, v_.object)),
-        target_(BodyId(m_, v_.target)),
-        receptacle_(v_.insert ? BodyId(m_, v_.receptacle) : -1),
-        grasp_site_(SiteId(m_, "grasp")) {
+        hand_(BodyId("hand")),
+        object_(BodyId(v_.object)),
+        target_(BodyId(v_.target)),
+        receptacle_(v_.insert ? BodyId(v_.receptacle) : -1),
+        grasp_site_(SiteId("grasp")) {
     static const char* const kTouch[kTouchSensors] = {"palm_touch", "finger_touch", "thumb_touch", "fingertip_touch",
                                                       "thumbtip_touch"};
-    for (int i = 0; i < kTouchSensors; ++i) touch_[i] = SensorAdr(m_, kTouch[i]);
+    for (int i = 0; i < kTouchSensors; ++i) touch_[i] = static_cast<int>(m_->sensor_adr[SensorId(kTouch[i])]);
     // the object's slide x, slide z and hinge y joints, in dm_control's order ('xzy')
     const std::string obj = v_.object;
     for (int i = 0; i < 3; ++i) {
-      const int j = JointId(m_, (obj + "_" + "xzy"[i]).c_str());
+      const int j = JointId((obj + "_" + "xzy"[i]).c_str());
       object_qpos_[i] = static_cast<int>(m_->jnt_qposadr[j]);
       object_dof_[i] = static_cast<int>(m_->jnt_dofadr[j]);
     }
     if (v_.peg) {
-      peg_sites_ = {SiteId(m_, "peg_grasp"),  SiteId(m_, "peg_pinch"),      SiteId(m_, "pinch"),  SiteId(m_, "peg"),
-                    SiteId(m_, "target_peg"), SiteId(m_, "target_peg_tip"), SiteId(m_, "peg_tip")};
+      peg_sites_ = {SiteId("peg_grasp"),  SiteId("peg_pinch"),      SiteId("pinch"),  SiteId("peg"),
+                    SiteId("target_peg"), SiteId("target_peg_tip"), SiteId("peg_tip")};
     } else {
-      ball_sites_ = {SiteId(m_, "ball"), SiteId(m_, "target_ball")};
+      ball_sites_ = {SiteId("ball"), SiteId("target_ball")};
     }
   }
 
+ protected:
+  // The target's pose (x, z, qw, qy): the task state dm_control keeps in the model (the receptacle, if any,
+  // has the same pose).
+  int TaskStateSize() const override { return 4; }
+  void GetTaskState(double* s) const override { ModelPose(target_, s); }
+  void SetTaskState(const double* s) override {
+    PlaceBody(target_, s[0], s[1], s[2], s[3]);
+    if (v_.insert) PlaceBody(receptacle_, s[0], s[1], s[2], s[3]);
+  }
+
   // dm_control's Bring.initialize_episode: redraw arm, target and object until nothing penetrates.
-  void InitializeEpisode() {
+  void InitializeEpisode() override {
     do {
       arm_.Randomize(d_, [this](double lo, double hi) { return Uniform(lo, hi); });
       const double target_x = Uniform(-.4, .4), target_z = Uniform(.1, .4);
       double target_angle;
       if (v_.insert) {
         target_angle = Uniform(-mjPI / 3, mjPI / 3);
-        PlaceBody(receptacle_, target_x, target_z, target_angle);
+        PlaceBody(receptacle_, target_x, target_z, std::cos(target_angle / 2), std::sin(target_angle / 2));
       } else {
         target_angle = Uniform(-mjPI, mjPI);
       }
-      PlaceBody(target_, target_x, target_z, target_angle);
+      PlaceBody(target_, target_x, target_z, std::cos(target_angle / 2), std::sin(target_angle / 2));
       PlaceObject(target_x, target_z, target_angle);
-      ForwardWithoutActuation();
+      AfterReset();
     } while (d_->ncon > 0);
   }
 
-  void WriteObs(Output& out) const {
+  void WriteObservation(Output& out) override {
     arm_.PutPos(d_, out.Obs<double>(0));
     arm_.PutVel(d_, out.Obs<double>(1));
     double* touch = out.Obs<double>(2);
@@ -100,7 +104,7 @@ class ManipulatorEnv : public DmcTask<ManipulatorEnv> {
     Put2dPose(d_, target_, out.Obs<double>(6));
   }
 
-  double Reward() const {
+  double Reward() override {
     if (!v_.peg) return IsClose(SiteDistance(d_, ball_sites_[0], ball_sites_[1]));
     const auto& s = peg_sites_;
     const double grasping = (IsClose(SiteDistance(d_, s[0], grasp_site_)) + IsClose(SiteDistance(d_, s[1], s[2]))) / 2;
@@ -127,14 +131,22 @@ class ManipulatorEnv : public DmcTask<ManipulatorEnv> {
     const char *object, *target, *receptacle;
   };
 
-  static double IsClose(double distance) { return Tolerance(distance, 0, kClose, 2 * kClose); }
+  double IsClose(double distance) const { return Tolerance(distance, 0, kClose, 2 * kClose); }
 
-  // The body's (x, z) position and a rotation of `angle` about y, written into this env's model.
-  void PlaceBody(int body, double x, double z, double angle) {
-    m_->body_pos[3 * body] = x;
-    m_->body_pos[3 * body + 2] = z;
-    m_->body_quat[4 * body] = std::cos(angle / 2);
-    m_->body_quat[4 * body + 2] = std::sin(angle / 2);
+  // The body's (x, z) position and its rotation about y (quaternion qw, qy), written into this env's model.
+  void PlaceBody(int body, double x, double z, double qw, double qy) {
+    mjModel* m = MutableModel();
+    m->body_pos[3 * body] = x;
+    m->body_pos[3 * body + 2] = z;
+    m->body_quat[4 * body] = qw;
+    m->body_quat[4 * body + 2] = qy;
+  }
+  // The body's pose as PlaceBody takes it, from the model.
+  void ModelPose(int body, double* s) const {
+    s[0] = m_->body_pos[3 * body];
+    s[1] = m_->body_pos[3 * body + 2];
+    s[2] = m_->body_quat[4 * body];
+    s[3] = m_->body_quat[4 * body + 2];
   }
 
   // The object starts in the hand, in the target, or anywhere (then also moving along x).
@@ -142,7 +154,7 @@ class ManipulatorEnv : public DmcTask<ManipulatorEnv> {
     const double u = Uniform(0, 1);  // numpy's choice(p=[in_hand, in_target, uniform]) compares one uniform
     double x, z, angle;
     if (u < kPInHand) {
-      ForwardWithoutActuation();  // the grasp site where the new arm angles put it
+      AfterReset();  // the grasp site where the new arm angles put it
       const double* grasp = d_->site_xpos + 3 * grasp_site_;
       const double* frame = d_->site_xmat + 9 * grasp_site_;
       x = grasp[0];

@@ -62,47 +62,34 @@ inline std::vector<double> CubicZoomMatrix(int in, int out) {
 class QuadrupedEnv : public DmcTask<QuadrupedEnv> {
  public:
   static constexpr const char* kName = "DmcQuadruped";
-  static constexpr const char* kXml = "quadruped.xml";
-  static constexpr int kSubSteps = 4;  // control_timestep 0.02 s of 0.005 s physics steps
-  static std::vector<std::string> TaskNames() { return {"walk", "run", "escape", "fetch"}; }
-
-  static mjModel* LoadModel(const Config& c) {
-    const Kind kind = KindOf(c);
-    return EditModel(ModelPath(c), [kind](mjSpec* spec) {
-      // dm_control: floor half-size time_limit * speed for walk/run, 40 for escape; fetch keeps the XML's
-      if (kind != Kind::kFetch) {
-        SetFloorSize(spec, "floor", kind == Kind::kWalk ? 10 : kind == Kind::kRun ? 100 : 40, .5);
-        for (const char* wall : {"wall_px", "wall_py", "wall_nx", "wall_ny"}) DeleteElement(spec, mjOBJ_GEOM, wall);
-        DeleteElement(spec, mjOBJ_BODY, "ball");
-        DeleteElement(spec, mjOBJ_SITE, "target");
-      }
-      if (kind != Kind::kEscape) {
-        DeleteElement(spec, mjOBJ_GEOM, "terrain");
-        for (int i = 0; i < kRangefinders; ++i) DeleteElement(spec, mjOBJ_SENSOR, RangefinderName(i));
-      }
-    });
+  static const std::vector<std::string>& Tasks() {
+    static const std::vector<std::string> t = {"walk", "run", "escape", "fetch"};
+    return t;
   }
-
-  static void DefineObs(const Config&, const mjModel*, SpecBuilder& b) {
-    b.Obs("egocentric_state", DType::kFloat64, {44});
-    b.Obs("torso_velocity", DType::kFloat64, {3});
-    b.Obs("torso_upright", DType::kFloat64, {});
-    b.Obs("imu", DType::kFloat64, {6});
-    b.Obs("force_torque", DType::kFloat64, {24});
-    b.Obs("origin", DType::kFloat64, {3});
-    b.Obs("rangefinder", DType::kFloat64, {kRangefinders});
-    b.Obs("ball_state", DType::kFloat64, {9});
-    b.Obs("target_position", DType::kFloat64, {3});
+  // control_timestep 0.02 s of 0.005 s physics steps; each task id selects its model builder's arguments
+  static std::vector<ConfigKey> ConfigKeys() {
+    return DomainKeys("dm_control:suite.quadruped.make_model(floor_size=10)", 4, Tasks());
+  }
+  static std::vector<ObsDef> Observations(const Config&, const mjModel*) {
+    return {{"egocentric_state", {44}},
+            {"torso_velocity", {3}},
+            {"torso_upright", {}},
+            {"imu", {6}},
+            {"force_torque", {24}},
+            {"origin", {3}},
+            {"rangefinder", {kRangefinders}},
+            {"ball_state", {9}},
+            {"target_position", {3}}};
   }
 
   QuadrupedEnv(const Config& c, int env_id, uint64_t seed)
-      : DmcTask(c, env_id, seed),
+      : DmcTask(c, env_id, seed, KindOf(c) == Kind::kEscape),  // escape's terrain changes per episode
         kind_(KindOf(c)),
-        torso_(BodyId(m_, "torso")),
-        root_(JointId(m_, "root")),
-        workspace_(SiteId(m_, "workspace")),
-        floor_(GeomId(m_, "floor")),
-        velocimeter_(SensorAdr(m_, "velocimeter")) {
+        torso_(BodyId("torso")),
+        root_(JointId("root")),
+        workspace_(SiteId("workspace")),
+        floor_(GeomId("floor")),
+        velocimeter_(static_cast<int>(m_->sensor_adr[SensorId("velocimeter")])) {
     for (int j = 0; j < m_->njnt; ++j) {
       if (m_->jnt_type[j] == mjJNT_HINGE) hinges_.push_back(j);
     }
@@ -115,17 +102,30 @@ class QuadrupedEnv : public DmcTask<QuadrupedEnv> {
       throw std::invalid_argument("quadruped.xml does not have the joints, actuators and sensors dm_control uses");
     }
     if (kind_ == Kind::kEscape) {
-      for (int i = 0; i < kRangefinders; ++i) rangefinders_[i] = SensorAdr(m_, RangefinderName(i).c_str());
+      for (int i = 0; i < kRangefinders; ++i)
+        rangefinders_[i] = static_cast<int>(m_->sensor_adr[SensorId(RangefinderName(i).c_str())]);
     }
     if (kind_ == Kind::kFetch) {
-      ball_ = BodyId(m_, "ball");
-      ball_root_ = JointId(m_, "ball_root");
-      ball_geom_ = GeomId(m_, "ball");
-      target_ = SiteId(m_, "target");
+      ball_ = BodyId("ball");
+      ball_root_ = JointId("ball_root");
+      ball_geom_ = GeomId("ball");
+      target_ = SiteId("target");
     }
   }
 
-  void InitializeEpisode() {
+ protected:
+  // Escape's terrain heights, row by row: the task state dm_control keeps in the model (hfield_data).
+  int TaskStateSize() const override { return kind_ == Kind::kEscape ? TerrainSize() : 0; }
+  void GetTaskState(double* s) const override {
+    const float* h = m_->hfield_data + m_->hfield_adr[0];
+    for (int i = 0; i < TaskStateSize(); ++i) s[i] = h[i];
+  }
+  void SetTaskState(const double* s) override {
+    float* h = Terrain();
+    for (int i = 0; i < TaskStateSize(); ++i) h[i] = static_cast<float>(s[i]);
+  }
+
+  void InitializeEpisode() override {
     switch (kind_) {
       case Kind::kWalk:
       case Kind::kRun: FindNonContactingHeight(RandomOrientation(), 0, 0); break;
@@ -137,14 +137,14 @@ class QuadrupedEnv : public DmcTask<QuadrupedEnv> {
     }
   }
 
-  void WriteObs(Output& out) const {
+  void WriteObservation(Output& out) override {
     const double* torso_frame = d_->xmat + 9 * torso_;
     const double* torso_pos = d_->xpos + 3 * torso_;
     double* ego = out.Obs<double>(0);
     for (int j : hinges_) *ego++ = d_->qpos[m_->jnt_qposadr[j]];
     for (int j : hinges_) *ego++ = d_->qvel[m_->jnt_dofadr[j]];
     for (int i = 0; i < m_->na; ++i) *ego++ = d_->act[i];
-    PutObs(out, 1, d_->sensordata + velocimeter_, 3);
+    Put(Obs(out, 1), d_->sensordata + velocimeter_, 3);
     *out.Obs<double>(2) = torso_frame[8];
     PutSensors(imu_, out.Obs<double>(3), false);
     PutSensors(force_torque_, out.Obs<double>(4), true);
@@ -160,27 +160,7 @@ class QuadrupedEnv : public DmcTask<QuadrupedEnv> {
     WriteBallObs(out);
   }
 
-  // dm_control's physics state, then (escape only) the terrain's heights, row by row: the task state
-  // dm_control keeps in its model (hfield_data), which alignment needs too.
-  std::vector<double> GetState() const override {
-    std::vector<double> s = DmcTask::GetState();
-    if (kind_ == Kind::kEscape) s.insert(s.end(), Terrain(), Terrain() + TerrainSize());
-    return s;
-  }
-  // Accepts the physics state alone (the terrain stays) or with escape's terrain appended.
-  void SetState(const std::vector<double>& state) override {
-    const size_t physics = DmcTask::GetState().size();
-    const size_t terrain = kind_ == Kind::kEscape ? TerrainSize() : 0;
-    if (state.size() != physics && state.size() != physics + terrain) {
-      throw std::invalid_argument("quadruped state: expected " + std::to_string(physics) + " values" +
-                                  (terrain ? " (or " + std::to_string(physics + terrain) + " with the terrain)" : "") +
-                                  ", got " + std::to_string(state.size()));
-    }
-    std::copy(state.begin() + static_cast<std::ptrdiff_t>(physics), state.end(), Terrain());
-    DmcTask::SetState(std::vector<double>(state.begin(), state.begin() + static_cast<std::ptrdiff_t>(physics)));
-  }
-
-  double Reward() const {
+  double Reward() override {
     switch (kind_) {
       case Kind::kWalk:
       case Kind::kRun: {
@@ -207,10 +187,7 @@ class QuadrupedEnv : public DmcTask<QuadrupedEnv> {
   static constexpr double kTerrainSmoothness = 0.15;        // 0: maximally bumpy; 1: completely smooth
   static constexpr double kTerrainBumpScale = 2;            // metres between bumps
 
-  static Kind KindOf(const Config& c) {
-    const std::string t = c.Get<std::string>("task_name");
-    return t == "walk" ? Kind::kWalk : t == "run" ? Kind::kRun : t == "escape" ? Kind::kEscape : Kind::kFetch;
-  }
+  static Kind KindOf(const Config& c) { return static_cast<Kind>(TaskIndex(c, Tasks())); }  // Tasks()' order
   // rf_00 .. rf_34: four rows of five
   static std::string RangefinderName(int i) { return "rf_" + std::to_string(i / 5) + std::to_string(i % 5); }
 
@@ -234,7 +211,7 @@ class QuadrupedEnv : public DmcTask<QuadrupedEnv> {
       root[1] = y;
       root[2] = z;
       for (int i = 0; i < 4; ++i) root[3 + i] = orientation[i];
-      ForwardWithoutActuation();
+      AfterReset();
       if (d_->ncon == 0) return;
       z += 0.01;
       if (attempt > 10000) throw std::runtime_error("quadruped: failed to find a non-contacting configuration");
@@ -273,8 +250,8 @@ class QuadrupedEnv : public DmcTask<QuadrupedEnv> {
     }
   }
 
-  float* Terrain() const { return m_->hfield_data + m_->hfield_adr[0]; }
-  size_t TerrainSize() const { return static_cast<size_t>(m_->hfield_nrow[0]) * m_->hfield_ncol[0]; }
+  float* Terrain() { return MutableModel()->hfield_data + m_->hfield_adr[0]; }
+  int TerrainSize() const { return static_cast<int>(m_->hfield_nrow[0] * m_->hfield_ncol[0]); }
 
   // Fetch: the quadruped at a random azimuth and place, the ball thrown in from a random place.
   void InitializeFetch() {

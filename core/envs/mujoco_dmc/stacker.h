@@ -19,69 +19,78 @@ namespace pp::mujoco_dmc {
 class StackerEnv : public DmcTask<StackerEnv> {
  public:
   static constexpr const char* kName = "DmcStacker";
-  static constexpr const char* kXml = "stacker.xml";
-  static constexpr int kSubSteps = 10;  // control_timestep 0.01 s of 0.001 s physics steps
-  static std::vector<std::string> TaskNames() { return {"stack_2", "stack_4"}; }
-
-  static mjModel* LoadModel(const Config& c) {
-    const int n = NumBoxes(c);
-    return EditModel(ModelPath(c), [n](mjSpec* spec) {
-      for (int b = n; b < kMaxBoxes; ++b) DeleteElement(spec, mjOBJ_BODY, "box" + std::to_string(b));
-    });
+  static const std::vector<std::string>& Tasks() {
+    static const std::vector<std::string> t = {"stack_2", "stack_4"};
+    return t;
   }
-
-  static void DefineObs(const Config& c, const mjModel* m, SpecBuilder& b) {
+  // control_timestep 0.01 s of 0.001 s physics steps; each task id selects its model builder's n_boxes
+  static std::vector<ConfigKey> ConfigKeys() {
+    return DomainKeys("dm_control:suite.stacker.make_model(n_boxes=2)", 10, Tasks());
+  }
+  static std::vector<ObsDef> Observations(const Config& c, const mjModel* m) {
     const int n = NumBoxes(c);
-    b.Obs("arm_pos", DType::kFloat64, {PlanarArm::kJoints, 2});
-    b.Obs("arm_vel", DType::kFloat64, {PlanarArm::kJoints});
-    b.Obs("touch", DType::kFloat64, {static_cast<int>(m->nsensordata)});
-    b.Obs("hand_pos", DType::kFloat64, {4});
-    b.Obs("box_pos", DType::kFloat64, {n, 4});
-    b.Obs("box_vel", DType::kFloat64, {3 * n});
-    b.Obs("target_pos", DType::kFloat64, {2});
+    return {{"arm_pos", {PlanarArm::kJoints, 2}},
+            {"arm_vel", {PlanarArm::kJoints}},
+            {"touch", {static_cast<int>(m->nsensordata)}},
+            {"hand_pos", {4}},
+            {"box_pos", {n, 4}},
+            {"box_vel", {3 * n}},
+            {"target_pos", {2}}};
   }
 
   StackerEnv(const Config& c, int env_id, uint64_t seed)
-      : DmcTask(c, env_id, seed),
+      : DmcTask(c, env_id, seed, true),  // own model: the target's position changes per episode
         n_boxes_(NumBoxes(c)),
         arm_(m_),
-        hand_(BodyId(m_, "hand")),
-        target_(BodyId(m_, "target")),
-        target_site_(SiteId(m_, "target")),
-        grasp_site_(SiteId(m_, "grasp")),
-        box_size_(m_->geom_size[3 * GeomId(m_, "target")]) {
+        hand_(BodyId("hand")),
+        target_(BodyId("target")),
+        target_site_(SiteId("target")),
+        grasp_site_(SiteId("grasp")),
+        box_size_(m_->geom_size[3 * GeomId("target")]) {
     for (int b = 0; b < n_boxes_; ++b) {
       const std::string box = "box" + std::to_string(b);
-      boxes_.push_back(BodyId(m_, box.c_str()));
-      box_sites_.push_back(SiteId(m_, box.c_str()));
+      boxes_.push_back(BodyId(box.c_str()));
+      box_sites_.push_back(SiteId(box.c_str()));
       // dm_control's joint order per box: box<b>_x, box<b>_y (the hinge), box<b>_z
       for (const char* dim : {"_x", "_y", "_z"}) {
-        const int j = JointId(m_, (box + dim).c_str());
+        const int j = JointId((box + dim).c_str());
         box_qpos_.push_back(static_cast<int>(m_->jnt_qposadr[j]));
         box_dof_.push_back(static_cast<int>(m_->jnt_dofadr[j]));
       }
     }
   }
 
+ protected:
+  // The target's (x, z) position: the task state dm_control keeps in the model.
+  int TaskStateSize() const override { return 2; }
+  void GetTaskState(double* s) const override {
+    s[0] = m_->body_pos[3 * target_];
+    s[1] = m_->body_pos[3 * target_ + 2];
+  }
+  void SetTaskState(const double* s) override {
+    MutableModel()->body_pos[3 * target_] = s[0];
+    MutableModel()->body_pos[3 * target_ + 2] = s[1];
+  }
+
   // dm_control's Stack.initialize_episode: redraw arm, target and boxes until nothing penetrates.
-  void InitializeEpisode() {
+  void InitializeEpisode() override {
     do {
       arm_.Randomize(d_, [this](double lo, double hi) { return Uniform(lo, hi); });
       // the target sits on an odd multiple of the box half-size: 2 * randint(n_boxes) + 1
       const int target_height = 2 * std::uniform_int_distribution<int>(0, n_boxes_ - 1)(gen_) + 1;
-      m_->body_pos[3 * target_ + 2] = box_size_ * target_height;
-      m_->body_pos[3 * target_] = Uniform(-.37, .37);
+      MutableModel()->body_pos[3 * target_ + 2] = box_size_ * target_height;
+      MutableModel()->body_pos[3 * target_] = Uniform(-.37, .37);
       for (int b = 0; b < n_boxes_; ++b) {
         const int* q = box_qpos_.data() + 3 * b;  // x, y, z
         d_->qpos[q[0]] = Uniform(.1, .3);
         d_->qpos[q[2]] = Uniform(0, .7);
         d_->qpos[q[1]] = Uniform(0, 2 * mjPI);
       }
-      ForwardWithoutActuation();
+      AfterReset();
     } while (d_->ncon > 0);
   }
 
-  void WriteObs(Output& out) const {
+  void WriteObservation(Output& out) override {
     arm_.PutPos(d_, out.Obs<double>(0));
     arm_.PutVel(d_, out.Obs<double>(1));
     double* touch = out.Obs<double>(2);
@@ -94,7 +103,7 @@ class StackerEnv : public DmcTask<StackerEnv> {
     Put2dPose(d_, target_, out.Obs<double>(6), false);
   }
 
-  double Reward() const {
+  double Reward() override {
     double nearest = kInf;
     for (int s : box_sites_) nearest = std::min(nearest, SiteDistance(d_, s, target_site_));
     const double box_is_close = Tolerance(nearest, 0, 0, 2 * box_size_);
@@ -106,7 +115,7 @@ class StackerEnv : public DmcTask<StackerEnv> {
   static constexpr int kMaxBoxes = 4;    // stacker.xml holds box0 .. box3
   static constexpr double kClose = .01;  // metres
 
-  static int NumBoxes(const Config& c) { return c.Get<std::string>("task_name") == "stack_2" ? 2 : 4; }
+  static int NumBoxes(const Config& c) { return TaskIndex(c, Tasks()) == 0 ? 2 : 4; }
 
   int n_boxes_;
   PlanarArm arm_;
