@@ -400,6 +400,14 @@ class DmPool(BasePool, dm_env.Environment):
         """dm_env spec of one env's action."""
         return self.spec.action_spec()
 
+    def reward_spec(self) -> Any:
+        """dm_env spec of one env's reward, in the dtype the timesteps carry (dm_env's default says float64)."""
+        return dm_env.specs.Array((), self.schema.field("reward").dtype, "reward")
+
+    def discount_spec(self) -> Any:
+        """dm_env spec of one env's discount: float32 in [0, 1], as the timesteps carry it (and EnvPool's)."""
+        return dm_env.specs.BoundedArray((), np.float32, 0.0, 1.0, "discount")
+
     def _result(self, arrays: Sequence[np.ndarray]) -> dm_env.TimeStep:
         return dm_result(self.schema, arrays, self._state_type, self._players_type)
 

@@ -9,7 +9,7 @@ import numbers
 import os
 from typing import Any
 
-from parallel_pool import _core
+from parallel_pool import _core, dmc_models
 
 _TASKS: dict[str, tuple[str, dict[str, Any]]] = _core.tasks()
 _TYPES: dict[str, list[tuple[str, Any, str, list[str]]]] = _core.env_types()
@@ -169,7 +169,7 @@ def resolve_config(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str,
             value = 0
         config[key] = _coerce(key, value, keys[key][0], keys[key][2])
     for key, value in config.items():
-        config[key] = _resolve_pkgdir(key, value)
+        config[key] = dmc_models.resolve(key, _resolve_pkgdir(key, value))
     if config["seed"] < 0:
         raise ValueError(f"seed must be >= 0, got {config['seed']}")
     n = config["num_envs"]

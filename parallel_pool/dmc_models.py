@@ -1,0 +1,125 @@
+"""The DeepMind Control Suite family's models, built at make time by the installed dm_control.
+
+A DMC task's config key `xml_file` defaults to a model builder of dm_control, written
+"dm_control:<module>.<function>(<literal keyword arguments>)", e.g.
+"dm_control:suite.cartpole.get_model_and_assets(num_poles=2)". `resolve` calls it once, writes the XML and its assets
+(the files dm_control passes to MuJoCo as a virtual file system) into a cache directory, and returns the XML's path,
+which the C++ env compiles. The model is therefore exactly dm_control's, including the models dm_control edits in
+Python, and no Python runs per step. See docs/decisions.md ("DMC models").
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import importlib
+import importlib.metadata
+import os
+import re
+import shutil
+import tempfile
+from typing import Any
+
+PREFIX = "dm_control:"
+_CALL = re.compile(r"^dm_control:(?P<func>[A-Za-z_][\w.]*)\((?P<args>.*)\)$", re.DOTALL)
+INSTALL_HINT = 'pip install "parallel-pool[dmc]"'
+
+
+def is_builder(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(PREFIX)
+
+
+def resolve(key: str, value: Any) -> Any:
+    """A config value naming a dm_control model builder becomes the path of the built model; others pass through."""
+    if not is_builder(value):
+        return value
+    try:
+        return model_path(value)
+    except ValueError as e:
+        raise ValueError(f"config key {key!r}: {e}") from None
+
+
+def _parse(source: str) -> tuple[str, dict[str, Any]]:
+    """ "dm_control:mod.func(a=1, b='x')" -> ("mod.func", {"a": 1, "b": "x"}); only literal keyword arguments."""
+    m = _CALL.match(source)
+    if m is None:
+        raise ValueError(f"{source!r} is not of the form 'dm_control:<module>.<function>(<keyword arguments>)'")
+    try:
+        call = ast.parse(f"f({m['args']})", mode="eval").body
+        assert isinstance(call, ast.Call) and not call.args
+        kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords if kw.arg is not None}
+        assert len(kwargs) == len(call.keywords)
+    except (SyntaxError, ValueError, AssertionError):
+        raise ValueError(f"{source!r}: the builder's arguments must be keyword arguments with literal values") from None
+    return m["func"], kwargs
+
+
+def _dm_control_version() -> str:
+    try:
+        return importlib.metadata.version("dm-control")
+    except importlib.metadata.PackageNotFoundError:
+        raise ValueError(
+            "the DeepMind Control Suite models come from the dm_control package, which is not installed: "
+            + INSTALL_HINT
+        ) from None
+
+
+def cache_root() -> str:
+    """$PARALLEL_POOL_CACHE, else $XDG_CACHE_HOME/parallel_pool, else ~/.cache/parallel_pool."""
+    root = os.environ.get("PARALLEL_POOL_CACHE")
+    if not root:
+        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(xdg, "parallel_pool")
+    return os.path.join(root, "dmc-models")
+
+
+def _build(func: str, kwargs: dict[str, Any]) -> tuple[str | bytes, dict[str, str | bytes]]:
+    module_name, _, name = func.rpartition(".")
+    try:
+        module = importlib.import_module(f"dm_control.{module_name}")
+        builder = getattr(module, name)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"dm_control has no model builder {func!r} ({e})") from None
+    result = builder(**kwargs)
+    xml, assets = result if isinstance(result, tuple) else (result, {})
+    return xml, dict(assets)
+
+
+def _write(folder: str, xml: str | bytes, assets: dict[str, str | bytes]) -> None:
+    for name, data in {**assets, "model.xml": xml}.items():
+        path = os.path.normpath(os.path.join(folder, name))
+        if not path.startswith(folder + os.sep):
+            raise ValueError(f"dm_control asset name {name!r} leaves the model folder")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+
+
+@functools.cache
+def model_path(source: str) -> str:
+    """The path of the XML that the builder `source` returns (built and written on first use; the cache folder is
+    keyed by dm_control's version and location and by `source`, so a different dm_control never reuses it)."""
+    func, kwargs = _parse(source)
+    version = _dm_control_version()
+    import dm_control
+
+    digest = hashlib.sha256(f"{version}\0{dm_control.__path__[0]}\0{source}".encode()).hexdigest()[:16]
+    folder = os.path.join(cache_root(), f"{version}-{digest}")
+    target = os.path.join(folder, "model.xml")
+    if os.path.exists(target):
+        return target
+    xml, assets = _build(func, kwargs)
+    os.makedirs(cache_root(), exist_ok=True)
+    # Written in a private folder, then renamed into place: concurrent makes (other processes) never see a
+    # half-written model; the loser of a race drops its copy.
+    tmp = tempfile.mkdtemp(prefix=".tmp-", dir=cache_root())
+    try:
+        _write(tmp, xml, assets)
+        os.rename(tmp, folder)
+    except OSError:
+        if not os.path.exists(target):
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
