@@ -144,9 +144,9 @@ def _reset_task_states(task_id: str, n: int) -> tuple[np.ndarray, np.ndarray]:
     return ours, np.asarray(theirs)
 
 
-@pytest.mark.parametrize("task_id", ["ManipulatorInsertBall-v1", "StackerStack2-v1", "QuadrupedWalk-v1"])
+@pytest.mark.parametrize("task_id", ["ManipulatorInsertBall-v1", "LqrLqr62-v1"])
 def test_reset_distribution(task_id):
-    ref.check_reset_distribution(task_id, *TASKS[task_id])
+    ref.check_reset_distribution(task_id, *TASKS[task_id], n=150)
 
 
 @pytest.mark.slow
@@ -156,8 +156,8 @@ def test_reset_distribution_all(task_id):
     ref.check_reset_distribution(task_id, *TASKS[task_id])
 
 
-@pytest.mark.parametrize("task_id", ["ManipulatorBringPeg-v1", "ManipulatorInsertBall-v1", "StackerStack4-v1"])
-def test_target_distribution(task_id, n=300, alpha=1e-3):
+@pytest.mark.parametrize("task_id", ["ManipulatorBringPeg-v1", "StackerStack2-v1"])
+def test_target_distribution(task_id, n=150, alpha=1e-3):
     """The targets dm_control places in the model on reset: same distribution per coordinate (two-sample KS at a
     Bonferroni-corrected level)."""
     ours, theirs = _reset_task_states(task_id, n)
@@ -169,8 +169,8 @@ def test_target_distribution(task_id, n=300, alpha=1e-3):
 
 def test_escape_terrain_is_a_smooth_bowl():
     """Escape's terrain is dm_control's: bowl * zoom(bumps), bumps ~ U(0.15, 1) on a 30 x 30 grid zoomed by scipy's
-    cubic spline to 201 x 201. Recover the bumps by least squares through scipy's own zoom (it is linear) and check
-    the terrain is exactly such a product; different envs get different terrains."""
+    cubic spline to 201 x 201. scipy's zoom is linear (a matrix Z per axis): the terrain divided by the bowl must lie
+    in the span of scipy's own Z on both sides; different envs get different terrains."""
     env = pp.make("QuadrupedEscape-v1", num_envs=2, seed=1)
     env.reset()
     dm = ref.dm_env("quadruped", "escape")
@@ -181,19 +181,21 @@ def test_escape_terrain_is_a_smooth_bowl():
     bowl = 0.5 - np.cos(2 * np.pi * radius) / 2
     # scipy's 1-D zoom as a matrix: its columns are the zoomed unit vectors
     zoom = np.stack([ndimage.zoom(np.eye(bump_res)[j][None, :], (1, res / bump_res))[0] for j in range(bump_res)], 1)
-    valid = bowl > 1e-3  # the bowl is 0 outside the unit circle: nothing to recover there
-    rows, cols = np.nonzero(valid[::2, ::2])  # a subsample of points is plenty for 900 unknowns
-    rows, cols = 2 * rows, 2 * cols
-    # terrain[r, c] = bowl[r, c] * Z[r] B Z[c]^T: linear in B (fitted in height units, float32's precision)
-    design = bowl[rows, cols, None] * np.einsum("ki,kj->kij", zoom[rows], zoom[cols]).reshape(len(rows), -1)
+    # A central block, inside the bowl's rim (bowl > 0 there): smooth = Zb B Zb^T with Zb = zoom[block], so the
+    # smooth part must lie in the span of Zb on both sides: P smooth P == smooth for the projector P onto it.
+    block = slice(40, 161)
+    zb = zoom[block]
+    projector = zb @ np.linalg.pinv(zb)
     terrains = []
     for i in range(2):
         terrain = np.asarray(env.get_state(i)[n:]).reshape(res, res)
         terrains.append(terrain)
-        bumps = np.linalg.lstsq(design, terrain[rows, cols], rcond=None)[0].reshape(bump_res, -1)
-        # heights are float32 in the model: agreement to float32 precision wherever the bowl is not ~0
-        fit = bowl * (zoom @ bumps @ zoom.T)
-        np.testing.assert_allclose(fit[valid], terrain[valid], rtol=0, atol=1e-6)
+        smooth = terrain[block, block] / bowl[block, block]
+        fit = bowl[block, block] * (projector @ smooth @ projector.T)
+        # heights are float32 in the model: agreement to float32 precision
+        np.testing.assert_allclose(fit, terrain[block, block], rtol=0, atol=1e-6)
+        # bumps: the spline's coefficients are bounded by the bumps' range only loosely; the mean is a fair check
+        assert 0.15 < smooth.mean() < 1
     assert not np.array_equal(terrains[0], terrains[1])
 
 
