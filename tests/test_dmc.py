@@ -279,3 +279,17 @@ def test_without_dm_control_make_names_the_extra(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=r'xml_file.*pip install "parallel-pool\[dmc\]"'):
         pp.make("PendulumSwingup-v1")
     dmc_models.model_path.cache_clear()
+
+
+# ---- benchmark case
+
+
+def test_bench_case_dmc_quick(capsys):
+    """`parallel-pool bench --case dmc --quick` runs; an unregistered default id is skipped, not an error."""
+    from parallel_pool.bench import main as bench_main
+
+    assert bench_main(["--case", "dmc", "--quick", "--tasks", "NoSuchTask-v1", "PendulumSwingup-v1"]) == 0
+    out = capsys.readouterr().out
+    assert "NoSuchTask-v1: not registered in this build, skipped" in out
+    row = [ln for ln in out.splitlines() if ln.startswith("PendulumSwingup-v1")]
+    assert len(row) == 1 and "parallel_pool" in row[0] and "dm_control" in row[0]

@@ -13,6 +13,7 @@ The focused cases live in parallel_pool/bench/suites/ and take their own options
     parallel-pool bench --case mujoco     # MuJoCo tasks, ParallelPool vs EnvPool
     parallel-pool bench --case xla        # env.xla() in jitted loops vs Python loops
     parallel-pool bench --case adapters   # per-step cost of the framework adapters
+    parallel-pool bench --case dmc        # DeepMind Control Suite: ParallelPool vs EnvPool vs dm_control
 
 See docs/benchmarks.md for the method.
 """
@@ -39,6 +40,7 @@ CASES = {
     "mujoco": "parallel_pool.bench.suites.mujoco",
     "xla": "parallel_pool.bench.suites.xla",
     "adapters": "parallel_pool.bench.suites.adapters",
+    "dmc": "parallel_pool.bench.suites.dmc",
 }
 
 FULL_TIMING = {"warmup": 0.5, "duration": 1.0, "repeats": 5, "action_batches": 64}
