@@ -256,3 +256,28 @@ def test_task_state_length_is_checked():
     np.testing.assert_array_equal(np.asarray(env.get_state(0)), state)
     with pytest.raises(ValueError, match="with the task's state"):
         env.set_state(0, state[:-1])
+
+
+# ---- EnvPool parity and front-ends: dmc-a's family checks (tests/test_dmc.py), run on these ids
+LQR_BOUNDS = pytest.mark.xfail(
+    strict=True,
+    reason="the DMC base declares unlimited actuators' bounds as +-inf; dm_control and EnvPool use +-mjMAXVAL (1e10)",
+)
+
+
+@pytest.mark.parametrize(
+    "task_id", [pytest.param(t, marks=LQR_BOUNDS) if t.startswith("Lqr") else t for t in sorted(TASKS)]
+)
+def test_envpool_names_config_and_spec(task_id):
+    import test_dmc
+
+    test_dmc.test_envpool_names_config_and_spec(task_id)
+
+
+@pytest.mark.parametrize(
+    "task_id", ["ManipulatorBringBall-v1", "StackerStack4-v1", "QuadrupedEscape-v1", "LqrLqr21-v1"]
+)
+def test_front_ends_agree(task_id):
+    import test_dmc
+
+    test_dmc.test_front_ends_agree(task_id)
