@@ -20,6 +20,7 @@ inline void InFrame(const double* xmat, const double* v, double* out) { mju_mulM
 class PlanarArm {
  public:
   static constexpr int kJoints = 8;
+  static constexpr int kTouchSensors = 5;
 
   explicit PlanarArm(const mjModel* m) {
     static const char* const kNames[kJoints] = {"arm_root", "arm_shoulder", "arm_elbow", "arm_wrist",
@@ -33,6 +34,15 @@ class PlanarArm {
       lo_[i] = m->jnt_limited[j] ? m->jnt_range[2 * j] : -mjPI;
       hi_[i] = m->jnt_limited[j] ? m->jnt_range[2 * j + 1] : mjPI;
     }
+    static const char* const kTouch[kTouchSensors] = {"palm_touch", "finger_touch", "thumb_touch", "fingertip_touch",
+                                                      "thumbtip_touch"};
+    for (int i = 0; i < kTouchSensors; ++i) {
+      const int s = mj_name2id(m, mjOBJ_SENSOR, kTouch[i]);
+      if (s < 0) throw std::invalid_argument(std::string("the model has no sensor named '") + kTouch[i] + "'");
+      touch_[i] = static_cast<int>(m->sensor_adr[s]);
+    }
+    hand_ = mj_name2id(m, mjOBJ_BODY, "hand");
+    if (hand_ < 0) throw std::invalid_argument("the model has no body named 'hand'");
   }
 
   // Random arm angles (one uniform per joint, in joint order), then the hand made symmetric: finger = thumb.
@@ -41,21 +51,13 @@ class PlanarArm {
     for (int i = 0; i < kJoints; ++i) d->qpos[qpos_[i]] = uniform(lo_[i], hi_[i]);
     d->qpos[qpos_[kFinger]] = d->qpos[qpos_[kThumb]];
   }
-  // arm_pos: (sin, cos) of each joint angle, shape (8, 2).
-  void PutPos(const mjData* d, double* o) const {
-    for (int i = 0; i < kJoints; ++i) {
-      o[2 * i] = std::sin(d->qpos[qpos_[i]]);
-      o[2 * i + 1] = std::cos(d->qpos[qpos_[i]]);
-    }
-  }
-  // arm_vel: the joint velocities.
-  void PutVel(const mjData* d, double* o) const {
-    for (int i = 0; i < kJoints; ++i) o[i] = d->qvel[dof_[i]];
-  }
+  // The observations both tasks begin with, into o[0..3]: arm_pos ((sin, cos) of each joint angle, (8, 2)),
+  // arm_vel (joint velocities), touch (log1p of the touch sensors), hand_pos (the hand's 2-D pose).
+  void PutObs(const mjData* d, double* const o[4]) const;
 
  private:
   static constexpr int kFinger = 4, kThumb = 6;
-  int qpos_[kJoints], dof_[kJoints];
+  int qpos_[kJoints], dof_[kJoints], touch_[kTouchSensors], hand_;
   double lo_[kJoints], hi_[kJoints];
 };
 
@@ -68,6 +70,16 @@ inline double* Put2dPose(const mjData* d, int body, double* o, bool orientation 
     *o++ = d->xquat[4 * body + 2];
   }
   return o;
+}
+
+inline void PlanarArm::PutObs(const mjData* d, double* const o[4]) const {
+  for (int i = 0; i < kJoints; ++i) {
+    o[0][2 * i] = std::sin(d->qpos[qpos_[i]]);
+    o[0][2 * i + 1] = std::cos(d->qpos[qpos_[i]]);
+    o[1][i] = d->qvel[dof_[i]];
+  }
+  for (int i = 0; i < kTouchSensors; ++i) o[2][i] = std::log1p(d->sensordata[touch_[i]]);
+  Put2dPose(d, hand_, o[3]);
 }
 
 // Euclidean distance between two sites (dm_control's site_distance).

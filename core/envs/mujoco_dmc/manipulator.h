@@ -30,7 +30,7 @@ class ManipulatorEnv : public DmcTask<ManipulatorEnv> {
   static std::vector<ObsDef> Observations(const Config&, const mjModel*) {
     return {{"arm_pos", {PlanarArm::kJoints, 2}},
             {"arm_vel", {PlanarArm::kJoints}},
-            {"touch", {kTouchSensors}},
+            {"touch", {PlanarArm::kTouchSensors}},
             {"hand_pos", {4}},
             {"object_pos", {4}},
             {"object_vel", {3}},
@@ -41,14 +41,10 @@ class ManipulatorEnv : public DmcTask<ManipulatorEnv> {
       : DmcTask(c, env_id, seed, true),  // own model: the target's pose changes per episode
         v_(c),
         arm_(m_),
-        hand_(BodyId("hand")),
         object_(BodyId(v_.object)),
         target_(BodyId(v_.target)),
         receptacle_(v_.insert ? BodyId(v_.receptacle) : -1),
         grasp_site_(SiteId("grasp")) {
-    static const char* const kTouch[kTouchSensors] = {"palm_touch", "finger_touch", "thumb_touch", "fingertip_touch",
-                                                      "thumbtip_touch"};
-    for (int i = 0; i < kTouchSensors; ++i) touch_[i] = static_cast<int>(m_->sensor_adr[SensorId(kTouch[i])]);
     // the object's slide x, slide z and hinge y joints, in dm_control's order ('xzy')
     const std::string obj = v_.object;
     for (int i = 0; i < 3; ++i) {
@@ -93,11 +89,8 @@ class ManipulatorEnv : public DmcTask<ManipulatorEnv> {
   }
 
   void WriteObservation(Output& out) override {
-    arm_.PutPos(d_, out.Obs<double>(0));
-    arm_.PutVel(d_, out.Obs<double>(1));
-    double* touch = out.Obs<double>(2);
-    for (int i = 0; i < kTouchSensors; ++i) touch[i] = std::log1p(d_->sensordata[touch_[i]]);
-    Put2dPose(d_, hand_, out.Obs<double>(3));
+    double* const arm[4] = {Obs(out, 0), Obs(out, 1), Obs(out, 2), Obs(out, 3)};
+    arm_.PutObs(d_, arm);
     Put2dPose(d_, object_, out.Obs<double>(4));
     double* vel = out.Obs<double>(5);
     for (int i = 0; i < 3; ++i) vel[i] = d_->qvel[object_dof_[i]];
@@ -113,7 +106,6 @@ class ManipulatorEnv : public DmcTask<ManipulatorEnv> {
   }
 
  private:
-  static constexpr int kTouchSensors = 5;
   static constexpr double kClose = .01;  // metres: closer than this is "close"
   static constexpr double kPInHand = .1, kPInTarget = .1;
 
@@ -177,8 +169,7 @@ class ManipulatorEnv : public DmcTask<ManipulatorEnv> {
 
   Variant v_;
   PlanarArm arm_;
-  int hand_, object_, target_, receptacle_, grasp_site_;
-  int touch_[kTouchSensors];
+  int object_, target_, receptacle_, grasp_site_;
   int object_qpos_[3], object_dof_[3];
   std::vector<int> peg_sites_, ball_sites_;
 };

@@ -27,11 +27,11 @@ class StackerEnv : public DmcTask<StackerEnv> {
   static std::vector<ConfigKey> ConfigKeys() {
     return DomainKeys("dm_control:suite.stacker.make_model(n_boxes=2)", 10, Tasks());
   }
-  static std::vector<ObsDef> Observations(const Config& c, const mjModel* m) {
+  static std::vector<ObsDef> Observations(const Config& c, const mjModel*) {
     const int n = NumBoxes(c);
     return {{"arm_pos", {PlanarArm::kJoints, 2}},
             {"arm_vel", {PlanarArm::kJoints}},
-            {"touch", {static_cast<int>(m->nsensordata)}},
+            {"touch", {PlanarArm::kTouchSensors}},
             {"hand_pos", {4}},
             {"box_pos", {n, 4}},
             {"box_vel", {3 * n}},
@@ -42,7 +42,6 @@ class StackerEnv : public DmcTask<StackerEnv> {
       : DmcTask(c, env_id, seed, true),  // own model: the target's position changes per episode
         n_boxes_(NumBoxes(c)),
         arm_(m_),
-        hand_(BodyId("hand")),
         target_(BodyId("target")),
         target_site_(SiteId("target")),
         grasp_site_(SiteId("grasp")),
@@ -91,11 +90,8 @@ class StackerEnv : public DmcTask<StackerEnv> {
   }
 
   void WriteObservation(Output& out) override {
-    arm_.PutPos(d_, out.Obs<double>(0));
-    arm_.PutVel(d_, out.Obs<double>(1));
-    double* touch = out.Obs<double>(2);
-    for (int i = 0; i < m_->nsensordata; ++i) touch[i] = std::log1p(d_->sensordata[i]);
-    Put2dPose(d_, hand_, out.Obs<double>(3));
+    double* const arm[4] = {Obs(out, 0), Obs(out, 1), Obs(out, 2), Obs(out, 3)};
+    arm_.PutObs(d_, arm);  // dm_control's touch: log1p of all sensordata, i.e. the five touch sensors
     double* pos = out.Obs<double>(4);
     for (int b : boxes_) pos = Put2dPose(d_, b, pos);
     double* vel = out.Obs<double>(5);
@@ -119,7 +115,7 @@ class StackerEnv : public DmcTask<StackerEnv> {
 
   int n_boxes_;
   PlanarArm arm_;
-  int hand_, target_, target_site_, grasp_site_;
+  int target_, target_site_, grasp_site_;
   double box_size_;
   std::vector<int> boxes_, box_sites_, box_qpos_, box_dof_;
 };
