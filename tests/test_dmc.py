@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -119,7 +121,7 @@ def test_envpool_names_config_and_spec(task_id):
 
 def _rollout(task_id: str, env_type: str, steps: int = 5) -> list[dict[str, np.ndarray]]:
     """Observations (dicts of batched arrays) of 2 envs through a front-end, same seed and actions each time."""
-    env = pp.make(task_id, env_type=env_type, num_envs=2, seed=7)
+    env: Any = pp.make(task_id, env_type=env_type, num_envs=2, seed=7)  # the front-end's type depends on env_type
     actions = ref.random_actions(pp.make_spec(task_id).action_spec(), steps, seed=1)
     batch = np.stack([actions, actions], axis=1)
 

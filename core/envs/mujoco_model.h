@@ -37,12 +37,13 @@ inline void IgnoreWarning(const char*) {}
 
 // Load (and compile) a model file once per process; later calls with the same unchanged file (same path, mtime and
 // size) share the compiled model, which MuJoCo never writes while simulating. Thread-safe. Throws
-// std::invalid_argument with MuJoCo's message; `keys` names the config keys that chose the file, for that message.
-inline ModelPtr LoadModelFile(const std::string& path, const std::string& keys) {
+// std::invalid_argument with MuJoCo's message; `chosen_by` says which config keys chose the file (for that message,
+// e.g. "config key 'xml_file' selects it").
+inline ModelPtr LoadModelFile(const std::string& path, const std::string& chosen_by) {
   CheckLibraryVersion();
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
-    throw std::invalid_argument("MuJoCo model file '" + path + "' does not exist (config " + keys + " selects it)");
+    throw std::invalid_argument("MuJoCo model file '" + path + "' does not exist (" + chosen_by + ")");
   }
   using Key = std::tuple<std::string, int64_t, int64_t>;
   const Key key{path, static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,

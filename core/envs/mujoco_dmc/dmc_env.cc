@@ -108,7 +108,7 @@ ModelPtr LoadModel(const Config& c) {
                                 ") names a dm_control model builder that was not run; create envs through "
                                 "parallel_pool.make()");
   }
-  ModelPtr m = pp::mujoco::LoadModelFile(path, "key 'xml_file'");
+  ModelPtr m = pp::mujoco::LoadModelFile(path, "config key 'xml_file' selects it");
   if (m->nplugin > 0) {
     throw std::invalid_argument("config key 'xml_file': models with plugins are not supported (" + path + ")");
   }

@@ -1,43 +1,11 @@
 // Shared code of the MuJoCo (gymnasium suite) family; see mujoco_env.h.
 #include "core/envs/mujoco_gym/mujoco_env.h"
 
-#include <sys/stat.h>
-
 #include <cstdlib>
-#include <map>
-#include <mutex>
-#include <tuple>
+
+#include "core/envs/mujoco_model.h"
 
 namespace pp::mujoco_gym {
-
-namespace {
-
-struct CacheKey {
-  std::string path;
-  int64_t mtime_ns, size;
-  bool operator<(const CacheKey& o) const {
-    return std::tie(path, mtime_ns, size) < std::tie(o.path, o.mtime_ns, o.size);
-  }
-};
-
-void CheckLibraryVersion() {
-  static const bool ok = [] {
-    if (mj_version() != mjVERSION_HEADER) {
-      throw std::runtime_error("libmujoco version " + std::to_string(mj_version()) +
-                               " does not match the headers this extension was built with (" +
-                               std::to_string(mjVERSION_HEADER) +
-                               "); reinstall parallel-pool against the pinned mujoco");
-    }
-    return true;
-  }();
-  (void)ok;
-}
-
-// Compiler warnings (e.g. gymnasium's half_cheetah.xml uses the deprecated `settotalmass`) are about the asset,
-// not actionable by users: keep them out of stdout and out of a MUJOCO_LOG.TXT in the working directory.
-void IgnoreWarning(const char*) {}
-
-}  // namespace
 
 std::string ModelPath(const Config& c) {
   const std::string xml = c.Get<std::string>("xml_file");
@@ -57,29 +25,7 @@ std::string ModelPath(const Config& c) {
 }
 
 ModelPtr LoadModel(const std::string& path) {
-  CheckLibraryVersion();
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    throw std::invalid_argument("MuJoCo model file '" + path +
-                                "' does not exist (config keys 'base_path' and 'xml_file' select it)");
-  }
-  CacheKey key{path, static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
-               static_cast<int64_t>(st.st_size)};
-  // Never destroyed: envs may outlive static destruction order at interpreter exit.
-  static auto* mu = new std::mutex;
-  static auto* cache = new std::map<CacheKey, ModelPtr>;
-  std::lock_guard<std::mutex> lk(*mu);  // also serialises the XML compiler
-  auto it = cache->find(key);
-  if (it != cache->end()) return it->second;
-  char err[1024] = {0};
-  void (*saved)(const char*) = mju_user_warning;
-  mju_user_warning = IgnoreWarning;
-  mjModel* m = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
-  mju_user_warning = saved;
-  if (m == nullptr) throw std::invalid_argument("MuJoCo could not load '" + path + "': " + err);
-  ModelPtr p(m, [](const mjModel* x) { mj_deleteModel(const_cast<mjModel*>(x)); });
-  (*cache)[key] = p;
-  return p;
+  return pp::mujoco::LoadModelFile(path, "config keys 'base_path' and 'xml_file' select it");
 }
 
 std::vector<ConfigKey> TaskKeys(int version, const char* xml_file, int frame_skip, int max_episode_steps,
