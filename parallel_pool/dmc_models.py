@@ -81,8 +81,14 @@ def _build(func: str, kwargs: dict[str, Any]) -> tuple[str | bytes, dict[str, st
         builder = getattr(module, name)
     except (ImportError, AttributeError) as e:
         raise ValueError(f"dm_control has no model builder {func!r} ({e})") from None
+    if isinstance(kwargs.get("random"), int):  # a builder drawing from a RandomState (lqr's) gets one seeded so
+        import numpy as np
+
+        kwargs = {**kwargs, "random": np.random.RandomState(kwargs["random"])}
     result = builder(**kwargs)
-    xml, assets = result if isinstance(result, tuple) else (result, {})
+    if not isinstance(result, tuple):  # a builder returning the XML alone (quadruped's make_model): the suite's
+        result = (result, importlib.import_module("dm_control.suite.common").ASSETS)  # own includes complete it
+    xml, assets = result
     return xml, dict(assets)
 
 
