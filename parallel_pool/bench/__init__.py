@@ -39,6 +39,7 @@ CASES = {
     "mujoco": "parallel_pool.bench.suites.mujoco",
     "xla": "parallel_pool.bench.suites.xla",
     "adapters": "parallel_pool.bench.suites.adapters",
+    "contention": "parallel_pool.bench.suites.contention",
 }
 
 FULL_TIMING = {"warmup": 0.5, "duration": 1.0, "repeats": 5, "action_batches": 64}

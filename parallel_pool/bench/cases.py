@@ -53,6 +53,9 @@ TASKS: dict[str, Task] = {
         "wrapper; EnvPool and ale_py press FIRE after reset)",
     ),
     "Ant-v5": Task("Ant-v5", "Ant-v5", num_envs=(1, 8, 64), single_core_envs=64, max_process_envs=64),
+    "HalfCheetah-v5": Task(
+        "HalfCheetah-v5", "HalfCheetah-v5", num_envs=(1, 8, 64), single_core_envs=64, max_process_envs=64
+    ),
     "Dummy-v0": Task(
         "Dummy-v0",
         None,
@@ -98,7 +101,7 @@ def runners_for(task: Task, ours: set[str], theirs: set[str]) -> list[str]:
     if task.id in theirs:
         out.append("envpool")
     if task.gym_id is not None:
-        needs = {"ALE/": "ale_py", "Ant": "mujoco"}
+        needs = {"ALE/": "ale_py", "Ant": "mujoco", "HalfCheetah": "mujoco"}
         dep = next((m for prefix, m in needs.items() if task.gym_id.startswith(prefix)), None)
         if dep is None or _has(dep):
             if task.gym_id.startswith("ALE/") and _has("ale_py.vector_env"):
