@@ -43,3 +43,60 @@ def test_physical_limit_is_cores_times_the_best_rate():
 def test_unknown_config_key_is_named():
     with pytest.raises(Exception, match="no_such_key"):
         _loop("Dummy-v0", no_such_key=1)
+
+
+# ---- the stages of a full run: limit, loaded, memory, and the summary table built from them -------------------
+def test_contention_quick_runs_both_engines_under_a_spinner(capsys):
+    pytest.importorskip("envpool")
+    from parallel_pool.bench import main as bench_main
+
+    assert (
+        bench_main(
+            [
+                "--case",
+                "contention",
+                "--tasks",
+                "CartPole-v1",
+                "--loads",
+                "spin1",
+                "--seconds",
+                "0.05",
+                "--repeats",
+                "1",
+                "--num-envs",
+                "4",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "| CartPole-v1 |" in out and "spin1" in out
+
+
+def test_unknown_load_is_named():
+    from parallel_pool.bench.suites.contention import load_commands
+
+    with pytest.raises(ValueError, match="'spinx'"):
+        load_commands("spinx", 2)
+    assert len(load_commands("spin3", 2)) == 3 and load_commands("quiet", 2) == []
+
+
+def test_summary_uses_the_bare_rate_as_the_limit(tmp_path):
+    from parallel_pool.bench import run
+
+    res = run(str(tmp_path), quick=True, tasks=["Dummy-v0"], progress=False, memory_num_envs=8)
+    lim = res["limits"]["Dummy-v0"]
+    bare = res["bare"]["Dummy-v0"]["single_thread"]
+    assert lim["single_core_steps_per_s"] == bare and lim["limit_steps_per_s"] == pytest.approx(bare * lim["cores"])
+    sync = max(
+        (c for c in res["cases"] if c["runner"] == "parallel_pool" and c["mode"] == "sync" and "main" in c["purpose"]),
+        key=lambda c: c["num_envs"],
+    )
+    assert sync["vs_limit"] == pytest.approx(sync["steps_per_s"] / lim["limit_steps_per_s"])
+    mem = [r for r in res["memory"] if r["task"] == "Dummy-v0"]
+    assert [r["runner"] for r in mem] == ["parallel_pool"] and mem[0]["num_envs"] == 8 and mem[0]["mem_per_env_bytes"]
+    md = open(res["files"]["markdown"]).read()
+    row = next(ln for ln in md.splitlines() if ln.startswith("| Dummy-v0 | testing |"))
+    assert f"{100 * sync['vs_limit']:.0f}%" in row
+    with open(res["files"]["limit_plot"], "rb") as f:
+        assert f.read(4) == b"\x89PNG"

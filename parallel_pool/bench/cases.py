@@ -56,6 +56,10 @@ TASKS: dict[str, Task] = {
     "HalfCheetah-v5": Task(
         "HalfCheetah-v5", "HalfCheetah-v5", num_envs=(1, 8, 64), single_core_envs=64, max_process_envs=64
     ),
+    "FrozenLake-v1": Task("FrozenLake-v1", "FrozenLake-v1"),
+    # picked up once their families are built (DMC through EnvPool's id, ViZDoom's basic scenario)
+    "CheetahRun-v1": Task("CheetahRun-v1", None, num_envs=(1, 8, 64), single_core_envs=64),
+    "Basic-v1": Task("Basic-v1", None, num_envs=(1, 8, 64), single_core_envs=32),
     "Dummy-v0": Task(
         "Dummy-v0",
         None,
@@ -63,7 +67,16 @@ TASKS: dict[str, Task] = {
         note="the testing env with step_cost_us=0: pure engine overhead (gymnasium and EnvPool 1.2.5 have no such env)",
     ),
 }
-DEFAULT_TASKS = ("CartPole-v1", "Pong-v5", "Ant-v5", "Dummy-v0")
+DEFAULT_TASKS = (
+    "CartPole-v1",
+    "FrozenLake-v1",
+    "Pong-v5",
+    "Ant-v5",
+    "HalfCheetah-v5",
+    "CheetahRun-v1",
+    "Basic-v1",
+    "Dummy-v0",
+)
 QUICK_TASKS = ("CartPole-v1", "Dummy-v0")
 
 
