@@ -100,3 +100,21 @@ def test_summary_uses_the_bare_rate_as_the_limit(tmp_path):
     assert f"{100 * sync['vs_limit']:.0f}%" in row
     with open(res["files"]["limit_plot"], "rb") as f:
         assert f.read(4) == b"\x89PNG"
+
+
+def test_per_call_line_is_the_ratio_of_the_two_medians():
+    from parallel_pool.bench.summary import per_call_markdown
+
+    def case(runner, us):
+        return {
+            "task": "CartPole-v1",
+            "runner": runner,
+            "mode": "sync",
+            "num_envs": 1,
+            "purpose": ["main"],
+            "latency_median_us": us,
+        }
+
+    res = {"cases": [case("parallel_pool", 3.0), case("for_loop", 12.0)]}
+    assert "0.25× one plain gymnasium" in per_call_markdown(res)[0]
+    assert per_call_markdown({"cases": [case("parallel_pool", 3.0)]}) == []

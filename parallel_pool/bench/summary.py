@@ -158,7 +158,38 @@ def summary_markdown(results: dict) -> list[str]:
             + f" | {_loaded_cell(results, task)} | {_memory_cell(results, task)} |"
         )
     lines.append("")
-    return lines
+    return lines + per_call_markdown(results)
+
+
+def per_call_markdown(results: dict) -> list[str]:
+    """1-env CartPole: one gymnasium front-end step as a fraction of one plain gymnasium env step (the for-loop
+    runner at 1 env), both medians of the same run."""
+
+    def one(runner: str) -> dict | None:
+        return next(
+            (
+                c
+                for c in results["cases"]
+                if c["task"] == "CartPole-v1"
+                and c["runner"] == runner
+                and c["mode"] == "sync"
+                and c["num_envs"] == 1
+                and "main" in c["purpose"]
+                and "error" not in c
+            ),
+            None,
+        )
+
+    ours, plain = one("parallel_pool"), one("for_loop")
+    if ours is None or plain is None:
+        return []
+    r = ours["latency_median_us"] / plain["latency_median_us"]
+    return [
+        f"**Per call**: a 1-env CartPole-v1 `step()` through the gymnasium front-end takes "
+        f"{ours['latency_median_us']:.2f} µs (median), {r:.2f}× one plain gymnasium CartPole-v1 step "
+        f"({plain['latency_median_us']:.2f} µs, `gymnasium.make` with its wrappers, reset when done; goal ≤ 0.15×).",
+        "",
+    ]
 
 
 def family(task: str) -> str:
