@@ -4,45 +4,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#ifdef __linux__
-#include <sys/resource.h>
-#endif
 #include <string>
 
+#include "core/pool/item_clock.h"
 #include "core/pool/pool.h"
 
 namespace pp {
 
 namespace {
 constexpr int64_t kAlwaysTimeNs = 100000;  // items costlier than this are timed every time
-
-int64_t WallNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// A costly item's clock readings: wall time, and (Linux) this thread's CPU time and involuntary context switches.
-struct Stamp {
-  int64_t wall = 0, cpu = 0, preempted = 0;
-  static Stamp Now() {
-    Stamp s;
-    s.wall = WallNs();
-#ifdef RUSAGE_THREAD
-    rusage ru;
-    if (getrusage(RUSAGE_THREAD, &ru) == 0) {
-      s.cpu = (int64_t{ru.ru_utime.tv_sec} + ru.ru_stime.tv_sec) * 1000000000 +
-              (int64_t{ru.ru_utime.tv_usec} + ru.ru_stime.tv_usec) * 1000;
-      s.preempted = ru.ru_nivcsw;
-      return s;
-    }
-#endif
-    s.cpu = s.wall;
-    return s;
-  }
-  // The item's cost: its wall time (which includes the time an env blocks, e.g. on a game process), or its CPU
-  // time when another process preempted this thread meanwhile -- then the wall time mostly measures that process.
-  int64_t CostSince(const Stamp& t0) const { return preempted != t0.preempted ? cpu - t0.cpu : wall - t0.wall; }
-};
 }  // namespace
 
 uint8_t* Pool::Rows::At(const Layout& L, const Slot& s, int idx) const {
@@ -191,12 +161,12 @@ void Pool::Execute(const WorkItem& it) {
   // time every item of expensive envs, one in 16 of cheap ones. On a loaded machine a step's wall time includes
   // the time its thread was preempted, and one such sample made the estimate jump past kHelpMaxNs: the caller
   // stopped helping and the pool lost a runnable thread just when it was short of CPU. So expensive items are
-  // timed in CPU time when the thread was preempted (see Stamp); cheap ones by the wall clock only (reading the
+  // timed in CPU time when the thread was preempted (see ItemClock); cheap ones by the wall clock only (reading the
   // thread's usage is a ~1 us syscall, noise for a costly item but not for a 100 ns one).
   static thread_local uint32_t sample = 0;
   const bool costly = item_cost_ns_.load(std::memory_order_relaxed) > kAlwaysTimeNs;
   const bool timed = costly || ((++sample) & 15) == 0;
-  const Stamp t0 = !timed ? Stamp{} : costly ? Stamp::Now() : Stamp{WallNs(), 0, 0};
+  const ItemClock t0 = !timed ? ItemClock{} : costly ? ItemClock::Now() : ItemClock{WallNs(), 0, 0};
 
   Slot& s = slots_[it.env_id];
   const Rows rows = RowsFor(it, s);
@@ -209,7 +179,7 @@ void Pool::Execute(const WorkItem& it) {
     std::lock_guard<std::mutex> lk(b->err_mu);
     b->errors.emplace_back(it.env_id, std::move(error));
   }
-  if (timed) UpdateCost(costly ? Stamp::Now().CostSince(t0) : WallNs() - t0.wall);
+  if (timed) UpdateCost(costly ? ItemClock::Now().CostSince(t0) : WallNs() - t0.wall);
   MarkDone(b);
 }
 
