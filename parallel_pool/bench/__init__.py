@@ -196,7 +196,7 @@ def _extra_stages(results, plan, quick, timing, timeout, limit, loaded, loads, m
     compared = [t for t in plan.tasks if TASKS[t].id in theirs]
     if loaded if loaded is not None else not quick:
         say(f"under load: {', '.join(compared) or 'no task EnvPool has'}")
-        shapes = loads or list(contention.LOADS)
+        shapes = loads or contention.default_loads()
         seconds, repeats = (0.1, 1) if quick else (float(timing["duration"]), 3)
         results["loaded"] = summary.measure_loaded(compared, shapes, repeats, seconds, plan.cores)
     if memory if memory is not None else True:

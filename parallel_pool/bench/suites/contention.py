@@ -48,6 +48,13 @@ while True:
 """
 
 
+def default_loads() -> list[str]:
+    """Every load shape; "torch" only where torch is installed."""
+    import importlib.util
+
+    return [x for x in LOADS if x != "torch" or importlib.util.find_spec("torch") is not None]
+
+
 def load_commands(load: str, cores: int) -> list[list[str]]:
     """The processes of a load shape (empty for "quiet")."""
     if load == "quiet":
@@ -68,8 +75,9 @@ def running(load: str, cores: int) -> Iterator[None]:
     ]
     try:
         for p, cmd in zip(procs, load_commands(load, cores)):
-            if "torch" in cmd[-1] and p.stdout is not None:
-                p.stdout.readline()  # "ready": torch imported and the model built
+            # torch's load says "ready" once torch is imported and the model built
+            if "torch" in cmd[-1] and p.stdout is not None and p.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"the {load!r} load did not start (is torch installed?)")
         time.sleep(0.2)  # let the spinners reach their steady state
         yield
     finally:
@@ -172,13 +180,13 @@ def markdown(rows: list) -> list[str]:
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tasks", default=",".join(TASKS))
-    ap.add_argument("--loads", default=",".join(LOADS))
+    ap.add_argument("--loads", default=None, help=f"comma-separated, from {','.join(LOADS)} (default: all)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=1.0, help="seconds per measurement")
     ap.add_argument("--num-envs", type=int, default=None, help="envs in flight (default 4 x cores, >= 16)")
     ap.add_argument("--quick", action="store_true", help="Ant-v5, quiet and spin1, 0.1 s, 1 repeat (smoke run)")
     a = ap.parse_args(argv)
-    tasks, loads = a.tasks.split(","), a.loads.split(",")
+    tasks, loads = a.tasks.split(","), a.loads.split(",") if a.loads else default_loads()
     if a.quick:
         tasks, loads, a.repeats, a.seconds = ["Ant-v5"], ["quiet", "spin1"], 1, 0.1
     for load in loads:
