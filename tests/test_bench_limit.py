@@ -23,9 +23,18 @@ def test_episodes_end_by_termination_and_by_max_episode_steps():
 
 
 def test_rate_is_bounded_by_the_env_cost():
-    # a Dummy env busy-waits 2 ms per step: no honest loop makes more than 500 steps/s
-    rate = bare_rate("Dummy-v0", seconds=0.05, step_cost_us=2000.0)
-    assert 0 < rate <= 500
+    # a Dummy env busy-waits 2 ms (of wall time) per step: no honest loop makes more than 500 steps per wall second
+    r = _loop("Dummy-v0", seconds=0.05, step_cost_us=2000.0)
+    assert 0 < r["steps"] / r["seconds"] <= 500
+    # the loop's CPU time is this thread's: it spins, so it is most of the wall time, never more (+ clock grain)
+    assert 0 < r["cpu_seconds"] <= r["seconds"] + 0.01
+
+
+def test_rate_is_per_cpu_second():
+    # the env spins 500 us of wall time per step, so a step costs at most 500 us of CPU time (less when the thread
+    # is preempted meanwhile): at least ~2000 steps per CPU-second however loaded the machine is
+    rate = bare_rate("Dummy-v0", seconds=0.1, step_cost_us=500.0)
+    assert rate >= 1800
 
 
 def test_cartpole_loop_runs_random_episodes():

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/pool/env.h"
+#include "core/pool/item_clock.h"
 #include "core/pool/layout.h"
 #include "core/pool/registry.h"
 #include "core/pool/spec.h"
@@ -19,9 +20,10 @@
 namespace pp {
 
 struct BareResult {
-  int64_t steps = 0;   // env steps taken (resets not counted)
-  int64_t resets = 0;  // episodes started
-  double seconds = 0;  // wall time of the loop, resets included
+  int64_t steps = 0;       // env steps taken (resets not counted)
+  int64_t resets = 0;      // episodes started
+  double seconds = 0;      // wall time of the loop, resets included
+  double cpu_seconds = 0;  // this thread's CPU time in the loop (its wall time where there is no thread clock)
 };
 
 namespace bare {
@@ -102,6 +104,7 @@ inline BareResult BareStepLoop(const EnvType& type, const Config& config, double
   };
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
+  const int64_t cpu0 = ItemClock::Now().cpu;
   const auto deadline = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   reset();
   while (res.steps < min_steps || Clock::now() < deadline) {
@@ -113,6 +116,7 @@ inline BareResult BareStepLoop(const EnvType& type, const Config& config, double
     }
   }
   res.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  res.cpu_seconds = static_cast<double>(ItemClock::Now().cpu - cpu0) * 1e-9;
   return res;
 }
 

@@ -508,6 +508,7 @@ PYBIND11_MODULE(_core, m) {
         out["steps"] = r.steps;
         out["resets"] = r.resets;
         out["seconds"] = r.seconds;
+        out["cpu_seconds"] = r.cpu_seconds;
         return out;
       },
       py::arg("env_type"), py::arg("config"), py::arg("seconds"), py::arg("min_steps") = 1);

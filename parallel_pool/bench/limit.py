@@ -17,7 +17,9 @@ from parallel_pool.bench.cases import available_cores
 
 
 def bare_rate(task: str, seconds: float = 1.0, pin: bool = True, **config) -> float:
-    """Env steps per second of one env of `task` in a tight C++ loop on this thread (pinned to one CPU if `pin`)."""
+    """Env steps per CPU-second of one env of `task` in a tight C++ loop on this thread (pinned to one CPU if
+    `pin`). Per CPU-second, not per wall second: what one core does when it runs the env, even where other load
+    takes the core part of the time (the rate per wall second would measure that load)."""
     import parallel_pool
     from parallel_pool import _core
 
@@ -30,12 +32,12 @@ def bare_rate(task: str, seconds: float = 1.0, pin: bool = True, **config) -> fl
     finally:
         if before is not None:
             os.sched_setaffinity(0, before)
-    return res["steps"] / res["seconds"]
+    return res["steps"] / (res["cpu_seconds"] if res["cpu_seconds"] > 0 else res["seconds"])
 
 
 def physical_limit(task: str, seconds: float = 1.0, repeats: int = 3, cores: int | None = None) -> dict:
-    """{"single_thread": best bare rate over `repeats`, "cores": n, "limit": n x that} (best: other load only
-    ever slows a loop down)."""
+    """{"single_thread": best bare rate over `repeats`, "cores": n, "limit": n x that} (best: caches and
+    frequency only ever slow a loop down)."""
     rate = max(bare_rate(task, seconds) for _ in range(repeats))
     n = cores or available_cores()
     return {"single_thread": rate, "cores": n, "limit": n * rate}
