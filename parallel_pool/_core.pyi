@@ -29,6 +29,13 @@ def tasks() -> dict[str, tuple[str, dict[str, ConfigValue]]]: ...
 # each array dict has name, dtype, shape, low, high, per_player.
 def spec(env_type: str, config: dict[str, ConfigValue]) -> dict[str, Any]: ...
 
+# The physical-limit benchmark: one env of `env_type` stepped in a tight C++ loop on this thread for `seconds`
+# (at least `min_steps` steps): {"steps": int, "resets": int, "seconds": float, "cpu_seconds": float} (wall and
+# this thread's CPU time of the loop). See parallel_pool.bench.limit.
+def bare_step_loop(
+    env_type: str, config: dict[str, ConfigValue], seconds: float, min_steps: int = 1
+) -> dict[str, Any]: ...
+
 class Pool:
     """A pool of C++ envs on worker threads. Sync when batch_size == num_envs, async otherwise.
 

@@ -61,6 +61,7 @@ class Schema:
             for p in ("", "final:")
             if all(p + "info:" + k in self.index for k in self.info_keys)
         }
+        self.info_at: tuple[tuple[str, int], ...] = self._info_at[""]  # (key, index) of the env's own info arrays
 
     def obs_name(self, key: str) -> str:
         """The engine's name of observation key `key`."""

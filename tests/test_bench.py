@@ -232,7 +232,7 @@ def test_case_choices_and_help(capsys):
     from parallel_pool.bench import CASES
     from parallel_pool.bench import main as bench_main
 
-    assert set(CASES) == {"throughput", "atari", "mujoco", "xla", "adapters", "vizdoom", "dmc"}
+    assert set(CASES) == {"throughput", "atari", "mujoco", "xla", "adapters", "vizdoom", "dmc", "contention"}
     with pytest.raises(SystemExit):
         bench_main(["--help"])
     out = capsys.readouterr().out

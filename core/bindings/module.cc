@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/bench/bare_loop.h"
 #include "core/pool/handle.h"
 #include "core/pool/pool.h"
 #include "core/pool/registry.h"
@@ -494,6 +495,23 @@ PYBIND11_MODULE(_core, m) {
     const EnvType& t = FindType(type);
     return SpecToDict(t.make_spec(MakeConfig(t, config)));
   });
+
+  // The physical-limit benchmark: one env stepped in a tight C++ loop on this thread (core/bench/bare_loop.h).
+  m.def(
+      "bare_step_loop",
+      [](const std::string& type, const py::dict& config, double seconds, int64_t min_steps) {
+        const EnvType& t = FindType(type);
+        const Config c = MakeConfig(t, config);
+        BareResult r;
+        WithoutGil([&](PyThreadState*&) { r = BareStepLoop(t, c, seconds, min_steps); });
+        py::dict out;
+        out["steps"] = r.steps;
+        out["resets"] = r.resets;
+        out["seconds"] = r.seconds;
+        out["cpu_seconds"] = r.cpu_seconds;
+        return out;
+      },
+      py::arg("env_type"), py::arg("config"), py::arg("seconds"), py::arg("min_steps") = 1);
 
   py::class_<PyPool>(m, "Pool")
       .def(py::init<const std::string&, const py::dict&>(), py::arg("env_type"), py::arg("config"))

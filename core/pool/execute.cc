@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/pool/item_clock.h"
 #include "core/pool/pool.h"
 
 namespace pp {
@@ -157,10 +158,15 @@ void Pool::MarkDone(Batch* b) {
 }
 
 void Pool::Execute(const WorkItem& it) {
-  // time every item of expensive envs (the clock is noise there), one in 16 of cheap ones
+  // time every item of expensive envs, one in 16 of cheap ones. On a loaded machine a step's wall time includes
+  // the time its thread was preempted, and one such sample made the estimate jump past kHelpMaxNs: the caller
+  // stopped helping and the pool lost a runnable thread just when it was short of CPU. So expensive items are
+  // timed in CPU time when the thread was preempted (see ItemClock); cheap ones by the wall clock only (reading the
+  // thread's usage is a ~1 us syscall, noise for a costly item but not for a 100 ns one).
   static thread_local uint32_t sample = 0;
-  const bool timed = item_cost_ns_.load(std::memory_order_relaxed) > kAlwaysTimeNs || ((++sample) & 15) == 0;
-  const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  const bool costly = item_cost_ns_.load(std::memory_order_relaxed) > kAlwaysTimeNs;
+  const bool timed = costly || ((++sample) & 15) == 0;
+  const ItemClock t0 = !timed ? ItemClock{} : costly ? ItemClock::Now() : ItemClock{WallNs(), 0, 0};
 
   Slot& s = slots_[it.env_id];
   const Rows rows = RowsFor(it, s);
@@ -173,9 +179,7 @@ void Pool::Execute(const WorkItem& it) {
     std::lock_guard<std::mutex> lk(b->err_mu);
     b->errors.emplace_back(it.env_id, std::move(error));
   }
-  if (timed) {
-    UpdateCost(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
-  }
+  if (timed) UpdateCost(costly ? ItemClock::Now().CostSince(t0) : WallNs() - t0.wall);
   MarkDone(b);
 }
 

@@ -42,6 +42,7 @@ CASES = {
     "adapters": "parallel_pool.bench.suites.adapters",
     "vizdoom": "parallel_pool.bench.suites.vizdoom",
     "dmc": "parallel_pool.bench.suites.dmc",
+    "contention": "parallel_pool.bench.suites.contention",
 }
 
 FULL_TIMING = {"warmup": 0.5, "duration": 1.0, "repeats": 5, "action_batches": 64}
@@ -105,8 +106,17 @@ def run(
     timing: dict | None = None,
     timeout: float | None = None,
     progress: bool = True,
+    limit: bool = True,
+    loaded: bool | None = None,
+    loads: list[str] | None = None,
+    memory: bool | None = None,
+    memory_num_envs: int | None = None,
 ) -> dict:
-    """Run the benchmark; write results.json, results.md and bench.png into out_dir (unless None); return results."""
+    """Run the benchmark; write results.json, results.md, bench.png and limit.png into out_dir (unless None); return
+    results. Besides the throughput cases: `limit` measures each task's bare single-thread rate (the physical limit),
+    `loaded` the async ratio to EnvPool under competing processes (`loads`: shapes of
+    parallel_pool.bench.suites.contention), `memory` RSS per env at `memory_num_envs` envs (default 1000). A full
+    run does all three; --quick only the limit and memory (at 16 envs)."""
     from parallel_pool.bench import report
     from parallel_pool.bench.measure import measure_case
 
@@ -162,12 +172,42 @@ def run(
             )
     if bar is not None:
         bar.close()
+    _extra_stages(results, plan, quick, timing, timeout, limit, loaded, loads, memory, memory_num_envs, progress)
     results["load_after"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     results["elapsed_s"] = time.time() - started
     report.annotate(results)
     if out_dir is not None:
         results["files"] = report.write(results, out_dir)
     return results
+
+
+def _extra_stages(results, plan, quick, timing, timeout, limit, loaded, loads, memory, memory_num_envs, progress):
+    """The physical limit, the loaded ratios and memory at 1K envs (see parallel_pool.bench.summary)."""
+    from parallel_pool.bench import summary
+    from parallel_pool.bench.cases import TASKS, envpool_tasks
+    from parallel_pool.bench.suites import contention
+
+    def say(what: str) -> None:
+        if progress:
+            print(f"bench: {what}", file=sys.stderr, flush=True)
+
+    if limit and plan.tasks:
+        say("physical limit (bare env loops)")
+        seconds, repeats = (0.05, 1) if quick else (1.0, 3)
+        results["bare"] = summary.measure_limits(plan.tasks, plan.cores, seconds, repeats)
+    theirs = envpool_tasks() if (loaded or memory or (not quick and loaded is None)) else set()
+    compared = [t for t in plan.tasks if TASKS[t].id in theirs]
+    if loaded if loaded is not None else not quick:
+        say(f"under load: {', '.join(compared) or 'no task EnvPool has'}")
+        shapes = loads or contention.default_loads()
+        seconds, repeats = (0.1, 1) if quick else (float(timing["duration"]), 3)
+        results["loaded"] = summary.measure_loaded(compared, shapes, repeats, seconds, plan.cores)
+    if memory if memory is not None else True:
+        n = memory_num_envs or (16 if quick else summary.MEMORY_ENVS)
+        say(f"memory at {n} envs")
+        results["memory_num_envs"] = n
+        engines = {t: ["parallel_pool"] + (["envpool"] if t in compared else []) for t in plan.tasks}
+        results["memory"] = summary.measure_memory(engines, n, plan.cores, timeout)
 
 
 def _ints(s: str) -> list[int]:
@@ -227,6 +267,18 @@ def _throughput_main(argv: list[str], prog: str) -> int:
     )
     iso.add_argument("--no-isolate", dest="isolate", action="store_false", help="all cases in this process")
     p.add_argument("--timeout", type=float, default=None, help="seconds per isolated case")
+    p.add_argument("--no-limit", action="store_true", help="skip the bare-env loops (the physical limit)")
+    p.add_argument(
+        "--loaded",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="measure async ParallelPool / EnvPool under competing load (default: on, off with --quick)",
+    )
+    p.add_argument(
+        "--loads", type=_names, default=None, help="load shapes for --loaded (default quiet,spin1,spin2,spin4,torch)"
+    )
+    p.add_argument("--memory", action=argparse.BooleanOptionalAction, default=None, help="RSS per env at 1K envs")
+    p.add_argument("--memory-envs", type=int, default=None, help="num_envs of the memory figure (default 1000)")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument(
         "--doc",
@@ -259,6 +311,11 @@ def _throughput_main(argv: list[str], prog: str) -> int:
         timing=timing,
         timeout=a.timeout,
         progress=not a.no_progress,
+        limit=not a.no_limit,
+        loaded=a.loaded,
+        loads=a.loads,
+        memory=a.memory,
+        memory_num_envs=a.memory_envs,
     )
     print(open(res["files"]["markdown"]).read())
     print(f"wrote {', '.join(res['files'].values())}")

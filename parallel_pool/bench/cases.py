@@ -53,6 +53,13 @@ TASKS: dict[str, Task] = {
         "wrapper; EnvPool and ale_py press FIRE after reset)",
     ),
     "Ant-v5": Task("Ant-v5", "Ant-v5", num_envs=(1, 8, 64), single_core_envs=64, max_process_envs=64),
+    "HalfCheetah-v5": Task(
+        "HalfCheetah-v5", "HalfCheetah-v5", num_envs=(1, 8, 64), single_core_envs=64, max_process_envs=64
+    ),
+    "FrozenLake-v1": Task("FrozenLake-v1", "FrozenLake-v1"),
+    # picked up once their families are built (DMC through EnvPool's id, ViZDoom's basic scenario)
+    "CheetahRun-v1": Task("CheetahRun-v1", None, num_envs=(1, 8, 64), single_core_envs=64),
+    "Basic-v1": Task("Basic-v1", None, num_envs=(1, 8, 64), single_core_envs=32),
     "Dummy-v0": Task(
         "Dummy-v0",
         None,
@@ -60,7 +67,16 @@ TASKS: dict[str, Task] = {
         note="the testing env with step_cost_us=0: pure engine overhead (gymnasium and EnvPool 1.2.5 have no such env)",
     ),
 }
-DEFAULT_TASKS = ("CartPole-v1", "Pong-v5", "Ant-v5", "Dummy-v0")
+DEFAULT_TASKS = (
+    "CartPole-v1",
+    "FrozenLake-v1",
+    "Pong-v5",
+    "Ant-v5",
+    "HalfCheetah-v5",
+    "CheetahRun-v1",
+    "Basic-v1",
+    "Dummy-v0",
+)
 QUICK_TASKS = ("CartPole-v1", "Dummy-v0")
 
 
@@ -98,7 +114,7 @@ def runners_for(task: Task, ours: set[str], theirs: set[str]) -> list[str]:
     if task.id in theirs:
         out.append("envpool")
     if task.gym_id is not None:
-        needs = {"ALE/": "ale_py", "Ant": "mujoco"}
+        needs = {"ALE/": "ale_py", "Ant": "mujoco", "HalfCheetah": "mujoco"}
         dep = next((m for prefix, m in needs.items() if task.gym_id.startswith(prefix)), None)
         if dep is None or _has(dep):
             if task.gym_id.startswith("ALE/") and _has("ale_py.vector_env"):

@@ -8,7 +8,9 @@ import os
 import platform
 from collections import defaultdict
 
+from parallel_pool.bench import summary
 from parallel_pool.bench.cases import POOL_RUNNERS, RUNNERS, TASKS
+from parallel_pool.bench.suites import contention
 
 # issue 2's targets for CartPole-v1: ParallelPool / EnvPool, same mode, at these num_envs
 TARGETS = {1: 3.0, 8: 1.5, 256: 1.2}
@@ -104,8 +106,12 @@ def annotate(results: dict) -> None:
     results["limits"] = {}
     for task in results["tasks"]:
         sc, who = single_core(results, task)
+        bare = results.get("bare", {}).get(task, {}).get("single_thread")
+        if bare:  # the bare env's C++ loop is the physical limit; the pool's one-thread cases only stand in for it
+            sc, who = bare, "the bare env stepped in a tight C++ loop on one thread, no pool, no Python"
         results["limits"][task] = {
             "single_core_steps_per_s": sc,
+            "bare_steps_per_s": bare,
             "from": who,
             "cores": cores,
             "limit_steps_per_s": None if sc is None else sc * cores,
@@ -168,6 +174,9 @@ def markdown(results: dict) -> str:
     if results.get("skipped"):
         lines.append("- Not measured: " + "; ".join(results["skipped"]))
     lines.append("")
+    lines += summary.summary_markdown(results)
+    if results.get("loaded"):
+        lines += ["## Under load", ""] + contention.markdown(results["loaded"])
     for task in results["tasks"]:
         lines += _task_markdown(results, task)
     errors = [c for c in results["cases"] if not _ok(c)]
@@ -382,6 +391,7 @@ def write(results: dict, out_dir: str) -> dict[str, str]:
         "json": os.path.join(out_dir, "results.json"),
         "markdown": os.path.join(out_dir, "results.md"),
         "plot": os.path.join(out_dir, "bench.png"),
+        "limit_plot": os.path.join(out_dir, "limit.png"),
     }
     results["files"] = paths
     with open(paths["json"], "w") as f:
@@ -389,6 +399,7 @@ def write(results: dict, out_dir: str) -> dict[str, str]:
     with open(paths["markdown"], "w") as f:
         f.write(markdown(results) + "\n")
     plot(results, paths["plot"])
+    summary.plot_limits(results, paths["limit_plot"])
     return paths
 
 
@@ -403,10 +414,12 @@ def update_doc(results: dict, doc: str, title: str) -> str:
     img_dir = os.path.join(os.path.dirname(os.path.abspath(doc)), "img")
     os.makedirs(img_dir, exist_ok=True)
     shutil.copyfile(results["files"]["plot"], os.path.join(img_dir, f"bench_{slug}.png"))
+    shutil.copyfile(results["files"]["limit_plot"], os.path.join(img_dir, f"limit_{slug}.png"))
     body = markdown(results).split("\n", 2)[2]  # without the "# ParallelPool benchmark" title
     body = re.sub(r"^## ", "#### ", body, flags=re.M)
     section = (
         f"<!-- bench:{slug} -->\n### {title}\n\n{body.strip()}\n\n"
+        f"![fraction of the physical limit: {title}](img/limit_{slug}.png)\n\n"
         f"![benchmark plot: {title}](img/bench_{slug}.png)\n<!-- /bench:{slug} -->"
     )
     text = open(doc).read() if os.path.exists(doc) else "# Benchmarks\n"

@@ -187,7 +187,7 @@ def _import_deps(runner: str, task: str) -> None:
         if gym_id.startswith("ALE/"):
             import ale_py  # noqa: F401
             import ale_py.vector_env  # noqa: F401
-        if gym_id.startswith("Ant"):
+        if gym_id.startswith(("Ant", "HalfCheetah")):
             import gymnasium.envs.mujoco  # noqa: F401
             import mujoco  # noqa: F401
 

@@ -1,0 +1,207 @@
+"""Throughput under contention: ParallelPool's async throughput vs EnvPool's while other work shares the cores.
+
+    parallel-pool bench --case contention [--tasks Ant-v5,HalfCheetah-v5,Pong-v5] [--loads quiet,spin1,...]
+
+A machine running other work is the normal case (a learner on the same cores). Each load shape is started in
+separate processes, then ParallelPool and EnvPool are measured alternately under it (the order flips every
+repeat, one pool alive at a time, so neither sees the other's threads), and the median over repeats is reported:
+
+  quiet   no load
+  spinN   N processes each spinning one CPU (a pure-Python busy loop)
+  torch   one process training an MLP with torch on all cores (a learner next to the env pool)
+
+Engines run async: num_envs = 4 x cores (at least 16; --num-envs), batch_size = num_envs / 2, num_threads = cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import array
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from parallel_pool.bench.cases import available_cores
+
+TASKS = ("Ant-v5", "HalfCheetah-v5", "Pong-v5")
+LOADS = ("quiet", "spin1", "spin2", "spin4", "torch")
+
+_SPIN = "while True:\n    pass\n"
+_TORCH = """
+import torch
+torch.set_num_threads({threads})
+torch.manual_seed(0)
+net = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512), torch.nn.ReLU(),
+                          torch.nn.Linear(512, 64))
+opt = torch.optim.Adam(net.parameters(), lr=1e-4)
+x = torch.randn(512, 256)
+print("ready", flush=True)
+while True:
+    loss = net(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def default_loads() -> list[str]:
+    """Every load shape; "torch" only where torch is installed."""
+    import importlib.util
+
+    return [x for x in LOADS if x != "torch" or importlib.util.find_spec("torch") is not None]
+
+
+def load_commands(load: str, cores: int) -> list[list[str]]:
+    """The processes of a load shape (empty for "quiet")."""
+    if load == "quiet":
+        return []
+    if load.startswith("spin") and load[4:].isdigit():
+        return [[sys.executable, "-c", _SPIN] for _ in range(int(load[4:]))]
+    if load == "torch":
+        return [[sys.executable, "-c", _TORCH.format(threads=cores)]]
+    raise ValueError(f"unknown load {load!r}; choose quiet, spinN (N processes) or torch")
+
+
+@contextmanager
+def running(load: str, cores: int) -> Iterator[None]:
+    """Start the load's processes, wait until each runs, stop them afterwards."""
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        for cmd in load_commands(load, cores)
+    ]
+    try:
+        for p, cmd in zip(procs, load_commands(load, cores)):
+            # torch's load says "ready" once torch is imported and the model built
+            if "torch" in cmd[-1] and p.stdout is not None and p.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"the {load!r} load did not start (is torch installed?)")
+        time.sleep(0.2)  # let the spinners reach their steady state
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+        for p in procs:
+            p.wait()
+
+
+def async_rate(runner: str, task: str, num_envs: int, batch: int, threads: int, seconds: float) -> float:
+    """Async env steps/s of one engine (fresh pool, 0.3 s warm-up, then `seconds` of recv/send calls)."""
+    from parallel_pool.bench import runners
+
+    case = {"task": task, "runner": runner, "mode": "async", "num_envs": num_envs, "batch_size": batch}
+    r = runners.build(dict(case, num_threads=threads))
+    try:
+        r.start()
+        ts = array.array("d", bytes(8 * 65))
+        t_end = time.perf_counter() + 0.3
+        while time.perf_counter() < t_end:
+            r.loop(8, ts)
+        calls, t0, t_end = 0, time.perf_counter(), time.perf_counter() + seconds
+        while time.perf_counter() < t_end:
+            r.loop(8, ts)
+            calls += 8
+        return calls * r.steps_per_call / (time.perf_counter() - t0)
+    finally:
+        r.close()
+
+
+def default_num_envs(cores: int) -> int:
+    return max(16, 4 * cores)
+
+
+def measure(
+    tasks,
+    loads,
+    repeats: int = 3,
+    seconds: float = 1.0,
+    cores: int | None = None,
+    num_envs: int | None = None,
+    progress=None,
+) -> list:
+    """One row per (task, load): each engine's median async steps/s and the ratio ParallelPool / EnvPool."""
+    cores = cores or available_cores()
+    num_envs = num_envs or default_num_envs(cores)
+    batch = num_envs // 2
+    engines = ["parallel_pool", "envpool"]
+    rows = []
+    for task in tasks:
+        for load in loads:
+            rates: dict[str, list[float]] = {e: [] for e in engines}
+            with running(load, cores):
+                for i in range(repeats):
+                    for e in engines if i % 2 == 0 else engines[::-1]:
+                        rates[e].append(async_rate(e, task, num_envs, batch, cores, seconds))
+            med = {e: statistics.median(v) for e, v in rates.items()}
+            row = {
+                "task": task,
+                "load": load,
+                "num_envs": num_envs,
+                "batch_size": batch,
+                "num_threads": cores,
+                "parallel_pool": med["parallel_pool"],
+                "envpool": med["envpool"],
+                "ratio": med["parallel_pool"] / med["envpool"] if med["envpool"] else None,
+                "repeats": rates,
+            }
+            rows.append(row)
+            if progress:
+                progress(row)
+    return rows
+
+
+def markdown(rows: list) -> list[str]:
+    if not rows:
+        return []
+    n, b, t = rows[0]["num_envs"], rows[0]["batch_size"], rows[0]["num_threads"]
+    loads = list(dict.fromkeys(r["load"] for r in rows))
+    lines = [
+        f"**Under load: async steps/s, ParallelPool / EnvPool** ({n} envs, batch {b}, {t} threads; loads: quiet = "
+        "none, spinN = N busy-looping processes, torch = an MLP training on all cores; median of alternating runs)",
+        "",
+        "| task | " + " | ".join(loads) + " |",
+        "|---|" + "---:|" * len(loads),
+    ]
+    for task in dict.fromkeys(r["task"] for r in rows):
+        cells = []
+        for load in loads:
+            r = next((r for r in rows if r["task"] == task and r["load"] == load), None)
+            cells.append(
+                "—"
+                if r is None or r["ratio"] is None
+                else f"{r['ratio']:.2f}× ({r['parallel_pool']:,.0f} / {r['envpool']:,.0f})"
+            )
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tasks", default=",".join(TASKS))
+    ap.add_argument("--loads", default=None, help=f"comma-separated, from {','.join(LOADS)} (default: all)")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=1.0, help="seconds per measurement")
+    ap.add_argument("--num-envs", type=int, default=None, help="envs in flight (default 4 x cores, >= 16)")
+    ap.add_argument("--quick", action="store_true", help="Ant-v5, quiet and spin1, 0.1 s, 1 repeat (smoke run)")
+    a = ap.parse_args(argv)
+    tasks, loads = a.tasks.split(","), a.loads.split(",") if a.loads else default_loads()
+    if a.quick:
+        tasks, loads, a.repeats, a.seconds = ["Ant-v5"], ["quiet", "spin1"], 1, 0.1
+    for load in loads:
+        load_commands(load, 1)  # unknown shapes fail before anything runs
+    load0 = os.getloadavg()
+
+    def show(r: dict) -> None:
+        print(
+            f"{r['task']:<16} {r['load']:<6} ParallelPool {r['parallel_pool']:>10,.0f}  EnvPool {r['envpool']:>10,.0f}"
+            f"  {r['ratio']:.2f}x",
+            flush=True,
+        )
+
+    rows = measure(tasks, loads, a.repeats, a.seconds, num_envs=a.num_envs, progress=show)
+    print()
+    print("\n".join(markdown(rows)))
+    print(f"load average before {load0[0]:.2f}, after {os.getloadavg()[0]:.2f}")
+    return 0
