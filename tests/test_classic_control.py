@@ -25,7 +25,10 @@ import pytest
 
 import parallel_pool as pp
 
-TASKS = ["CartPole-v0", "CartPole-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1", "Acrobot-v1"]
+# gymnasium's functional (jax) phys2d envs: the same rules in float32 (and the functional CartPole's own constants)
+PHYS2D = ["phys2d/CartPole-v0", "phys2d/CartPole-v1", "phys2d/Pendulum-v0"]
+CLASSIC = ["CartPole-v0", "CartPole-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Pendulum-v1", "Acrobot-v1"]
+TASKS = CLASSIC + PHYS2D
 # task -> (free-running steps, can terminate)
 RUN = {
     "CartPole-v0": (700, True),
@@ -34,6 +37,9 @@ RUN = {
     "MountainCarContinuous-v0": (1500, True),
     "Pendulum-v1": (700, False),
     "Acrobot-v1": (1300, True),
+    "phys2d/CartPole-v0": (700, True),
+    "phys2d/CartPole-v1": (1300, True),
+    "phys2d/Pendulum-v0": (500, False),
 }
 OBS_ATOL = 1e-5
 STATE_ATOL = 1e-6
@@ -71,6 +77,17 @@ def numpy_scalar_math_is_libm() -> bool:
     return True
 
 
+def kind(task: str) -> str:
+    """The env's name without a gymnasium namespace ("phys2d/CartPole-v1" -> "CartPole-v1")."""
+    return task.rpartition("/")[2]
+
+
+def state_rtol(task: str) -> float:
+    """phys2d states are float32, and jax's float32 sin/cos are XLA's own, not the C library's: allow a few ulp
+    (relative, as Pendulum's angle is never wrapped and grows)."""
+    return 1e-6 if task in PHYS2D else 0.0
+
+
 def gym_make(task: str):
     return gym.make(task, disable_env_checker=True)
 
@@ -82,9 +99,11 @@ def gym_state(g) -> np.ndarray:
 def gym_obs(task: str, g) -> np.ndarray:
     """The observation gymnasium's env would return in its current state (its own code where it has it)."""
     u = g.unwrapped
-    if task.startswith("Pendulum"):
+    if task in PHYS2D:
+        return np.asarray(u.func_env.observation(u.state, None))
+    if kind(task).startswith("Pendulum"):
         return u._get_obs()
-    if task.startswith("Acrobot"):
+    if kind(task).startswith("Acrobot"):
         return u._get_ob()
     return np.array(u.state, dtype=np.float32)
 
@@ -96,20 +115,21 @@ def gym_elapsed(g) -> int:
 def sync_gym(task: str, g, state) -> None:
     """Restart gymnasium's episode (TimeLimit, CartPole's steps_beyond_terminated) and put it in `state`."""
     g.reset(seed=0)
-    # float64, as gymnasium's own reset state is (Acrobot's holds float32-rounded values, which ours has too).
-    g.unwrapped.state = np.array(state, dtype=np.float64)
+    # float64, as gymnasium's own reset state is (Acrobot's holds float32-rounded values, which ours has too);
+    # float32 for the jax envs.
+    g.unwrapped.state = np.array(state, dtype=np.float32 if task in PHYS2D else np.float64)
 
 
 def policy(task: str, obs: np.ndarray, controlled: bool, rng: np.random.Generator):
     """One env's action: random (continuous ones partly out of range), or a controller that reaches the goal."""
-    if task.startswith("CartPole"):
+    if kind(task).startswith("CartPole"):
         return int(obs[2] + 0.5 * obs[3] > 0) if controlled else int(rng.integers(2))
     if task == "MountainCar-v0":
         return (2 if obs[1] >= 0 else 0) if controlled else int(rng.integers(3))
     if task == "MountainCarContinuous-v0":
         a = (1.3 if obs[1] >= 0 else -1.3) if controlled else rng.uniform(-1.2, 1.2)
         return np.array([a], dtype=np.float32)
-    if task.startswith("Pendulum"):
+    if kind(task).startswith("Pendulum"):
         a = (2.0 if obs[2] >= 0 else -2.0) if controlled else rng.uniform(-2.5, 2.5)
         return np.array([a], dtype=np.float32)
     if task == "Acrobot-v1":
@@ -157,7 +177,7 @@ def test_aligned_with_gymnasium(task):
             assert (bool(term[i]), bool(trunc[i])) == (g_term, g_trunc), where
             assert info["elapsed_step"][i] == gym_elapsed(g), where
             ours, theirs = env.get_state(i), gym_state(g)
-            check_close(ours, theirs, STATE_ATOL, where)
+            check_close(ours, theirs, STATE_ATOL, where, rtol=state_rtol(task))
             stats["transitions"] += 1
             if not np.array_equal(ours, theirs):
                 stats["inexact"] += 1
@@ -168,7 +188,7 @@ def test_aligned_with_gymnasium(task):
                 stats["truncated_len"].add(int(info["elapsed_step"][i]))
         done = term | trunc
     print(f"{task}: {stats}")
-    if numpy_scalar_math_is_libm():
+    if numpy_scalar_math_is_libm() and task not in PHYS2D:
         # Then every transition must agree to the last bit: this catches precision slips (e.g. ignoring that
         # gymnasium keeps MountainCarContinuous's state in float32) that stay inside the tolerances above.
         assert stats["inexact"] == 0, stats
@@ -191,29 +211,29 @@ STATE_BOX = {
 
 
 def near_boundary(task: str, rng: np.random.Generator) -> np.ndarray:
-    if task.startswith("MountainCar"):
+    if kind(task).startswith("MountainCar"):
         if rng.random() < 0.5:  # into the left wall
             return np.array([-1.2 + rng.uniform(0, 0.01), -rng.uniform(0, 0.07)])
         goal = 0.5 if task == "MountainCar-v0" else 0.45
         return np.array([goal + rng.uniform(-0.02, 0.01), rng.uniform(-0.003, 0.003)])
-    if task.startswith("Acrobot"):  # tip height -cos(th1) - cos(th1 + th2) close to 1, moving slowly
+    if kind(task).startswith("Acrobot"):  # tip height -cos(th1) - cos(th1 + th2) close to 1, moving slowly
         while True:
             s = np.concatenate([rng.uniform(-math.pi, math.pi, 2), rng.uniform(-0.3, 0.3, 2)])
             if abs(-math.cos(s[0]) - math.cos(s[0] + s[1]) - 1.0) < 0.05:
                 return s
-    if task.startswith("CartPole"):  # next to the angle or position threshold
+    if kind(task).startswith("CartPole"):  # next to the angle or position threshold
         s = rng.uniform([-2.4, -0.5, -0.2, -0.5], [2.4, 0.5, 0.2, 0.5])
         j = 0 if rng.random() < 0.5 else 2
         s[j] = rng.choice([-1, 1]) * (2.4 if j == 0 else 12 * 2 * math.pi / 360) + rng.uniform(-0.01, 0.01)
         return s
-    box = next(v for k, v in STATE_BOX.items() if task.startswith(k))
+    box = next(v for k, v in STATE_BOX.items() if kind(task).startswith(k))
     return rng.uniform(*box)
 
 
 @pytest.mark.parametrize("task", TASKS)
 def test_single_transitions_from_random_states(task):
     """Same state and action in -> same observation, reward and terminated out, from states all over the space."""
-    box = next(v for k, v in STATE_BOX.items() if task.startswith(k))
+    box = next(v for k, v in STATE_BOX.items() if kind(task).startswith(k))
     env = pp.make(task, num_envs=1)
     g = gym_make(task)
     rng = np.random.default_rng(3)
@@ -234,14 +254,14 @@ def test_single_transitions_from_random_states(task):
         check_close(obs[0], g_obs, OBS_ATOL, where)
         check_close(rew[0], np.float32(g_rew), 1e-5, where, rtol=1e-6)
         assert bool(term[0]) == g_term, where
-        check_close(env.get_state(0), gym_state(g), STATE_ATOL, where)
+        check_close(env.get_state(0), gym_state(g), STATE_ATOL, where, rtol=state_rtol(task))
         n_term += g_term
-        n_wall += task.startswith("MountainCar") and np.float32(gym_state(g)[0]) == np.float32(-1.2)
+        n_wall += kind(task).startswith("MountainCar") and np.float32(gym_state(g)[0]) == np.float32(-1.2)
         if term[0] or trunc[0]:
             env.reset()
-    if not task.startswith("Pendulum"):
+    if not kind(task).startswith("Pendulum"):
         assert 10 <= n_term <= 390, n_term  # both outcomes well represented
-    if task.startswith("MountainCar"):
+    if kind(task).startswith("MountainCar"):
         assert n_wall >= 20, n_wall
 
 
@@ -264,7 +284,7 @@ def ks_distance(a: np.ndarray, b: np.ndarray) -> float:
 @pytest.mark.parametrize("task", TASKS)
 def test_reset_distribution_matches_gymnasium(task):
     n = 1500
-    low, high = (np.array(v) for v in next(v for k, v in RESET_BOUNDS.items() if task.startswith(k)))
+    low, high = (np.array(v) for v in next(v for k, v in RESET_BOUNDS.items() if kind(task).startswith(k)))
     env = pp.make(task, num_envs=n, seed=123)
     env.reset()
     ours = np.array([env.get_state(i) for i in range(n)])
@@ -284,7 +304,7 @@ def test_reset_distribution_matches_gymnasium(task):
     assert np.all(ours[:, ~fixed].max(0) > high[~fixed] - 0.01 * width[~fixed])
     for j in np.flatnonzero(~fixed):
         assert ks_distance(ours[:, j], theirs[:, j]) < 0.07, (task, j)
-    if task.startswith("Acrobot"):  # gymnasium rounds Acrobot's reset state to float32
+    if kind(task).startswith("Acrobot"):  # gymnasium rounds Acrobot's reset state to float32
         assert np.array_equal(ours, ours.astype(np.float32))
 
 
@@ -297,9 +317,29 @@ def test_pendulum_version_key():
         pp.make("Pendulum-v1", version=2**32 + 1)  # not narrowed to a valid 1 first
 
 
+@pytest.mark.parametrize("task", PHYS2D)
+def test_phys2d_spec_and_float32_state(task):
+    """gymnasium's spaces and limits for the functional envs (EnvPool's registration gives the same limits), and
+    a state that stays float32 as jax keeps it."""
+    ref = gym_make(task)
+    spec = pp.make_spec(task)
+    assert spec.observation_space.shape == ref.observation_space.shape
+    assert np.all(np.isinf(spec.observation_space.low)) and np.all(np.isinf(spec.observation_space.high))
+    assert spec.config.max_episode_steps == gym.spec(task).max_episode_steps
+    assert "version" not in spec.config._asdict()
+    env = pp.make(task, num_envs=4, seed=2)
+    env.reset()
+    for _ in range(20):
+        env.step(batch([policy(task, np.zeros(6, np.float32), False, np.random.default_rng(1))] * 4))
+        for i in range(4):
+            s = np.asarray(env.get_state(i))
+            assert np.array_equal(s, s.astype(np.float32)), s
+
+
 # ---- EnvPool -------------------------------------------------------------------------------------------------
 
-ENVPOOL_TASKS = TASKS + ["Pendulum-v0"]
+# the phys2d ids are gymnasium's functional envs, which EnvPool registers on its classic ones (docs/classic_control.md)
+ENVPOOL_TASKS = CLASSIC + ["Pendulum-v0"]
 IGNORED_ENVPOOL_KEYS = {"base_path", "env_seed", "gym_reset_return_info"}  # EnvPool internals
 
 

@@ -24,6 +24,8 @@ from gymnasium.envs.toy_text.taxi import TaxiEnv as GymTaxi
 import parallel_pool as pp
 
 IDS = ["Catch-v0", "FrozenLake-v1", "FrozenLake8x8-v1", "Taxi-v3", "NChain-v0", "CliffWalking-v0", "Blackjack-v1"]
+# gymnasium 1.4's CliffWalking-v1 ids and its functional (jax) tabular envs, on the same env types (as EnvPool has them)
+IDS += ["CliffWalking-v1", "CliffWalkingSlippery-v1", "tabular/CliffWalking-v0", "tabular/Blackjack-v0"]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -438,10 +440,24 @@ def test_cliff_walking_table():
     check_table("CliffWalking-v0", ref.P, 48, 4)
 
 
-def test_cliff_walking_trajectories():
-    ours = pp.make("CliffWalking-v0", max_episode_steps=60)
-    ref = gym.make("CliffWalking-v1", max_episode_steps=60)
-    policy = greedy_policy(ref.unwrapped.P, 48, 4, iters=100)
+def tabular_cliff_walking(max_episode_steps):
+    """gymnasium's functional CliffWalking, which takes its action as an int32 array of shape (1,)."""
+    ref = gym.make("tabular/CliffWalking-v0", max_episode_steps=max_episode_steps)
+    return gym.wrappers.TransformAction(ref, lambda a: np.array([a], np.int32), gym.spaces.Discrete(4))
+
+
+@pytest.mark.parametrize(
+    "task,make_ref",
+    [
+        ("CliffWalking-v0", lambda n: gym.make("CliffWalking-v1", max_episode_steps=n)),
+        ("CliffWalking-v1", lambda n: gym.make("CliffWalking-v1", max_episode_steps=n)),
+        ("tabular/CliffWalking-v0", tabular_cliff_walking),
+    ],
+)
+def test_cliff_walking_trajectories(task, make_ref):
+    ours = pp.make(task, max_episode_steps=60)
+    ref = make_ref(60)
+    policy = greedy_policy(GymCliffWalking().P, 48, 4, iters=100)
 
     def choose(rng, obs, episode):
         eps = 0.05 if episode % 2 == 0 else 1.0
@@ -451,7 +467,8 @@ def test_cliff_walking_trajectories():
     assert stats["truncated"] >= 2 and stats["terminated"] >= 5, stats
 
 
-def test_cliff_walking_slippery_distribution():
+@pytest.mark.parametrize("task,kwargs", [("CliffWalking-v0", {"is_slippery": True}), ("CliffWalkingSlippery-v1", {})])
+def test_cliff_walking_slippery_distribution(task, kwargs):
     ref = GymCliffWalking(is_slippery=True)
     straight = GymCliffWalking(is_slippery=False)
     # wrong: slips twice as likely to the left-hand side as to the right-hand side
@@ -460,7 +477,7 @@ def test_cliff_walking_slippery_distribution():
         for s, row in ref.P.items()
     }
     pairs = [(s, a) for s in range(48) for a in range(4)]
-    env = pp.make("CliffWalking-v0", num_envs=len(pairs), is_slippery=True, seed=9)
+    env = pp.make(task, num_envs=len(pairs), seed=9, **kwargs)
     counts = Counter()
     for obs, rew, term, _, info in sweep(env, pairs, rounds=300):
         np.testing.assert_allclose(info["prob"], 1 / 3, rtol=1e-6)
@@ -473,12 +490,26 @@ def test_cliff_walking_slippery_distribution():
     assert info["prob"][0] == 1.0
 
 
-@pytest.mark.parametrize("is_slippery", [False, True])
-def test_cliff_walking_matches_envpool(is_slippery):
+@pytest.mark.parametrize(
+    "task,kwargs",
+    [
+        ("CliffWalking-v0", {"is_slippery": False}),
+        ("CliffWalking-v0", {"is_slippery": True}),
+        ("CliffWalkingSlippery-v1", {}),
+        ("tabular/CliffWalking-v0", {}),
+    ],
+)
+def test_cliff_walking_matches_envpool(task, kwargs):
     envpool = pytest.importorskip("envpool")
     # a random walk rarely reaches the goal (and EnvPool's CliffWalking ignores max_episode_steps, ours honours it:
     # test_cliff_walking_trajectories), but it falls into the cliff often
-    compare_with_envpool(envpool, "CliffWalking-v0", num_envs=16, steps=800, need_done=False, is_slippery=is_slippery)
+    compare_with_envpool(envpool, task, num_envs=16, steps=800, need_done=False, **kwargs)
+
+
+def test_cliff_walking_v1_ids():
+    assert not pp.make_spec("CliffWalking-v1").config.is_slippery
+    assert pp.make_spec("CliffWalkingSlippery-v1").config.is_slippery
+    assert not pp.make_spec("tabular/CliffWalking-v0").config.is_slippery
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -727,3 +758,57 @@ def test_blackjack_matches_envpool_draws():
         assert_same_as_envpool((y[0],) + tuple(x[1:]), y)  # observations: compared above (first two) and below
         o1, o2 = x[0], y[0]
     assert differ > 0  # the known EnvPool divergence did occur, and only there
+
+
+def test_tabular_blackjack_matches_gymnasium_functional():
+    """tabular/Blackjack-v0 against gymnasium's functional (jax) Blackjack: its random keys cannot be reproduced,
+    so each of our transitions (cards drawn by us) is handed to its observation, reward and terminal functions,
+    and the dealer's draws are checked against its stopping rule."""
+    jax = pytest.importorskip("jax")
+    from gymnasium.envs.tabular import blackjack as tab
+
+    func = tab.BlackjackFunctional()
+    params = func.get_default_params()  # Sutton & Barto rules, no natural bonus: what the id registers
+    # params close over as constants (its reward branches on them in Python)
+    observation = jax.jit(lambda state: func.observation(state, None, params))
+    reward = jax.jit(lambda state, action, next_state: func.reward(state, action, next_state, None, params))
+    terminal = jax.jit(lambda state: func.terminal(state, None, params))
+    dealer_stop = jax.jit(tab.dealer_stop)
+
+    def hand(cards):
+        h = np.zeros(21, np.float32)
+        h[: len(cards)] = cards
+        return jax.numpy.asarray(h)
+
+    def jax_state(p, d, action=None):
+        """gymnasium's EnvState for these hands; `done` as its transition sets it after `action`."""
+        done = 0 if action is None else int(bool(tab.is_bust(hand(p))) * action + (1 - action))
+        return tab.EnvState(
+            dealer_hand=hand(d), player_hand=hand(p), dealer_cards=len(d), player_cards=len(p), done=done
+        )
+
+    n = 48
+    env = pp.make("tabular/Blackjack-v0", num_envs=n, seed=21)
+    obs, _ = env.reset()
+    states = [split_state(env.get_state(i)) for i in range(n)]
+    for i, (p, d) in enumerate(states):
+        np.testing.assert_array_equal(obs[i], observation(jax_state(p, d)))
+    rng = np.random.default_rng(4)
+    rewards = Counter()
+    for _ in range(12):
+        act = (obs[:, 0] < rng.integers(12, 21, n)).astype(np.int32)
+        obs, rew, term, trunc, info = env.step(act)
+        for i in range(n):
+            p, d = split_state(env.get_state(i))
+            if info["elapsed_step"][i] > 0:  # not an autoreset step
+                a = int(act[i])
+                before, after = jax_state(*states[i]), jax_state(p, d, a)
+                np.testing.assert_array_equal(obs[i], observation(after))
+                assert rew[i] == float(reward(before, a, after)), (p, d, a)
+                assert bool(term[i]) == bool(terminal(after)) and not trunc[i]
+                if a == 0:  # the dealer drew while below 17, and only then
+                    assert all(bool(dealer_stop((None, hand(d[:k])))) for k in range(2, len(d)))
+                    assert not bool(dealer_stop((None, hand(d))))
+                rewards[float(rew[i])] += bool(term[i])
+            states[i] = (p, d)
+    assert rewards[1.0] > 20 and rewards[-1.0] > 20 and rewards[0.0] > 0, rewards

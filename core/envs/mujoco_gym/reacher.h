@@ -5,6 +5,8 @@
 // gymnasium -> config names: reward_dist_weight -> dist_cost_weight, reward_control_weight -> ctrl_cost_weight.
 #pragma once
 
+#include <string>
+
 #include "core/envs/mujoco_gym/mujoco_env.h"
 
 namespace pp::mujoco_gym {
@@ -41,6 +43,10 @@ class ReacherEnv : public MujocoTask<ReacherEnv<V>> {
         qvel_scale_(c.Get<double>("reset_qvel_scale")),
         goal_scale_(c.Get<double>("reset_goal_scale")) {
     if (n_.nq < 4 || n_.nv < 4) throw std::invalid_argument("the Reacher model needs 2 arm + 2 target joints");
+    // the rejection sampling in Reset would never accept a target otherwise (a hang, not an error)
+    if (!(goal_scale_ > 0)) {
+      throw std::invalid_argument("config key 'reset_goal_scale' must be > 0, got " + std::to_string(goal_scale_));
+    }
   }
 
   void Reset(Output& out) override {
