@@ -11,6 +11,12 @@ namespace pp::vizdoom {
   {id, {{"cfg_path", std::string(dir "/" name ".cfg")}, {"wad_path", std::string(dir "/" name ".wad")}}}
 #define PP_VZD_WHEEL "{pkgdir:vizdoom}/scenarios"
 #define PP_VZD_ASSETS "{pkgdir:envpool_assets}/vizdoom/maps"
+// Cig and MultiDuel maps have deathmatch starts only: without -deathmatch the engine exits at start (EnvPool's
+// defaults crash there). The rules are those of vizdoom's own cig/multiplayer examples.
+#define PP_VZD_DM(id, name) \
+  {id, {{"cfg_path", std::string(PP_VZD_WHEEL "/" name ".cfg")}, {"wad_path", std::string(PP_VZD_WHEEL "/" name ".wad")}, \
+        {"game_args", std::string("-deathmatch +sv_forcerespawn 1 +sv_noautoaim 1 +sv_respawnprotect 1 " \
+                                  "+sv_spawnfarthest 1 +sv_nocrouch 1")}}}
 
 PP_REGISTER_ENV(VizdoomEnv,
                 PP_VZD("D1Basic-v1", PP_VZD_ASSETS, "D1_basic"),
@@ -20,14 +26,14 @@ PP_REGISTER_ENV(VizdoomEnv,
                 PP_VZD("Basic-v1", PP_VZD_WHEEL, "basic"),
                 PP_VZD("BasicAudio-v1", PP_VZD_WHEEL, "basic_audio"),
                 PP_VZD("BasicNotifications-v1", PP_VZD_WHEEL, "basic_notifications"),
-                PP_VZD("Cig-v1", PP_VZD_WHEEL, "cig"),
+                PP_VZD_DM("Cig-v1", "cig"),
                 PP_VZD("DeadlyCorridor-v1", PP_VZD_WHEEL, "deadly_corridor"),
                 PP_VZD("Deathmatch-v1", PP_VZD_WHEEL, "deathmatch"),
                 PP_VZD("DefendTheCenter-v1", PP_VZD_WHEEL, "defend_the_center"),
                 PP_VZD("DefendTheLine-v1", PP_VZD_WHEEL, "defend_the_line"),
                 PP_VZD("HealthGathering-v1", PP_VZD_WHEEL, "health_gathering"),
                 PP_VZD("HealthGatheringSupreme-v1", PP_VZD_WHEEL, "health_gathering_supreme"),
-                PP_VZD("MultiDuel-v1", PP_VZD_WHEEL, "multi_duel"),
+                PP_VZD_DM("MultiDuel-v1", "multi_duel"),
                 PP_VZD("MyWayHome-v1", PP_VZD_WHEEL, "my_way_home"),
                 PP_VZD("PredictPosition-v1", PP_VZD_WHEEL, "predict_position"),
                 PP_VZD("RocketBasic-v1", PP_VZD_WHEEL, "rocket_basic"),
