@@ -44,7 +44,7 @@ class BasePool:
             raise ValueError(f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}")
         self.spec = spec
         self.render_mode = render_mode
-        self._engine = _core.Pool(spec.engine_type, spec.config_dict)
+        self._engine = self._new_engine(spec)
         self.schema = Schema(self._engine.output_specs)
         self.num_envs: int = self._engine.num_envs
         self.batch_size: int = self._engine.batch_size
@@ -66,6 +66,10 @@ class BasePool:
                 f"this {type(self).__name__} has been closed; create a new one with parallel_pool.make(...)"
             )
         return self._engine
+
+    def _new_engine(self, spec: EnvSpec) -> Any:
+        """The engine: a local `_core.Pool` (parallel_pool.distributed gives one with the same calls on Ray actors)."""
+        return _core.Pool(spec.engine_type, spec.config_dict)
 
     def _result(self, arrays: Sequence[np.ndarray]) -> Any:
         raise NotImplementedError

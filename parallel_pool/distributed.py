@@ -1,0 +1,508 @@
+"""Pools on Ray actors behind the same front-ends: `parallel_pool.distributed.make(task_id, num_workers=K, ...)`.
+
+K Ray actors each hold a local sync pool of about num_envs/K envs (its own worker threads, on its own cores, on any
+node of the Ray cluster). `RayEngine` offers the calls of `_core.Pool` (send / recv / step / reset, output_specs), so
+the gymnasium, gym and dm front-ends (and with them every adapter) run on it unchanged: one function still builds
+each front-end's result from the raw arrays.
+
+- env ids are global (0..num_envs-1); actor k owns a contiguous range and its local pool is seeded with
+  seed + (first id of the range), so env i is seeded with seed + i and a trajectory does not depend on K;
+- `send` makes one remote call per actor that owns some of the envs (their actions, as numpy arrays through Ray's
+  object store), never one per env;
+- `recv` returns batch_size envs from whichever calls finish first (`ray.wait`); a call that returns more rows
+  than are needed leaves the rest for the next recv;
+- an actor that dies makes recv/step raise `EnvError` naming its env ids (Ray reports the death to `ray.wait`, so
+  this never hangs); with restart=True a new actor takes over the range and its envs are reset.
+
+Ray is an optional dependency: `pip install "parallel-pool[ray]"`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from parallel_pool import _core
+from parallel_pool.frontends import DmPool, GymnasiumPool, GymPool
+from parallel_pool.spec import EnvSpec
+
+__all__ = ["make", "RayEngine"]
+
+# the exceptions a local pool raises for bad input or a failing env: sent back as values, re-raised by the driver
+_PASSED_ON = (ValueError, TypeError, IndexError, _core.EnvError)
+
+
+class _Failed:
+    """What an actor returns instead of a batch when its local pool raised one of `_PASSED_ON`."""
+
+    def __init__(self, exc: Exception, offset: int):
+        self.type_name = type(exc).__name__
+        self.message = str(exc)
+        self.env_ids = [int(i) + offset for i in getattr(exc, "env_ids", [])]
+        self.messages = list(getattr(exc, "messages", []))
+
+    def exception(self) -> Exception:
+        if self.type_name == "EnvError":
+            return _env_error(self.message, self.env_ids, self.messages, batch_kept=False)
+        return {"ValueError": ValueError, "TypeError": TypeError, "IndexError": IndexError}[self.type_name](
+            self.message
+        )
+
+
+def _env_error(message: str, env_ids: Sequence[int], messages: Sequence[str], batch_kept: bool) -> Exception:
+    """An `EnvError` carrying the same attributes as the engine's."""
+    err = _core.EnvError(message)
+    err.env_ids = list(env_ids)
+    err.messages = list(messages)
+    err.batch_kept = batch_kept
+    return err
+
+
+class PoolActor:
+    """Runs on a Ray worker: a local sync pool of the envs first_id .. first_id + num_envs - 1 (global ids)."""
+
+    def __init__(self, engine_type: str, config: dict[str, Any], first_id: int):
+        self.pool = _core.Pool(engine_type, config)
+        self.offset = first_id
+        names = [name for name, *_ in self.pool.output_specs]
+        self._id_fields = [names.index("env_id"), names.index("players.env_id")]
+
+    def ready(self) -> tuple[list, int]:
+        """The output layout and this worker's process id (construction finished)."""
+        import os
+
+        return self.pool.output_specs, os.getpid()
+
+    def run(self, actions: Any, env_id: np.ndarray, reset: bool, seeds: np.ndarray | None) -> Any:
+        """Step (or reset) the given envs; their rows in that order, with global env ids."""
+        local = env_id - self.offset
+        try:
+            out = list(self.pool.reset(local, seeds) if reset else self.pool.step(actions, local))
+        except _PASSED_ON as e:
+            return _Failed(e, self.offset)
+        for i in self._id_fields:
+            out[i] = out[i] + self.offset
+        return tuple(out)
+
+    def call(self, name: str, env_id: int, *args: Any) -> Any:
+        """A per-env engine call (_get_state, _set_state, num_players) by global env id."""
+        return getattr(self.pool, name)(env_id - self.offset, *args)
+
+    def render(self, env_id: np.ndarray) -> np.ndarray:
+        return self.pool.render(env_id - self.offset)
+
+
+@functools.cache
+def _remote_actor_class() -> Any:
+    import ray
+
+    return ray.remote(PoolActor)
+
+
+def _take(actions: Any, rows: np.ndarray) -> Any:
+    """The action rows `rows` (one array, or one array per action key)."""
+    if isinstance(actions, list):
+        return [a[rows] for a in actions]
+    return actions[rows]
+
+
+class RayEngine:
+    """The calls of `_core.Pool` served by `num_workers` Ray actors, each a local pool of a contiguous env range.
+
+    Placement: `actor_options` go to Ray's `.options()` of every actor (num_cpus, resources, scheduling_strategy,
+    runtime_env, ...); one_per_node=True puts each actor on its own node (a STRICT_SPREAD placement group).
+    """
+
+    def __init__(
+        self,
+        spec: EnvSpec,
+        num_workers: int,
+        actor_options: dict[str, Any] | None = None,
+        one_per_node: bool = False,
+        restart: bool = False,
+        start_timeout_s: float = 120.0,
+    ):
+        import ray
+
+        config = spec.config_dict
+        self.num_envs: int = config["num_envs"]
+        self.batch_size: int = config["batch_size"] or self.num_envs
+        self._sync = self.batch_size == self.num_envs
+        self._spec = spec
+        self._restart = restart
+        self._timeout = start_timeout_s
+        self._options = {"num_cpus": 1, **(actor_options or {})}
+        self._closed = False
+        self.actors: list[Any] = []
+        self._pg = None
+        ranges = np.array_split(np.arange(self.num_envs), num_workers)
+        self._first = [int(r[0]) for r in ranges]
+        self._owner = np.repeat(np.arange(num_workers), [len(r) for r in ranges])
+        self._dead = np.zeros(num_workers, dtype=bool)
+        self._action_keys = len(spec.action_arrays)
+        self._inflight: dict[Any, tuple[int, np.ndarray]] = {}  # object ref -> (actor, its env ids)
+        self._sends: deque[tuple[list[Any], np.ndarray]] = deque()  # sync pools: each send's refs and ids
+        self._ready: list[tuple[np.ndarray, ...]] = []  # async pools: received rows not yet returned
+        self._busy = np.zeros(self.num_envs, dtype=bool)  # sent, result not yet returned by recv
+        try:
+            if one_per_node:
+                self._pg = self._placement_group(ray, num_workers)
+            self.actors = [self._start(k) for k in range(num_workers)]
+            self.pids = [self._wait_ready(ray, a, k) for k, a in enumerate(self.actors)]
+        except BaseException:
+            self.close()
+            raise
+
+    # ---- actors -----------------------------------------------------------------------------------------------
+    def _placement_group(self, ray: Any, num_workers: int) -> Any:
+        from ray.util.placement_group import placement_group, remove_placement_group
+
+        bundle = {"CPU": self._options.get("num_cpus", 1)}
+        pg = placement_group([bundle] * num_workers, strategy="STRICT_SPREAD")
+        try:
+            ray.get(pg.ready(), timeout=self._timeout)
+        except ray.exceptions.GetTimeoutError:
+            remove_placement_group(pg)
+            nodes = len([n for n in ray.nodes() if n["Alive"]])
+            raise RuntimeError(
+                f"one_per_node=True needs {num_workers} nodes with {bundle} free each; the Ray cluster has {nodes} "
+                f"alive node(s) and none could be reserved within start_timeout_s={self._timeout}"
+            ) from None
+        return pg
+
+    def _start(self, k: int) -> Any:
+        options = dict(self._options)
+        if self._pg is not None:
+            from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+            options["scheduling_strategy"] = PlacementGroupSchedulingStrategy(self._pg, placement_group_bundle_index=k)
+        n = int(np.count_nonzero(self._owner == k))
+        seed = self._spec.config_dict["seed"] + self._first[k]  # env i keeps seed + i
+        config = dict(self._spec.config_dict, num_envs=n, batch_size=n, seed=seed)
+        return _remote_actor_class().options(**options).remote(self._spec.engine_type, config, self._first[k])
+
+    def _wait_ready(self, ray: Any, actor: Any, k: int) -> int:
+        try:
+            specs, pid = ray.get(actor.ready.remote(), timeout=self._timeout)
+        except ray.exceptions.GetTimeoutError:
+            raise RuntimeError(
+                f"Ray actor {k} did not start within start_timeout_s={self._timeout}: the cluster may lack the "
+                f"resources asked for ({self._options})"
+            ) from None
+        self.output_specs = specs
+        return int(pid)
+
+    def _envs_of(self, k: int) -> np.ndarray:
+        return np.flatnonzero(self._owner == k)
+
+    def _lost(self, k: int, cause: BaseException) -> Exception:
+        """Actor k died: forget its calls and rows; restart it (restart=True) or mark its envs lost."""
+        import ray
+
+        lost = self._envs_of(k)
+        for ref in [r for r, (owner, _) in self._inflight.items() if owner == k]:
+            del self._inflight[ref]
+        self._ready = [b for b in self._ready if not np.isin(b[self._env_id], lost).any()]
+        self._busy[lost] = False
+        first, last = int(lost[0]), int(lost[-1])
+        what = f"Ray actor {k} (env_ids {first}..{last}) died: {type(cause).__name__}"
+        if not self._restart:
+            self._dead[k] = True
+            return _env_error(
+                f"{what}; env_ids {lost.tolist()} are lost (make the pool with restart=True to restart them)",
+                lost.tolist(),
+                [str(cause)] * len(lost),
+                batch_kept=False,
+            )
+        ray.kill(self.actors[k], no_restart=True)
+        self.actors[k] = self._start(k)
+        self.pids[k] = self._wait_ready(ray, self.actors[k], k)
+        if self._sync:  # the next step finds them reset
+            ray.get(self.actors[k].run.remote(None, lost, True, None))
+        else:  # an async pool gets their reset rows from later recv()s, as after async_reset
+            self._dispatch(None, lost, True, None)
+        return _env_error(
+            f"{what}; a new actor took over env_ids {lost.tolist()}, which restart from their initial seeds"
+            + ("" if self._sync else " (their reset rows come through recv())"),
+            lost.tolist(),
+            [str(cause)] * len(lost),
+            batch_kept=True,
+        )
+
+    # ---- the engine calls ---------------------------------------------------------------------------------------
+    @property
+    def _env_id(self) -> int:
+        return [name for name, *_ in self.output_specs].index("env_id")
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("this pool has been closed; create a new one with parallel_pool.distributed.make(...)")
+
+    def _ids(self, env_id: Any) -> np.ndarray:
+        if env_id is None:
+            return np.arange(self.num_envs)
+        ids = np.atleast_1d(np.asarray(env_id))
+        if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer):
+            raise TypeError(f"env_id must be an int or a 1-D sequence of ints, got {env_id!r}")
+        bad = ids[(ids < 0) | (ids >= self.num_envs)]
+        if len(bad):
+            raise ValueError(f"env_id {int(bad[0])} is out of range: this pool has env ids 0..{self.num_envs - 1}")
+        uniq, counts = np.unique(ids, return_counts=True)
+        if (counts > 1).any():
+            raise ValueError(f"env_id {int(uniq[counts > 1][0])} appears more than once")
+        return ids.astype(np.int64)
+
+    def _actions(self, actions: Any, n: int) -> Any:
+        """One array per action key (a list when there are several), each with a row per env."""
+        arrays = [np.asarray(a) for a in actions] if self._action_keys > 1 else [np.asarray(actions)]
+        for a, spec in zip(arrays, self._spec.action_arrays):
+            if a.ndim == 0 or a.shape[0] != n:
+                raise ValueError(
+                    f"action {spec['name']!r} has shape {a.shape}, expected {n} rows ({n} envs in this call)"
+                )
+        return arrays if self._action_keys > 1 else arrays[0]
+
+    def send(self, actions: Any, env_id: Any, reset: bool = False, seeds: Any = None) -> None:
+        self._check_open()
+        ids = self._ids(env_id)
+        dead = ids[self._dead[self._owner[ids]]]
+        if len(dead):
+            raise _env_error(
+                f"env_ids {dead.tolist()} were lost with their Ray actor", dead.tolist(), [], batch_kept=False
+            )
+        pending = ids[self._busy[ids]]
+        if len(pending):
+            raise ValueError(
+                f"env {int(pending[0])} already has an action pending; recv() its result before sending again"
+            )
+        if not reset:
+            actions = self._actions(actions, len(ids))
+        if seeds is not None:
+            seeds = np.asarray(seeds, dtype=np.int64)
+        self._dispatch(actions, ids, reset, seeds)
+
+    def _dispatch(self, actions: Any, ids: np.ndarray, reset: bool, seeds: np.ndarray | None) -> None:
+        """One remote call per actor owning some of `ids`."""
+        owners = self._owner[ids]
+        refs = []
+        for k in np.unique(owners):
+            rows = np.flatnonzero(owners == k)
+            part = None if reset else _take(actions, rows)
+            ref = self.actors[k].run.remote(part, ids[rows], reset, None if seeds is None else seeds[rows])
+            self._inflight[ref] = (int(k), ids[rows])
+            refs.append(ref)
+        self._busy[ids] = True
+        if self._sync:
+            self._sends.append((refs, ids))
+
+    def _fetch(self, ref: Any) -> tuple[np.ndarray, ...]:
+        """The rows of a finished call; its failure raised (a dead actor as EnvError)."""
+        import ray
+
+        k, ids = self._inflight.pop(ref)
+        try:
+            out = ray.get(ref)
+        except ray.exceptions.RayActorError as e:
+            raise self._lost(k, e) from None
+        if isinstance(out, _Failed):
+            self._busy[ids] = False  # the local pool rejected the call or an env threw: nothing is pending
+            raise out.exception()
+        return out
+
+    def recv(self) -> tuple[np.ndarray, ...]:
+        self._check_open()
+        return self._recv_sync() if self._sync else self._recv_async()
+
+    def _recv_sync(self) -> tuple[np.ndarray, ...]:
+        """The oldest send's rows, in its env order (as a local sync pool)."""
+        import ray
+
+        if not self._sends:
+            raise RuntimeError("recv() called but no actions were sent: call send() first")
+        refs, ids = self._sends[0]
+        ray.wait(refs, num_returns=len(refs))
+        self._sends.popleft()
+        blocks, error = [], None
+        for ref in refs:  # every call of the send is collected, even after one of them failed
+            try:
+                blocks.append(self._fetch(ref))
+            except Exception as e:
+                error = error or e
+        if error is not None:
+            self._free(blocks)
+            raise error
+        arrays = self._hand_out(blocks, len(ids))
+        where = np.empty(self.num_envs, dtype=np.int64)
+        where[arrays[self._env_id]] = np.arange(len(ids))
+        return tuple(a[where[ids]] for a in arrays)  # actor order -> the order the envs were sent in
+
+    def _recv_async(self) -> tuple[np.ndarray, ...]:
+        """batch_size rows from whichever calls finish first."""
+        import ray
+
+        have = sum(len(b[self._env_id]) for b in self._ready)
+        in_flight = sum(len(ids) for _, ids in self._inflight.values())
+        if have + in_flight < self.batch_size:
+            raise RuntimeError(
+                f"recv() would wait forever: only {have + in_flight} envs have results pending but batch_size is "
+                f"{self.batch_size}; send() more envs first"
+            )
+        while have < self.batch_size:
+            done, _ = ray.wait(list(self._inflight), num_returns=1)
+            block = self._fetch(done[0])
+            self._ready.append(block)
+            have += len(block[self._env_id])
+        return self._hand_out(self._ready, self.batch_size)
+
+    def _hand_out(self, blocks: list[tuple[np.ndarray, ...]], n: int) -> tuple[np.ndarray, ...]:
+        """The first n rows of `blocks` (copied into fresh, writeable arrays); async pools keep the rest."""
+        arrays = tuple(np.concatenate(parts) for parts in zip(*blocks))
+        if not self._sync:
+            rest = tuple(a[n:] for a in arrays)
+            self._ready = [rest] if len(rest[self._env_id]) else []
+            arrays = tuple(a[:n] for a in arrays)
+        self._busy[arrays[self._env_id]] = False
+        return arrays
+
+    def _free(self, blocks: list[tuple[np.ndarray, ...]]) -> None:
+        for b in blocks:
+            self._busy[b[self._env_id]] = False
+
+    def step(self, actions: Any, env_id: Any = None) -> tuple[np.ndarray, ...]:
+        self.send(actions, env_id)
+        return self.recv()
+
+    def reset(self, env_id: Any = None, seeds: Any = None) -> tuple[np.ndarray, ...]:
+        self.send(None, env_id, True, seeds)
+        return self.recv()
+
+    # ---- per-env calls ------------------------------------------------------------------------------------------
+    def _actor_of(self, env_id: int) -> Any:
+        self._check_open()
+        self._ids(env_id)
+        return self.actors[self._owner[env_id]]
+
+    def _call(self, name: str, env_id: int, *args: Any) -> Any:
+        import ray
+
+        return ray.get(self._actor_of(env_id).call.remote(name, env_id, *args))
+
+    def num_players(self, env_id: int) -> int:
+        return self._call("num_players", env_id)
+
+    def _get_state(self, env_id: int) -> list[float]:
+        return self._call("_get_state", env_id)
+
+    def _set_state(self, env_id: int, state: Sequence[float]) -> None:
+        self._call("_set_state", env_id, state)
+
+    def render(self, env_ids: Any) -> np.ndarray:
+        import ray
+
+        self._check_open()
+        ids = self._ids(env_ids)
+        owners = self._owner[ids]
+        parts = {int(k): self.actors[k].render.remote(ids[owners == k]) for k in np.unique(owners)}
+        frames = {k: list(ray.get(ref)) for k, ref in parts.items()}
+        return np.stack([frames[int(k)].pop(0) for k in owners])
+
+    # ---- lifecycle ----------------------------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        """End every actor (and the placement group). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        import ray
+
+        for actor in self.actors:
+            ray.kill(actor, no_restart=True)
+        if self._pg is not None:
+            from ray.util.placement_group import remove_placement_group
+
+            remove_placement_group(self._pg)
+        self._inflight.clear()
+        self._sends.clear()
+        self._ready = []
+
+
+class _OnRay:
+    """Front-end mixin: the engine is a `RayEngine` instead of a local `_core.Pool`."""
+
+    def __init__(self, spec: EnvSpec, render_mode: str | None, ray_options: dict[str, Any]):
+        self._ray_options = ray_options
+        super().__init__(spec, render_mode)  # type: ignore[call-arg]
+
+    def _new_engine(self, spec: EnvSpec) -> RayEngine:
+        return RayEngine(spec, **self._ray_options)
+
+    @property
+    def actors(self) -> list[Any]:
+        """The Ray actor handles, actor k holding a contiguous range of env ids."""
+        return self.engine.actors  # type: ignore[attr-defined]
+
+    def xla(self) -> Any:
+        raise NotImplementedError(
+            "env.xla() runs the engine inside this process; a distributed pool's envs run on Ray actors"
+        )
+
+
+class RayGymnasiumPool(_OnRay, GymnasiumPool):
+    """A gymnasium.vector.VectorEnv whose envs run on Ray actors (see parallel_pool.distributed)."""
+
+
+class RayGymPool(_OnRay, GymPool):
+    """EnvPool's gym API, envs on Ray actors."""
+
+
+class RayDmPool(_OnRay, DmPool):
+    """A batched dm_env.Environment, envs on Ray actors."""
+
+
+_FRONT_ENDS = {"gymnasium": RayGymnasiumPool, "gym": RayGymPool, "dm": RayDmPool}
+
+
+def make(
+    task_id: str,
+    env_type: str = "gymnasium",
+    num_workers: int = 2,
+    actor_options: dict[str, Any] | None = None,
+    one_per_node: bool = False,
+    restart: bool = False,
+    start_timeout_s: float = 120.0,
+    render_mode: str | None = None,
+    **config: Any,
+) -> Any:
+    """parallel_pool.make's pool, its envs spread over `num_workers` Ray actors (each a local pool of about
+    num_envs / num_workers envs, on its own cores, anywhere in the Ray cluster).
+
+    Connects to Ray as `ray.init()` does when it is not initialized yet (RAY_ADDRESS, or a local cluster).
+    actor_options: Ray `.options()` of every actor (default {"num_cpus": 1}); one_per_node: each actor on its own
+    node; restart: a new actor replaces one that died (its envs restart from their initial seeds);
+    start_timeout_s: how long to wait for the actors to be placed and started before raising.
+    config: parallel_pool.make's config keys (num_envs, batch_size, seed, num_threads per actor, ...).
+    Multi-player envs and env.xla() are not available on Ray.
+    """
+    if env_type not in _FRONT_ENDS:
+        raise ValueError(f"env_type must be one of {list(_FRONT_ENDS)}, got {env_type!r}")
+    spec = EnvSpec(task_id, **config)
+    if spec.max_num_players != 1:
+        raise ValueError(f"max_num_players={spec.max_num_players}: multi-player envs do not run on Ray actors yet")
+    num_envs = spec.config_dict["num_envs"]
+    if isinstance(num_workers, bool) or not isinstance(num_workers, int) or not 1 <= num_workers <= num_envs:
+        raise ValueError(f"num_workers must be an int in 1..num_envs ({num_envs}), got {num_workers!r}")
+    options = dict(
+        num_workers=num_workers,
+        actor_options=actor_options,
+        one_per_node=one_per_node,
+        restart=restart,
+        start_timeout_s=start_timeout_s,
+    )
+    return _FRONT_ENDS[env_type](spec, render_mode, options)

@@ -1,0 +1,261 @@
+"""parallel_pool.distributed: pools on Ray actors, checked against a local pool given the same seed and actions.
+
+One local Ray cluster (2 CPUs) for the whole module: Ray takes tens of seconds to start on a loaded machine."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray")
+
+import parallel_pool  # noqa: E402
+from parallel_pool import EnvError, distributed  # noqa: E402
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def assert_same(got, want):
+    """Two gymnasium step results (or reset results) are equal, info included (masks, final_obs)."""
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        if isinstance(w, dict):
+            assert sorted(g) == sorted(w)
+            for k in w:
+                assert_same((g[k],), (w[k],))
+        elif isinstance(w, np.ndarray) and w.dtype == object:
+            assert [None if x is None else x.tolist() for x in g] == [None if x is None else x.tolist() for x in w]
+        else:
+            np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("autoreset_mode", ["next_step", "same_step"])
+def test_sync_trajectory_equals_a_local_pool(autoreset_mode):
+    """Given seed and actions, 2 actors reproduce one local pool exactly, across episode ends, and env i is
+    seeded with seed + i (the actors' ranges are seeded from their first env id)."""
+    kw = dict(num_envs=5, seed=11, autoreset_mode=autoreset_mode, max_episode_steps=40)
+    env = distributed.make("CartPole-v1", num_workers=2, **kw)
+    ref = parallel_pool.make("CartPole-v1", **kw)
+    assert_same(env.reset(), ref.reset())
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(120):
+        a = rng.integers(0, 2, 5)
+        got, want = env.step(a), ref.step(a)
+        assert_same(got, want)
+        ended += int((want[2] | want[3]).sum())
+    assert ended > 5  # the run crossed episode ends (terminations and truncations)
+    assert_same(env.reset(seed=7), ref.reset(seed=7))
+    env.close()
+    ref.close()
+
+
+def test_dm_front_end_runs_on_ray():
+    env = distributed.make("CartPole-v1", env_type="dm", num_workers=2, num_envs=4, seed=3)
+    ref = parallel_pool.make("CartPole-v1", env_type="dm", num_envs=4, seed=3)
+    env.reset(), ref.reset()
+    for _ in range(30):
+        got, want = env.step(np.ones(4, dtype=np.int64)), ref.step(np.ones(4, dtype=np.int64))
+        np.testing.assert_array_equal(got.observation.obs, want.observation.obs)
+        np.testing.assert_array_equal(got.discount, want.discount)
+    env.close()
+
+
+def test_env_id_subsets_are_routed_to_their_actor_and_returned_in_the_order_given():
+    env = distributed.make("CartPole-v1", num_workers=2, num_envs=6, seed=5)
+    ref = parallel_pool.make("CartPole-v1", num_envs=6, seed=5)
+    env.reset(), ref.reset()
+    for ids in ([4, 0, 5], [2], [5, 3, 1, 0], [1, 4]):
+        ids = np.asarray(ids)
+        a = (ids % 2).astype(np.int64)
+        got, want = env.step(a, ids), ref.step(a, ids)
+        np.testing.assert_array_equal(got[4]["env_id"], ids)
+        assert_same(got, want)
+    env.close()
+
+
+def per_env_trajectories(env, rounds: int) -> dict[int, list]:
+    """An async loop whose action depends only on (env_id, the env's step count): each env's observations."""
+    seen: dict[int, list] = {i: [] for i in range(env.num_envs)}
+    env.async_reset()
+    for _ in range(rounds):
+        obs, _, _, _, info = env.recv()
+        ids = info["env_id"]
+        for i, o in zip(ids, obs):
+            seen[int(i)].append(o.copy())
+        env.send(np.array([(i + len(seen[int(i)])) % 2 for i in ids]), ids)
+    return seen
+
+
+def test_async_trajectories_do_not_depend_on_the_number_of_actors():
+    kw = dict(num_envs=6, batch_size=2, seed=9)
+    ref = per_env_trajectories(parallel_pool.make("CartPole-v1", **kw), 60)
+    for k in (3,):  # (K=1 is the local pool)
+        env = distributed.make("CartPole-v1", num_workers=k, actor_options={"num_cpus": 2 / k}, **kw)
+        got = per_env_trajectories(env, 60)
+        assert env.engine.pids and len(set(env.engine.pids)) == k  # k actor processes
+        env.close()
+        for i in range(6):
+            n = min(len(got[i]), len(ref[i]))
+            assert n > 5
+            np.testing.assert_array_equal(np.stack(got[i][:n]), np.stack(ref[i][:n]))
+
+
+def test_async_batches_come_from_whichever_actor_finishes_first():
+    """Actor 0 holds envs 0..2 and env 2 takes 3 s a step; actor 1 (envs 3, 4) answers first, and the rows of a
+    call that one batch does not take are returned by the next recv()s, in order."""
+    env = distributed.make(
+        "Dummy-v0", num_workers=2, num_envs=5, batch_size=1, slow_env=2, slow_env_cost_us=3e6, episode_len=1000
+    )
+    env.async_reset()
+    assert sorted(int(env.recv()[4]["env_id"][0]) for _ in range(5)) == [0, 1, 2, 3, 4]
+    env.send(np.zeros(5, dtype=np.int32), np.arange(5))
+    assert [int(env.recv()[4]["env_id"][0]) for _ in range(5)] == [3, 4, 0, 1, 2]
+    env.close()
+
+
+def test_bad_input_raises_and_loses_nothing():
+    env = distributed.make("CartPole-v1", num_workers=2, num_envs=4, batch_size=2, seed=1)
+    env.async_reset()
+    assert sorted(np.concatenate([env.recv()[4]["env_id"] for _ in range(2)]).tolist()) == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="appears more than once"):
+        env.send(np.zeros(2, dtype=np.int64), np.array([1, 1]))
+    with pytest.raises(ValueError, match="out of range"):
+        env.send(np.zeros(2, dtype=np.int64), np.array([0, 9]))
+    with pytest.raises(ValueError, match="expected 2 rows"):
+        env.send(np.zeros(3, dtype=np.int64), np.array([0, 1]))
+    env.send(np.zeros(2, dtype=np.int64), np.array([0, 1]))
+    with pytest.raises(ValueError, match="already has an action pending"):
+        env.send(np.zeros(1, dtype=np.int64), np.array([1]))
+    assert sorted(env.recv()[4]["env_id"].tolist()) == [0, 1]
+    with pytest.raises(RuntimeError, match="wait forever"):
+        env.recv()
+    # a value the actor's pool rejects (env 2's action 5) is reported by the recv that collects it
+    env.send(np.array([0, 5]), np.array([0, 2]))
+    with pytest.raises(ValueError, match="outside the valid range"):
+        env.recv()
+    env.send(np.zeros(2, dtype=np.int64), np.array([1, 2]))  # env 2 was not stepped and is free again
+    assert set(env.recv()[4]["env_id"].tolist()) <= {0, 1, 2}
+    env.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        env.step(np.zeros(2, dtype=np.int64))
+
+
+def test_num_workers_and_multi_player_are_checked():
+    with pytest.raises(ValueError, match="num_workers"):
+        distributed.make("CartPole-v1", num_envs=2, num_workers=3)
+    with pytest.raises(ValueError, match="multi-player"):
+        distributed.make("TwoPlayer-v0", num_envs=2, max_num_players=2)
+
+
+def test_a_dead_actor_raises_env_error_naming_its_envs():
+    env = distributed.make("CartPole-v1", num_workers=2, num_envs=5, batch_size=2, seed=2)
+    env.async_reset()
+    os.kill(env.engine.pids[1], signal.SIGKILL)  # a crash, not a polite ray.kill
+    with pytest.raises(EnvError) as e:
+        for _ in range(3):  # actor 0's rows may come first; the dead actor's call fails the recv that reaches it
+            env.recv()
+    assert e.value.env_ids == [3, 4] and e.value.batch_kept is False
+    with pytest.raises(EnvError, match="lost"):
+        env.send(np.zeros(1, dtype=np.int64), np.array([3]))
+    env.close()
+
+
+def test_restart_replaces_a_dead_actor_and_resets_its_envs():
+    kw = dict(num_envs=4, seed=4)
+    env = distributed.make("CartPole-v1", num_workers=2, restart=True, **kw)
+    env.reset()
+    for _ in range(5):
+        env.step(np.ones(4, dtype=np.int64))
+    old = env.actors[0]
+    os.kill(env.engine.pids[0], signal.SIGKILL)
+    assert pids_gone([env.engine.pids[0]])
+    with pytest.raises(EnvError) as e:
+        env.step(np.ones(4, dtype=np.int64))
+    assert e.value.env_ids == [0, 1] and e.value.batch_kept is True
+    assert env.actors[0] is not old
+    # envs 0, 1 start over from their initial seeds: the same observations as a fresh local pool's
+    fresh = parallel_pool.make("CartPole-v1", **kw)
+    fresh_obs, _ = fresh.reset()
+    obs, *_ = env.step(np.zeros(2, dtype=np.int64), np.array([0, 1]))
+    want, *_ = fresh.step(np.zeros(2, dtype=np.int64), np.array([0, 1]))
+    np.testing.assert_array_equal(obs, want)
+    env.close()
+
+
+def pids_gone(pids: list[int], tries: int = 100) -> bool:
+    psutil = pytest.importorskip("psutil")
+    for _ in range(tries):
+        if not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in pids):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_close_ends_every_actor():
+    env = distributed.make("CartPole-v1", num_workers=2, num_envs=4)
+    pids = list(env.engine.pids)
+    env.close()
+    env.close()  # idempotent
+    assert env.closed
+    assert pids_gone(pids)
+
+
+def test_one_per_node_on_a_single_node_cluster_is_an_error_not_a_hang():
+    with pytest.raises(RuntimeError, match="one_per_node"):
+        distributed.make("CartPole-v1", num_workers=2, num_envs=4, one_per_node=True, start_timeout_s=3)
+
+
+@pytest.mark.slow
+def test_sb3_and_cleanrl_adapters_run_unchanged_on_ray():
+    pytest.importorskip("stable_baselines3")
+    from parallel_pool.integrations.cleanrl import EpisodeStatistics
+    from parallel_pool.integrations.sb3 import ParallelPoolVecEnv
+
+    kw = dict(num_envs=4, seed=6, autoreset_mode="same_step")
+    venv = ParallelPoolVecEnv(distributed.make("CartPole-v1", num_workers=2, **kw))
+    ref = ParallelPoolVecEnv(parallel_pool.make("CartPole-v1", **kw))
+    np.testing.assert_array_equal(venv.reset(), ref.reset())
+    for t in range(60):
+        a = np.full(4, t % 2)
+        got, want = venv.step(a), ref.step(a)
+        for g, w in zip(got[:3], want[:3]):
+            np.testing.assert_array_equal(g, w)
+        for gi, wi in zip(got[3], want[3]):
+            assert sorted(gi) == sorted(wi)
+            if "terminal_observation" in wi:
+                np.testing.assert_array_equal(gi["terminal_observation"], wi["terminal_observation"])
+    venv.close()
+    stats = EpisodeStatistics(distributed.make("CartPole-v1", num_workers=2, **kw))
+    stats.reset()
+    for _ in range(100):
+        stats.step(np.zeros(4, dtype=np.int64))
+    assert stats.episode_count > 0
+    stats.close()
+
+
+@pytest.mark.slow
+def test_no_actor_outlives_its_driver():
+    """A driver that exits without close(): Ray ends the actors of its job."""
+    address = ray.get_runtime_context().gcs_address
+    code = (
+        "import ray, parallel_pool.distributed as d\n"
+        f"ray.init(address={address!r}, log_to_driver=False)\n"
+        "env = d.make('CartPole-v1', num_workers=2, num_envs=4)\n"
+        "print(*env.engine.pids, flush=True)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    pids = [int(p) for p in out.stdout.split()]
+    assert len(pids) == 2 and pids_gone(pids, tries=300)
