@@ -14,7 +14,9 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -114,15 +116,14 @@ def evaluate(agent: Agent, args: Args, episodes: int, seed: int) -> float:
     return float(returns.mean())
 
 
-def main(args: Args) -> dict:
+def main(args: Args, make: Callable[..., Any] = parallel_pool.make) -> dict:
+    """Train; `make` builds the training pool (examples/ppo_cartpole_ray.py passes parallel_pool.distributed.make)."""
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.torch_threads)
 
-    envs = EpisodeStatistics(
-        parallel_pool.make(args.env_id, num_envs=args.num_envs, seed=args.seed, autoreset_mode="same_step")
-    )
+    envs = EpisodeStatistics(make(args.env_id, num_envs=args.num_envs, seed=args.seed, autoreset_mode="same_step"))
     obs_dim = int(np.prod(envs.single_observation_space.shape))
     agent = Agent(obs_dim, int(envs.single_action_space.n))
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
