@@ -454,11 +454,11 @@ class _OnRay:
         )
 
 
-class RayGymnasiumPool(_OnRay, GymnasiumPool):
+class RayGymnasiumPool(_OnRay, GymnasiumPool):  # type: ignore[misc]
     """A gymnasium.vector.VectorEnv whose envs run on Ray actors (see parallel_pool.distributed)."""
 
 
-class RayGymPool(_OnRay, GymPool):
+class RayGymPool(_OnRay, GymPool):  # type: ignore[misc]
     """EnvPool's gym API, envs on Ray actors."""
 
 
