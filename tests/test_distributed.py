@@ -18,12 +18,22 @@ ray = pytest.importorskip("ray")
 import parallel_pool  # noqa: E402
 from parallel_pool import EnvError, distributed  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(__file__))
+from pyproc import IMPORT_ROOT  # noqa: E402
+
 
 @pytest.fixture(scope="module", autouse=True)
 def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
+    # Ray's workers start in the driver's working directory and import from it first: from a clone's root that is
+    # the source tree (no compiled _core in CI), so start the cluster where the imported parallel_pool lives.
+    here = os.getcwd()
+    os.chdir(IMPORT_ROOT)
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        yield
+    finally:
+        ray.shutdown()
+        os.chdir(here)
 
 
 def assert_same(got, want):
