@@ -79,11 +79,14 @@ def first_row(observation) -> dict[str, np.ndarray]:
     return {k: np.asarray(v)[0] for k, v in observation._asdict().items() if k not in POOL_FIELDS}
 
 
+MJ_MAXVAL = 1e10  # mujoco.mjMAXVAL: dm_control's action_spec bound of an actuator without ctrlrange
+
+
 def random_actions(spec, n: int, seed: int) -> np.ndarray:
-    """n actions uniform in the action box (a box of +-1 where it is unbounded)."""
+    """n actions uniform in the action box (a box of +-1 where it is unbounded: +-mjMAXVAL, dm_control's bound)."""
     rng = np.random.default_rng(seed)
-    lo = np.where(np.isfinite(spec.minimum), spec.minimum, -1.0)
-    hi = np.where(np.isfinite(spec.maximum), spec.maximum, 1.0)
+    lo = np.where(spec.minimum > -MJ_MAXVAL, spec.minimum, -1.0)
+    hi = np.where(spec.maximum < MJ_MAXVAL, spec.maximum, 1.0)
     return rng.uniform(lo, hi, size=(n, *spec.shape))
 
 

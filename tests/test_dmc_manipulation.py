@@ -259,15 +259,7 @@ def test_task_state_length_is_checked():
 
 
 # ---- EnvPool parity and front-ends: dmc-a's family checks (tests/test_dmc.py), run on these ids
-LQR_BOUNDS = pytest.mark.xfail(
-    strict=True,
-    reason="the DMC base declares unlimited actuators' bounds as +-inf; dm_control and EnvPool use +-mjMAXVAL (1e10)",
-)
-
-
-@pytest.mark.parametrize(
-    "task_id", [pytest.param(t, marks=LQR_BOUNDS) if t.startswith("Lqr") else t for t in sorted(TASKS)]
-)
+@pytest.mark.parametrize("task_id", sorted(TASKS))
 def test_envpool_names_config_and_spec(task_id):
     import test_dmc
 

@@ -123,8 +123,8 @@ void DefineDmcSpec(const Config& c, SpecBuilder& b, const std::vector<ObsDef>& o
   std::vector<double> lo(nu), hi(nu);
   for (int i = 0; i < nu; ++i) {
     const bool limited = m->actuator_ctrllimited[i];
-    lo[i] = limited ? m->actuator_ctrlrange[2 * i] : -kInf;
-    hi[i] = limited ? m->actuator_ctrlrange[2 * i + 1] : kInf;
+    lo[i] = limited ? m->actuator_ctrlrange[2 * i] : -mjMAXVAL;
+    hi[i] = limited ? m->actuator_ctrlrange[2 * i + 1] : mjMAXVAL;
   }
   b.Action("action", DType::kFloat64, {nu}, lo, hi);
   b.Reward(DType::kFloat64);

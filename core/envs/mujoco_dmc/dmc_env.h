@@ -72,7 +72,7 @@ struct ObsDef {
 };
 
 // Declares the observations `obs`, the float64 action "action" bounded by the actuators' ctrlrange (dm_control's
-// action_spec: unbounded actuators get +-inf) and the float64 reward.
+// action_spec: unbounded actuators get +-mjMAXVAL, 1e10) and the float64 reward.
 void DefineDmcSpec(const Config& c, SpecBuilder& b, const std::vector<ObsDef>& obs);
 
 // The model of a config (loaded through the shared cache). Throws naming the config key when it is unusable.
