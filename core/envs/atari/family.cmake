@@ -97,8 +97,7 @@ set_target_properties(pp_ale PROPERTIES IMPORTED_LOCATION "${PP_ALE_LIB}")
 add_dependencies(pp_ale pp_ale_build)
 
 file(GLOB _pp_atari_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cc)
-# The area resize reproduces OpenCV's float arithmetic step by step: no fused multiply-add contraction.
-set_source_files_properties(${_pp_atari_sources} PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
+# (the area resize reproduces OpenCV's float arithmetic: -ffp-contract=off is set for the whole extension target)
 list(APPEND PP_ENV_SOURCES ${_pp_atari_sources})
 list(APPEND PP_ENV_LIBS pp_ale ZLIB::ZLIB Threads::Threads)
 if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
