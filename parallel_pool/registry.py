@@ -55,10 +55,10 @@ def _package_dir(package: str) -> str | None:
     return list(spec.submodule_search_locations)[0]
 
 
-def _resolve_default(value: Any) -> Any:
-    """A C++ default "{pkgdir:PKG}/rest" names a data folder shipped in an installed Python package (e.g. the
-    Atari ROMs in ale-py): it becomes an absolute path. Left as is when PKG is not installed (the env then raises
-    an error saying which package to install)."""
+def _resolve_pkgdir(value: Any) -> Any:
+    """A str config value "{pkgdir:PKG}/rest" (a C++ default, or given by the user) names a data folder shipped in
+    an installed Python package (the Atari ROMs in ale-py, gymnasium's MuJoCo models): it becomes an absolute path.
+    Left as is when PKG is not installed: the env then raises an error saying which package to install."""
     if isinstance(value, str) and value.startswith("{pkgdir:") and "}" in value:
         end = value.index("}")
         folder = _package_dir(value[len("{pkgdir:") : end])
@@ -73,7 +73,7 @@ def config_keys(task_id: str) -> dict[str, tuple[Any, str, list[str]]]:
     type_name = task_type(task_id)
     overrides = _TASKS[task_id][1]
     return {
-        name: (_resolve_default(overrides.get(name, default)), doc, list(choices))
+        name: (_resolve_pkgdir(overrides.get(name, default)), doc, list(choices))
         for name, default, doc, choices in _TYPES[type_name]
     }
 
@@ -111,32 +111,6 @@ def _table_text(key: str, table: dict[Any, Any]) -> str:
                 raise TypeError(f"config key {key!r}: the value of {name!r} must be numbers, got {value!r}")
         entries.append(f"{name}=" + ",".join(repr(float(v)) for v in values))
     return ";".join(entries)
-
-
-_PKGDIR = "pkgdir:"
-
-
-def _resolve_pkgdir(key: str, value: Any) -> Any:
-    """A str config value "pkgdir:<package>/<sub/path>" names a directory inside an installed Python package
-    (e.g. the MuJoCo model files gymnasium ships); it becomes an absolute path. The package is located without
-    importing it."""
-    if not (isinstance(value, str) and value.startswith(_PKGDIR)):
-        return value
-    package, _, sub = value[len(_PKGDIR) :].partition("/")
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        spec = None
-    if spec is None or not spec.submodule_search_locations:
-        raise ValueError(
-            f"config key {key!r} refers to files of the Python package {package!r}, which is not "
-            f"installed (pip install {package}), or pass {key}=<directory> yourself"
-        )
-    return (
-        os.path.join(list(spec.submodule_search_locations)[0], *sub.split("/"))
-        if sub
-        else list(spec.submodule_search_locations)[0]
-    )
 
 
 def _envpool_key(key: str, value: Any) -> None:
@@ -184,7 +158,7 @@ def resolve_config(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str,
             value = 0
         config[key] = _coerce(key, value, keys[key][0], keys[key][2])
     for key, value in config.items():
-        config[key] = dmc_models.resolve(key, _resolve_pkgdir(key, value))
+        config[key] = dmc_models.resolve(key, _resolve_pkgdir(value))
     if config["seed"] < 0:
         raise ValueError(f"seed must be >= 0, got {config['seed']}")
     n = config["num_envs"]

@@ -532,7 +532,7 @@ def test_model_file_options(tmp_path):
     with pytest.raises(ValueError, match="does not exist"):
         pp.make("Ant-v5", xml_file="no_such_model.xml")
     with pytest.raises(ValueError, match="not installed"):
-        pp.make_spec("Ant-v5", base_path="pkgdir:no_such_package_xyz/assets")
+        pp.make_spec("Ant-v5", base_path="{pkgdir:no_such_package_xyz}/assets")
     bad = tmp_path / "bad.xml"
     bad.write_text("<mujoco><worldbody><body></mujoco>")
     with pytest.raises(ValueError, match="MuJoCo could not load"):

@@ -16,9 +16,10 @@ std::string ModelPath(const Config& c) {
     return std::string(home ? home : "") + xml.substr(1);
   }
   std::string base = c.Get<std::string>("base_path");
-  if (base.rfind("pkgdir:", 0) == 0) {
-    throw std::invalid_argument("config key 'base_path' (" + base +
-                                ") was not resolved to a directory; create envs through parallel_pool.make()");
+  if (base.rfind("{pkgdir:", 0) == 0) {  // parallel_pool.registry resolves it where the package is installed
+    const std::string pkg = base.substr(8, base.find('}') - 8);
+    throw std::invalid_argument("config key 'base_path' (" + base + ") names the files of the Python package '" + pkg +
+                                "', which is not installed: pip install " + pkg + " (or pass base_path=<directory>)");
   }
   if (!base.empty() && base.back() != '/') base += '/';
   return base + xml;
@@ -35,7 +36,7 @@ std::vector<ConfigKey> TaskKeys(int version, const char* xml_file, int frame_ski
       {"max_episode_steps", int64_t{max_episode_steps}, "truncate episodes after this many steps", {}},
       {"reward_threshold", reward_threshold, "the score at which the task counts as solved (informational)", {}},
       {"base_path",
-       std::string("pkgdir:gymnasium/envs/mujoco/assets"),
+       std::string("{pkgdir:gymnasium}/envs/mujoco/assets"),
        "directory of the model XML files (default: the MuJoCo assets of the installed gymnasium package)",
        {}},
       {"xml_file",
