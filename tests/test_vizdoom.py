@@ -196,6 +196,35 @@ def test_determinism_independent_of_threads():
     assert any(not np.array_equal(x[0], x[1]) for x in a[1::2])
 
 
+def episode(env, reset_seed: int | None, steps: int = 8) -> list[np.ndarray]:
+    """Frames and rewards of one Basic-v1 episode start (fixed buttons) after reset(seed=reset_seed)."""
+    rng = np.random.default_rng(0)
+    frames = [env.reset(seed=reset_seed)[0]]
+    for _ in range(steps):
+        obs, rew, *_ = env.step(rng.integers(0, 2, size=(1, 3)).astype(np.float64))
+        frames += [obs, rew]
+    return frames
+
+
+def test_reset_seed_reseeds_the_engine():
+    """reset(seed=s) replays the first episode of an env made with seed s, whatever the env did before."""
+    fresh = pp.make("Basic-v1", num_envs=1, seed=5)
+    used = pp.make("Basic-v1", num_envs=1, seed=100)
+    try:
+        want = episode(fresh, None)
+        other = episode(used, None)  # seed 100: the monster stands elsewhere
+        assert any(not np.array_equal(x, y) for x, y in zip(want, other))
+        for _ in range(2):  # later, and again: the same episode each time
+            got = episode(used, 5)
+            for x, y in zip(want, got):
+                np.testing.assert_array_equal(x, y)
+        # plain resets go on with the engine's stream: the next episode is not the seeded one again
+        assert any(not np.array_equal(x, y) for x, y in zip(want, episode(used, None)))
+    finally:
+        fresh.close()
+        used.close()
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # config
 

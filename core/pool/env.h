@@ -98,7 +98,11 @@ class Env {
   // Advance one step; write observation, reward, and terminated (truncated is preset to false).
   virtual void Step(const ActionView& action, Output& out) = 0;
 
-  void Seed(uint64_t seed) { SeedGenerator(gen_, seed); }
+  // A reset with an explicit seed: reseed the generator, then tell the env (Reseeded).
+  void Seed(uint64_t seed) {
+    SeedGenerator(gen_, seed);
+    Reseeded(seed);
+  }
   int env_id() const { return env_id_; }
 
   // Optional, for alignment tests: the env's simulator state as doubles (e.g. CartPole's (x, x_dot, theta,
@@ -116,6 +120,10 @@ class Env {
   }
 
  protected:
+  // Called after Seed, before the Reset it precedes. For envs whose randomness also lives outside gen_ (an engine
+  // process with its own seed), so that they can reseed it too.
+  virtual void Reseeded(uint64_t seed) { (void)seed; }
+
   int env_id_;
   std::mt19937 gen_;
 };

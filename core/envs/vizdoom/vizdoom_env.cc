@@ -1,5 +1,7 @@
 #include "core/envs/vizdoom/vizdoom_env.h"
 
+#include <utility>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -95,8 +97,7 @@ void VizdoomEnv::SetUpGame(const Config& c, uint64_t seed) {
   game_->setEpisodeTimeout(static_cast<unsigned>((max_episode_steps_ + 1) * frame_skip_));
   const std::string wad = FilePath(c, "wad_path", true);
   if (!wad.empty()) game_->setDoomScenarioPath(wad);
-  // EnvPool seeds the engine with seed + env_id; 64-bit seeds beyond that range draw from the env's generator
-  game_->setSeed(seed <= 0xffffffffULL ? static_cast<unsigned>(seed) : static_cast<unsigned>(gen_()));
+  game_->setSeed(EngineSeed(seed));
   game_->setDoomMap(c.Get<std::string>("map_id"));
   for (auto v : InfoVariables()) game_->addAvailableGameVariable(v);
 
@@ -143,13 +144,25 @@ void VizdoomEnv::SetUpGame(const Config& c, uint64_t seed) {
   stack_.assign(frame_bytes_ * stack_num_, 0);
 }
 
+// EnvPool seeds the engine with seed + env_id; 64-bit seeds beyond that range draw from the env's generator (just
+// seeded with `seed`).
+unsigned VizdoomEnv::EngineSeed(uint64_t seed) {
+  return seed <= 0xffffffffULL ? static_cast<unsigned>(seed) : static_cast<unsigned>(gen_());
+}
+
+void VizdoomEnv::Reseeded(uint64_t seed) { reseed_ = EngineSeed(seed); }
+
 void VizdoomEnv::Reset(Output& out) {
+  // reset(seed=s): the engine draws each episode's seed from a generator seeded with s, so reseeding it and
+  // starting a new episode replays the episodes of an env made with seed s
+  const std::optional<unsigned> reseed = std::exchange(reseed_, std::nullopt);
+  if (reseed) game_->setSeed(*reseed);
   if (!game_->isRunning()) {  // the engine died (the step that noticed raised): start a new one
     game_->init();
     AddBots();
-  } else if (!started_) {
+  } else if (!started_ && !reseed) {
     // init() began the first episode
-  } else if (continue_game_) {
+  } else if (continue_game_ && !reseed) {
     game_->makeAction(std::vector<double>(num_buttons_, 0.0), frame_skip_);  // EnvPool: one no-op step
   } else {
     if (lmp_prefix_.empty()) {

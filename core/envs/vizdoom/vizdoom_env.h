@@ -37,6 +37,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -229,6 +230,8 @@ class VizdoomEnv : public Env {
   static std::vector<double> ParseWeaponRewards(const Config& c);
 
   void SetUpGame(const Config& c, uint64_t seed);
+  unsigned EngineSeed(uint64_t seed);
+  void Reseeded(uint64_t seed) override;
   void AddBots();
   void ReadGameVariables(const vzd::GameStatePtr& state);
   float ShapedReward(bool episode_start);
@@ -266,8 +269,9 @@ class VizdoomEnv : public Env {
   int selected_weapon_ = -1, selected_weapon_steps_ = 0;
 
   // episode bookkeeping
-  bool started_ = false;        // the first Reset uses the episode the engine's start began
-  bool continue_game_ = false;  // episodic_life death in a game that goes on
+  bool started_ = false;            // the first Reset uses the episode the engine's start began
+  bool continue_game_ = false;      // episodic_life death in a game that goes on
+  std::optional<unsigned> reseed_;  // the engine seed of a reset(seed=...), applied by the next Reset
   int steps_ = 0;
   int episode_count_ = 0;
 };
