@@ -69,11 +69,15 @@ def gym_info(schema: Schema, arrays: Sequence[Any], xp: Any = np, masks: bool = 
     return info
 
 
+def _any_true(flags: np.ndarray) -> bool:
+    """flags.any() for the engine's bool arrays (one byte, 0 or 1, per row), without numpy's reduction machinery,
+    which costs more than the rest of a 1-env step's Python."""
+    return b"\x01" in flags.tobytes()
+
+
 def _add_final(schema: Schema, arrays: Sequence[Any], info: dict[str, Any], done: Any, xp: Any) -> None:
     """Same-step autoreset: the finished episodes' last observation and info, in gymnasium 1.4's structure."""
     dense = xp is not np
-    if not dense and not done.any():
-        return  # gymnasium adds the final keys only on steps where some episode ended
     final = schema.obs(arrays, "final:")
     if dense:
         final_obs = (
@@ -104,7 +108,8 @@ def gym_result(
     """A raw batch as gymnasium's (obs, reward, terminated, truncated, info); masks: gymnasium's `_key` masks."""
     term, trunc = arrays[schema.terminated], arrays[schema.truncated]
     info = gym_info(schema, arrays, xp, masks)
-    if schema.has_final:
+    # gymnasium adds the final keys only on steps where some episode ended (inside jax.jit: always, masked)
+    if schema.has_final and (xp is not np or _any_true(term) or _any_true(trunc)):
         _add_final(schema, arrays, info, term | trunc, xp)
     return schema.obs(arrays), arrays[schema.reward], term, trunc, info
 

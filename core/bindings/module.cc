@@ -147,6 +147,8 @@ auto WithoutGil(F&& f) {
   if constexpr (!std::is_void_v<R>) return std::move(*result);
 }
 
+constexpr size_t kMaxArrayDims = 16;  // dims of a result array, the row dimension included (checked per pool)
+
 struct BlockOwner {
   std::shared_ptr<BlockPool> pool;
   uint8_t* ptr;
@@ -161,6 +163,7 @@ class PyPool {
     pool_ = handle_->pool.get();
     const Layout& L = pool_->layout();
     for (const auto& e : L.entries) {
+      if (e.shape.size() + 1 > kMaxArrayDims) throw std::invalid_argument("output '" + e.name + "' has too many dims");
       dtypes_.push_back(ToNumpy(e.dtype));
       names_.append(e.name);
       per_player_.append(e.per_player);
@@ -280,30 +283,39 @@ class PyPool {
     std::vector<int64_t> seed_vec;
     if (!seeds.is_none()) seed_vec = ConvertSeeds(seeds, k);
     // actions
-    std::vector<ActionInput> inputs;
-    std::vector<py::array> keep;  // owns converted copies until Send has copied them into the env slots
-    if (!reset) {
-      if (actions.is_none()) throw py::value_error("step() needs an action");
-      const auto& specs = pool_->spec().action;
-      py::list arrays;
-      if (py::isinstance<py::list>(actions) && specs.size() > 1) {
-        arrays = actions;
-      } else if (py::isinstance<py::tuple>(actions) && specs.size() > 1) {
-        arrays = py::list(actions);
-      } else {
-        arrays.append(actions);
-      }
-      if (arrays.size() != specs.size()) {
-        throw py::value_error("expected " + std::to_string(specs.size()) + " action arrays, got " +
-                              std::to_string(arrays.size()));
-      }
-      int rows = pool_->ActionRows(ids, k);
-      for (size_t a = 0; a < specs.size(); ++a) {
-        keep.push_back(ConvertAction(specs[a], arrays[a], rows, k));
-        inputs.push_back({static_cast<const uint8_t*>(keep.back().data()), *EngineDType(keep.back().dtype())});
-      }
+    if (reset) {
+      inputs_.clear();
+      pool_->Send(ids, k, inputs_, true, seed_vec.empty() ? nullptr : seed_vec.data());
+      return;
     }
-    pool_->Send(ids, k, inputs, reset, seed_vec.empty() ? nullptr : seed_vec.data());
+    if (actions.is_none()) throw py::value_error("step() needs an action");
+    const auto& specs = pool_->spec().action;
+    const int rows = pool_->ActionRows(ids, k);
+    inputs_.clear();
+    if (specs.size() == 1) {  // one action array: no Python list, no allocation (the per-step cost of a 1-env pool)
+      py::array a = ConvertAction(specs[0], actions, rows, k);
+      inputs_.push_back({static_cast<const uint8_t*>(a.data()), *EngineDType(a.dtype())});
+      pool_->Send(ids, k, inputs_, false, nullptr);
+      return;
+    }
+    py::list arrays;
+    if (py::isinstance<py::list>(actions)) {
+      arrays = actions;
+    } else if (py::isinstance<py::tuple>(actions)) {
+      arrays = py::list(actions);
+    } else {
+      arrays.append(actions);
+    }
+    if (arrays.size() != specs.size()) {
+      throw py::value_error("expected " + std::to_string(specs.size()) + " action arrays, got " +
+                            std::to_string(arrays.size()));
+    }
+    std::vector<py::array> keep;  // owns converted copies until Send has copied them into the env slots
+    for (size_t a = 0; a < specs.size(); ++a) {
+      keep.push_back(ConvertAction(specs[a], arrays[a], rows, k));
+      inputs_.push_back({static_cast<const uint8_t*>(keep.back().data()), *EngineDType(keep.back().dtype())});
+    }
+    pool_->Send(ids, k, inputs_, false, nullptr);
   }
 
   // Env ids given from Python (any integer dtype, 0-d or 1-d) as int32, range-checked in 64 bit before narrowing.
@@ -342,14 +354,41 @@ class PyPool {
 
   // The engine dtype of a numpy dtype, if it is one of them.
   static std::optional<DType> EngineDType(const py::dtype& d) {
-    // native-byte-order builtin dtypes are singletons, so identity is the exact test
-    if (d.is(py::dtype::of<int32_t>())) return DType::kInt32;
-    if (d.is(py::dtype::of<int64_t>())) return DType::kInt64;
-    if (d.is(py::dtype::of<float>())) return DType::kFloat32;
-    if (d.is(py::dtype::of<double>())) return DType::kFloat64;
-    if (d.is(py::dtype::of<uint8_t>())) return DType::kUInt8;
-    if (d.is(py::dtype::of<bool>())) return DType::kBool;
+    // native-byte-order builtin dtypes are singletons, so identity is the exact test; looked up once (a
+    // py::dtype::of per call and dtype showed in the per-step cost), and never freed (as a module-level object)
+    static const auto* table = new std::vector<std::pair<py::dtype, DType>>{
+        {py::dtype::of<int32_t>(), DType::kInt32}, {py::dtype::of<int64_t>(), DType::kInt64},
+        {py::dtype::of<float>(), DType::kFloat32}, {py::dtype::of<double>(), DType::kFloat64},
+        {py::dtype::of<uint8_t>(), DType::kUInt8}, {py::dtype::of<bool>(), DType::kBool}};
+    for (const auto& [dtype, engine] : *table) {
+      if (d.is(dtype)) return engine;
+    }
     return std::nullopt;
+  }
+
+  // The common action: a C-contiguous ndarray of the action's own integer or float kind, in an engine dtype, with
+  // the expected shape. It is handed to the engine as is; anything else goes through ConvertAction's checks.
+  static bool IsUsableAsIs(const ArraySpec& a, py::handle obj, int rows) {
+    if (!py::isinstance<py::array>(obj)) return false;
+    auto arr = py::reinterpret_borrow<py::array>(obj);
+    if (!(arr.flags() & py::array::c_style)) return false;
+    const std::optional<DType> d = EngineDType(arr.dtype());
+    if (!d) return false;
+    const bool ints = *d == DType::kInt32 || *d == DType::kInt64;
+    const bool floats = *d == DType::kFloat32 || *d == DType::kFloat64;
+    if (!(IsIntegral(a.dtype) ? ints : floats)) return false;
+    const py::ssize_t nd = arr.ndim(), want = static_cast<py::ssize_t>(a.shape.size());
+    const py::ssize_t* shape = arr.shape();
+    int lead = 0;  // (rows, *shape), or a single row's shape alone
+    if (nd == want + 1 && shape[0] == rows) {
+      lead = 1;
+    } else if (!(nd == want && rows == 1)) {
+      return false;
+    }
+    for (py::ssize_t i = 0; i < want; ++i) {
+      if (shape[i + lead] != a.shape[static_cast<size_t>(i)]) return false;
+    }
+    return true;
   }
 
   // The action as a C-contiguous array in an engine dtype of the same kind, values untouched: the range check
@@ -357,6 +396,7 @@ class PyPool {
   // widened here (int8/int16/uint16/uint32 -> int64, float16 -> float32), which loses nothing; uint64 values
   // above 2**63 - 1 are out of every action's range and are reported here.
   py::array ConvertAction(const ArraySpec& a, py::handle obj, int rows, int k) {
+    if (IsUsableAsIs(a, obj, rows)) return py::reinterpret_borrow<py::array>(obj);
     py::array raw = py::array::ensure(obj);
     if (!raw) throw py::type_error("action '" + a.name + "' must be array-like");
     char kind = raw.dtype().kind();
@@ -434,12 +474,23 @@ class PyPool {
       o->pool->Release(o->ptr);
       delete o;
     });
+    // Views over the block, made with numpy's C API directly: py::array's constructor costs a heap-allocated shape
+    // and strides per array, which shows in a 1-env step (seven arrays per call).
+    auto& api = py::detail::npy_api::get();
     py::tuple out(L.entries.size());
     for (size_t i = 0; i < L.entries.size(); ++i) {
       const auto& e = L.entries[i];
-      std::vector<py::ssize_t> shape{e.per_player ? r.player_rows : r.env_rows};
-      for (int s : e.shape) shape.push_back(s);
-      out[i] = py::array(dtypes_[i], shape, {}, r.block + e.offset, base);
+      Py_intptr_t shape[kMaxArrayDims];
+      shape[0] = e.per_player ? r.player_rows : r.env_rows;
+      for (size_t d = 0; d < e.shape.size(); ++d) shape[d + 1] = e.shape[d];
+      PyObject* descr = dtypes_[i].inc_ref().ptr();  // stolen by PyArray_NewFromDescr
+      PyObject* a =
+          api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, static_cast<int>(e.shape.size() + 1), shape, nullptr,
+                                    r.block + e.offset, py::detail::npy_api::NPY_ARRAY_WRITEABLE_, nullptr);
+      if (a == nullptr) throw py::error_already_set();
+      auto array = py::reinterpret_steal<py::object>(a);
+      if (api.PyArray_SetBaseObject_(a, base.inc_ref().ptr()) != 0) throw py::error_already_set();  // steals
+      PyTuple_SET_ITEM(out.ptr(), static_cast<py::ssize_t>(i), array.release().ptr());
     }
     return out;
   }
@@ -447,6 +498,7 @@ class PyPool {
   std::shared_ptr<PoolHandle> handle_;  // shared with the XLA handlers, which find it by id
   Pool* pool_ = nullptr;                // handle_->pool
   std::vector<py::dtype> dtypes_;
+  std::vector<ActionInput> inputs_;  // the action arrays of the call in progress (reused: calls hold the API lock)
   py::list names_, per_player_;
   std::vector<int> all_ids_;
 };
