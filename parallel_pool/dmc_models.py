@@ -20,6 +20,7 @@ import re
 import shutil
 import tempfile
 from typing import Any
+from xml.etree import ElementTree
 
 PREFIX = "dm_control:"
 _CALL = re.compile(r"^dm_control:(?P<func>[A-Za-z_][\w.]*)\((?P<args>.*)\)$", re.DOTALL)
@@ -92,8 +93,25 @@ def _build(func: str, kwargs: dict[str, Any]) -> tuple[str | bytes, dict[str, st
     return xml, dict(assets)
 
 
+def _asset_dirs(xml: str | bytes) -> list[str]:
+    """The folders where MuJoCo looks for the model's mesh and texture files: its <compiler>'s meshdir and
+    texturedir (assetdir sets both), "" for the model's own folder."""
+    compiler = ElementTree.fromstring(xml).find("compiler")
+    attrib = compiler.attrib if compiler is not None else {}
+    dirs = [attrib.get(key, attrib.get("assetdir", "")) for key in ("meshdir", "texturedir")]
+    return list(dict.fromkeys(dirs))
+
+
 def _write(folder: str, xml: str | bytes, assets: dict[str, str | bytes]) -> None:
-    for name, data in {**assets, "model.xml": xml}.items():
+    """The XML as model.xml and its assets beside it. dm_control hands MuJoCo the assets as a virtual file system,
+    which matches a mesh or texture by its bare file name wherever the XML's meshdir/texturedir point (dog.xml reads
+    them from "dog_assets/"); on disk a bare-named asset must be in those folders, so it is written into each."""
+    dirs = _asset_dirs(xml)
+    files: dict[str, str | bytes] = {"model.xml": xml}
+    for name, data in assets.items():
+        for d in dirs if os.path.basename(name) == name else [""]:
+            files[os.path.join(d, name)] = data
+    for name, data in files.items():
         path = os.path.normpath(os.path.join(folder, name))
         if not path.startswith(folder + os.sep):
             raise ValueError(f"dm_control asset name {name!r} leaves the model folder")

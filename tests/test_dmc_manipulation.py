@@ -1,7 +1,7 @@
 """DeepMind Control Suite family (core/envs/mujoco_dmc): dmc-c's domains, manipulator, stacker, quadruped and lqr,
 aligned with dm_control 1.0.50 step by step (tests/dmc_reference.py), with their task state (target poses, escape's
 terrain, lqr's stiffness: values dm_control keeps in its model, appended to our get_state) copied across.
-Dog is not built yet (see docs/dmc.md)."""
+Dog has its own file, tests/test_dmc_dog.py."""
 
 from __future__ import annotations
 

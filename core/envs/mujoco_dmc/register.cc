@@ -4,6 +4,7 @@
 #include "core/envs/mujoco_dmc/ball_in_cup.h"
 #include "core/envs/mujoco_dmc/cartpole.h"
 #include "core/envs/mujoco_dmc/cheetah.h"
+#include "core/envs/mujoco_dmc/dog.h"
 #include "core/envs/mujoco_dmc/finger.h"
 #include "core/envs/mujoco_dmc/fish.h"
 #include "core/envs/mujoco_dmc/hopper.h"
@@ -89,6 +90,22 @@ PP_REGISTER_ENV(
     {"QuadrupedFetch-v1",
      {{"task_name", std::string("fetch")},
       {"xml_file", std::string("dm_control:suite.quadruped.make_model(walls_and_ball=True)")}}});
+PP_REGISTER_ENV(DogEnv,
+                {"DogStand-v1",
+                 {{"task_name", std::string("stand")},
+                  {"xml_file", std::string("dm_control:suite.dog.get_model_and_assets(floor_size=15)")}}},
+                {"DogWalk-v1",
+                 {{"task_name", std::string("walk")},
+                  {"xml_file", std::string("dm_control:suite.dog.get_model_and_assets(floor_size=15)")}}},
+                {"DogTrot-v1",
+                 {{"task_name", std::string("trot")},
+                  {"xml_file", std::string("dm_control:suite.dog.get_model_and_assets(floor_size=45)")}}},
+                {"DogRun-v1",
+                 {{"task_name", std::string("run")},
+                  {"xml_file", std::string("dm_control:suite.dog.get_model_and_assets(floor_size=135)")}}},
+                {"DogFetch-v1",
+                 {{"task_name", std::string("fetch")},
+                  {"xml_file", std::string("dm_control:suite.dog.get_model_and_assets(remove_ball=False)")}}});
 PP_REGISTER_ENV(StackerEnv,
                 {"StackerStack2-v1",
                  {{"task_name", std::string("stack_2")},
