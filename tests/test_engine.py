@@ -31,6 +31,34 @@ def test_sync_rows_follow_env_id_order():
     np.testing.assert_array_equal(info["elapsed_step"], [2, 1, 1, 2, 2])
 
 
+@pytest.mark.parametrize("num_threads", [1, 3])
+def test_sync_runs_of_cheap_envs_keep_rows_actions_and_errors_per_env(num_threads):
+    """A sync batch of cheap envs is queued in runs of envs (one work item per run): every row still belongs to
+    its env, in the order given, with its own action; errors name exactly the envs that threw, and the others
+    continue."""
+    n = 300
+    env = dummy(num_envs=n, num_threads=num_threads, error_action=9, episode_len=10**6, max_episode_steps=10**6)
+    env.reset()
+    rng = np.random.default_rng(0)
+    for t in range(1, 60):  # enough calls for the per-env cost estimate to settle and runs to form
+        ids = rng.permutation(n)[: rng.integers(1, n + 1)]
+        actions = rng.integers(0, 9, size=len(ids))
+        obs, rew, *_, info = env.step(actions, env_id=ids)
+        np.testing.assert_array_equal(info["env_id"], ids)
+        np.testing.assert_array_equal(obs[:, 0], ids)
+        np.testing.assert_array_equal(obs[:, 2], actions)
+        np.testing.assert_array_equal(rew, actions)
+    actions = np.zeros(n, dtype=np.int64)
+    actions[[5, 150, 299]] = 9
+    with pytest.raises(pp.EnvError) as e:
+        env.step(actions)
+    assert sorted(e.value.env_ids) == [5, 150, 299]
+    *_, info = env.step(np.ones(n, dtype=np.int64))
+    # the envs that threw start a new episode; the others continue theirs
+    assert info["elapsed_step"][[5, 150, 299]].tolist() == [0, 0, 0]
+    assert (np.delete(info["elapsed_step"], [5, 150, 299]) > 1).all()
+
+
 def test_reset_subset_only_resets_those_envs():
     env = dummy(num_envs=3)
     env.reset()

@@ -1,6 +1,7 @@
-// Pool: executing one work item -- on a worker thread, or on the caller while it waits. Execute() runs the
-// steps below in order: find the item's rows, prepare them, run the env (reset or step, same-step autoreset),
-// recover an async env that threw, publish staged rows into the async batch ring, mark the row done.
+// Pool: executing one work item -- on a worker thread, or on the caller while it waits. Execute() runs the item's
+// run of envs, each through RunTask's steps in order: find the env's rows, prepare them, run the env (reset or
+// step, same-step autoreset), recover an async env that threw, publish staged rows into the async batch ring; and
+// marks the rows done.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -21,10 +22,10 @@ uint8_t* Pool::Rows::At(const Layout& L, const Slot& s, int idx) const {
   return staged ? base + s.staging_off[idx] + e.row_bytes * r : base + e.offset + e.row_bytes * r;
 }
 
-Pool::Rows Pool::RowsFor(const WorkItem& it, Slot& s) const {
+Pool::Rows Pool::RowsFor(Batch* ordered, int pos, Slot& s) const {
   // ordered (sync) batches are written in place; async rows go to the env's staging area first
-  if (it.batch == nullptr) return Rows{s.staging.data(), true, 0, 0};
-  return Rows{it.batch->block, false, it.pos, it.batch->player_offset[it.pos]};
+  if (ordered == nullptr) return Rows{s.staging.data(), true, 0, 0};
+  return Rows{ordered->block, false, pos, ordered->player_offset[pos]};
 }
 
 size_t Pool::EntryBytes(int idx, const Slot& s) const {
@@ -32,16 +33,16 @@ size_t Pool::EntryBytes(int idx, const Slot& s) const {
   return e.row_bytes * static_cast<size_t>(e.per_player ? s.players : 1);
 }
 
-void Pool::PrepareRows(const WorkItem& it, Slot& s, const Rows& rows) {
+void Pool::PrepareRows(int env_id, Slot& s, const Rows& rows) {
   Output& o = s.out;
   for (int i = 0; i < layout_.num_obs; ++i) o.obs[i].ptr = rows.At(layout_, s, i);
   for (int i = 0; i < layout_.num_info; ++i) o.info[i].ptr = rows.At(layout_, s, layout_.num_obs + i);
   o.reward = rows.At(layout_, s, layout_.reward);
   o.terminated = reinterpret_cast<bool*>(rows.At(layout_, s, layout_.terminated));
   o.truncated = reinterpret_cast<bool*>(rows.At(layout_, s, layout_.truncated));
-  *reinterpret_cast<int32_t*>(rows.At(layout_, s, layout_.env_id)) = it.env_id;
+  *reinterpret_cast<int32_t*>(rows.At(layout_, s, layout_.env_id)) = env_id;
   auto* player_ids = reinterpret_cast<int32_t*>(rows.At(layout_, s, layout_.player_env_id));
-  for (int p = 0; p < s.players; ++p) player_ids[p] = it.env_id;
+  for (int p = 0; p < s.players; ++p) player_ids[p] = env_id;
   // same-step mode: final_* rows are zero unless this step ends an episode (gymnasium's convention; blocks and
   // staging rows are recycled, so anything else would show a previous episode's data)
   if (layout_.final_begin >= 0) {
@@ -90,10 +91,10 @@ void Pool::SameStepReset(Slot& s, const Rows& rows) {
   *s.out.truncated = trunc;
 }
 
-std::string Pool::RunEnv(const WorkItem& it, Slot& s, const Rows& rows) {
+std::string Pool::RunEnv(Slot& s, const Rows& rows) {
   try {
-    if (it.reset || s.done) {
-      if (it.reseed) s.env->Seed(it.seed);
+    if (s.reset || s.done) {
+      if (s.reseed) s.env->Seed(s.seed);
       ResetEnv(s);
     } else {
       StepEnv(s, rows);
@@ -145,10 +146,10 @@ void Pool::UpdateCost(int64_t ns) {
   item_cost_ns_.store(ns > old ? ns : (old * 7 + ns) / 8, std::memory_order_relaxed);
 }
 
-void Pool::MarkDone(Batch* b) {
-  // read `expected` before publishing this row: once done reaches it, the API thread may reuse the batch
+void Pool::MarkDone(Batch* b, int envs) {
+  // read `expected` before publishing these rows: once done reaches it, the API thread may reuse the batch
   const int expected = b->expected;
-  const int d = b->done.fetch_add(1, std::memory_order_acq_rel) + 1;
+  const int d = b->done.fetch_add(envs, std::memory_order_acq_rel) + envs;
   if (d == expected && waiters_.load(std::memory_order_seq_cst) > 0) {
     {
       std::lock_guard<std::mutex> lk(done_mu_);
@@ -157,30 +158,39 @@ void Pool::MarkDone(Batch* b) {
   }
 }
 
-void Pool::Execute(const WorkItem& it) {
-  // time every item of expensive envs, one in 16 of cheap ones. On a loaded machine a step's wall time includes
-  // the time its thread was preempted, and one such sample made the estimate jump past kHelpMaxNs: the caller
-  // stopped helping and the pool lost a runnable thread just when it was short of CPU. So expensive items are
-  // timed in CPU time when the thread was preempted (see ItemClock); cheap ones by the wall clock only (reading the
-  // thread's usage is a ~1 us syscall, noise for a costly item but not for a 100 ns one).
-  static thread_local uint32_t sample = 0;
-  const bool costly = item_cost_ns_.load(std::memory_order_relaxed) > kAlwaysTimeNs;
-  const bool timed = costly || ((++sample) & 15) == 0;
-  const ItemClock t0 = !timed ? ItemClock{} : costly ? ItemClock::Now() : ItemClock{WallNs(), 0, 0};
-
-  Slot& s = slots_[it.env_id];
-  const Rows rows = RowsFor(it, s);
-  PrepareRows(it, s, rows);
-  std::string error = RunEnv(it, s, rows);
+Batch* Pool::RunTask(int env_id, Batch* ordered, int pos) {
+  Slot& s = slots_[env_id];
+  const Rows rows = RowsFor(ordered, pos, s);
+  PrepareRows(env_id, s, rows);
+  std::string error = RunEnv(s, rows);
   if (!error.empty() && !sync()) error += RecoverInPlace(s, rows);
   *reinterpret_cast<int32_t*>(rows.At(layout_, s, layout_.elapsed)) = s.elapsed;
-  Batch* b = rows.staged ? PublishStaged(s) : it.batch;
+  Batch* b = rows.staged ? PublishStaged(s) : ordered;
   if (!error.empty()) {
     std::lock_guard<std::mutex> lk(b->err_mu);
-    b->errors.emplace_back(it.env_id, std::move(error));
+    b->errors.emplace_back(env_id, std::move(error));
   }
-  if (timed) UpdateCost(costly ? ItemClock::Now().CostSince(t0) : WallNs() - t0.wall);
-  MarkDone(b);
+  return b;
+}
+
+void Pool::Execute(const WorkItem& it) {
+  // Time every item of expensive envs, every run of several envs, one in 16 single cheap ones. On a loaded
+  // machine a step's wall time includes the time its thread was preempted, and one such sample made the estimate
+  // jump past kHelpMaxNs: the caller stopped helping and the pool lost a runnable thread just when it was short of
+  // CPU. So expensive items are timed in CPU time when the thread was preempted (see ItemClock); cheap ones by the
+  // wall clock only (reading the thread's usage is a ~1 us syscall, noise for a costly item but not for a 100 ns
+  // one). The estimate is per env.
+  static thread_local uint32_t sample = 0;
+  const bool costly = item_cost_ns_.load(std::memory_order_relaxed) > kAlwaysTimeNs;
+  const bool timed = costly || it.count > 1 || ((++sample) & 15) == 0;
+  const ItemClock t0 = !timed ? ItemClock{} : costly ? ItemClock::Now() : ItemClock{WallNs(), 0, 0};
+
+  for (int i = 0; i < it.count; ++i) {
+    Batch* b = RunTask(it.env_ids[i], it.batch, it.pos + i);
+    if (it.batch == nullptr) MarkDone(b, 1);  // async: each row is in its batch as soon as it is done
+  }
+  if (timed) UpdateCost((costly ? ItemClock::Now().CostSince(t0) : WallNs() - t0.wall) / it.count);
+  if (it.batch != nullptr) MarkDone(it.batch, it.count);
 }
 
 }  // namespace pp

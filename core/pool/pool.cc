@@ -21,6 +21,8 @@ namespace {
 
 constexpr int64_t kWakeWorthNs =
     50000;  // wake a sleeping worker only for at least this much work (a wake-up costs ~10-50 us)
+// a send's cheap envs go to the queue in runs of about this much work
+constexpr int64_t kRunNs = 5000;
 constexpr int kWorkerSpin = 2000;  // pause iterations a worker spins before sleeping
 constexpr int kWaitSpin = 4000;    // pause iterations the caller spins before blocking
 
@@ -308,11 +310,21 @@ int Pool::ActionRows(const int* env_ids, int k) const {
   return rows;
 }
 
-int Pool::WakeCount(int items) const {
+int Pool::RunLength(int envs) const {
+  // enough envs per item that its queue operation and bookkeeping are small against the item's work, and at
+  // least one item per thread that can run them (the workers, and in sync mode the waiting caller)
+  const int64_t cost = std::max<int64_t>(item_cost_ns_.load(std::memory_order_relaxed), 1);
+  const int64_t by_cost = std::max<int64_t>(kRunNs / cost, 1);
+  const int threads = opts_.num_threads + (sync() ? 1 : 0);
+  const int by_balance = (envs + threads - 1) / threads;
+  return static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(by_cost, by_balance), 1, WorkItem::kMaxRun));
+}
+
+int Pool::WakeCount(int items, int envs) const {
   const int64_t cost = item_cost_ns_.load(std::memory_order_relaxed);
   const bool caller_helps = sync() && cost < kHelpMaxNs;  // then the caller runs one item itself (see WaitFor)
   int for_workers = caller_helps ? items - 1 : items;
-  int64_t worth = static_cast<int64_t>(items) * cost / kWakeWorthNs;
+  int64_t worth = static_cast<int64_t>(envs) * cost / kWakeWorthNs;
   return static_cast<int>(std::min<int64_t>({static_cast<int64_t>(for_workers), worth, opts_.num_threads}));
 }
 
@@ -382,7 +394,8 @@ void Pool::Send(const int* env_ids, int k, const std::vector<ActionInput>& actio
     ordered->done.store(0, std::memory_order_relaxed);
     ordered->player_offset.resize(k);
   }
-  scratch_items_.resize(k);
+  scratch_items_.clear();
+  const int run = RunLength(k);
   size_t row = 0;
   int player_rows = 0;
   for (int i = 0; i < k; ++i) {
@@ -400,14 +413,19 @@ void Pool::Send(const int* env_ids, int k, const std::vector<ActionInput>& actio
     s.pending = true;
     if (ordered) ordered->player_offset[i] = player_rows;
     player_rows += s.players;
-    scratch_items_[i] = WorkItem{e, reset, seeds != nullptr, seeds ? static_cast<uint64_t>(seeds[i]) : 0, ordered, i};
+    s.reset = reset;
+    s.reseed = seeds != nullptr;
+    s.seed = seeds ? static_cast<uint64_t>(seeds[i]) : 0;
+    if (i % run == 0) scratch_items_.push_back(WorkItem{ordered, i, 0, {}});
+    WorkItem& item = scratch_items_.back();
+    item.env_ids[item.count++] = e;
   }
   if (ordered) {
     ordered->player_rows = player_rows;
     ordered_.push_back(ordered);
   }
   num_pending_ += k;
-  queue_.Push(scratch_items_.data(), k, WakeCount(k));
+  queue_.Push(scratch_items_.data(), scratch_items_.size(), WakeCount(static_cast<int>(scratch_items_.size()), k));
 }
 
 void Pool::WaitFor(Batch* b, const std::function<bool()>& interrupted) {

@@ -107,6 +107,9 @@ class Pool {
  private:
   struct Slot {
     std::unique_ptr<Env> env;
+    // the pending send's task: reset (else step), and reseed the env's generator with `seed` before resetting
+    bool reset = false, reseed = false;
+    uint64_t seed = 0;
     int players = 1;
     int elapsed = 0;
     bool done = true;      // the env must be reset before it can step (written by the executing thread)
@@ -129,20 +132,21 @@ class Pool {
     uint8_t* At(const Layout& layout, const Slot& s, int entry) const;
   };
 
-  // Execute = the steps below, in this order (see pool.cc).
+  // Execute runs an item's envs; RunTask = the steps below, in this order (see execute.cc).
   void Execute(const WorkItem& item);
-  Rows RowsFor(const WorkItem& it, Slot& s) const;
+  Batch* RunTask(int env_id, Batch* ordered, int pos);  // the batch the env's row went to
+  Rows RowsFor(Batch* ordered, int pos, Slot& s) const;
   size_t EntryBytes(int entry, const Slot& s) const;
-  void PrepareRows(const WorkItem& it, Slot& s, const Rows& rows);
+  void PrepareRows(int env_id, Slot& s, const Rows& rows);
   void PresetResults(Slot& s);
-  std::string RunEnv(const WorkItem& it, Slot& s, const Rows& rows);  // "" or the env's error; never throws
+  std::string RunEnv(Slot& s, const Rows& rows);  // "" or the env's error; never throws
   void ResetEnv(Slot& s);
   void StepEnv(Slot& s, const Rows& rows);
   void SameStepReset(Slot& s, const Rows& rows);
   std::string RecoverInPlace(Slot& s, const Rows& rows);
   Batch* PublishStaged(const Slot& s);
   void UpdateCost(int64_t ns);
-  void MarkDone(Batch* b);
+  void MarkDone(Batch* b, int envs);
 
   void WaitFor(Batch* b, const std::function<bool()>& interrupted);
   void BuildEnvs(const EnvType& type, const Config& config);
@@ -152,7 +156,8 @@ class Pool {
   void CheckOpen() const;
   void CheckEnvId(int64_t env_id) const;
   Slot& IdleSlot(int64_t env_id);  // open pool, valid env_id, no result pending
-  int WakeCount(int items) const;
+  int RunLength(int envs) const;
+  int WakeCount(int items, int envs) const;
   int CompactPlayerRows(uint8_t* block, int env_rows);
   RecvResult RecvOrdered(const std::function<bool()>& interrupted);
   RecvResult RecvAsync(const std::function<bool()>& interrupted);
@@ -188,8 +193,9 @@ class Pool {
   std::condition_variable done_cv_;
   std::atomic<int> waiters_{0};
 
-  // cost estimate (ns per item) used to decide how many workers a send is worth waking, and whether the waiting
-  // caller runs queued items itself: only when they cost less than kHelpMaxNs, so Ctrl-C is seen quickly
+  // cost estimate (ns per env) used to decide how many workers a send is worth waking, how many envs of an
+  // ordered batch one item covers, and whether the waiting caller runs queued items itself: only when they cost
+  // less than kHelpMaxNs, so Ctrl-C is seen quickly
   static constexpr int64_t kHelpMaxNs = 10000000;
   std::atomic<int64_t> item_cost_ns_{1000000};
   std::vector<WorkItem> scratch_items_;

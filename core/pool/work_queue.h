@@ -1,6 +1,7 @@
-// The work queue: one item per env to step or reset (the action itself waits in the env's slot), filled by the
+// The work queue: items of envs to step or reset (the actions themselves wait in the envs' slots), filled by the
 // API thread, drained by the worker threads and -- for cheap items -- by the caller itself while it waits (so a
-// pool of tiny envs needs no thread hand-off at all).
+// pool of tiny envs needs no thread hand-off at all). An item covers a run of up to kMaxRun envs of one send, so
+// cheap envs cost one queue operation per run, not per env.
 #pragma once
 
 #include <atomic>
@@ -24,12 +25,12 @@ namespace pp {
 struct Batch;
 
 struct WorkItem {
-  int env_id;
-  bool reset;
-  bool reseed;  // reseed the env's generator with `seed` before resetting
-  uint64_t seed;
-  Batch* batch;  // ordered (sync) batch, or nullptr: rows assigned in completion order
-  int pos;       // row of this env in an ordered batch
+  static constexpr int kMaxRun = 16;
+  Batch* batch;  // ordered (sync) batch, the envs' rows at positions pos, pos + 1, ...; or nullptr: rows assigned
+                 // in completion order (async)
+  int pos;
+  int count;
+  int env_ids[kMaxRun];  // the first `count` are the run's envs; what each does waits in its slot
 };
 
 class WorkQueue {

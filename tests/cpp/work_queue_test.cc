@@ -10,7 +10,7 @@
 namespace pp {
 namespace {
 
-WorkItem Item(int env) { return WorkItem{env, false, false, 0, nullptr, env}; }
+WorkItem Item(int env) { return WorkItem{nullptr, 0, 1, {env}}; }
 
 TEST(WorkQueue, PopsInPushOrder) {
   WorkQueue q(8);
@@ -19,7 +19,7 @@ TEST(WorkQueue, PopsInPushOrder) {
   WorkItem out;
   for (int want : {3, 1, 2}) {
     ASSERT_TRUE(q.TryPop(&out));
-    EXPECT_EQ(out.env_id, want);
+    EXPECT_EQ(out.env_ids[0], want);
   }
   EXPECT_FALSE(q.TryPop(&out));
 }
@@ -31,9 +31,9 @@ TEST(WorkQueue, WrapsAroundItsRing) {
     std::vector<WorkItem> items{Item(round), Item(round + 10)};
     q.Push(items.data(), items.size(), 0);
     ASSERT_TRUE(q.TryPop(&out));
-    EXPECT_EQ(out.env_id, round);
+    EXPECT_EQ(out.env_ids[0], round);
     ASSERT_TRUE(q.TryPop(&out));
-    EXPECT_EQ(out.env_id, round + 10);
+    EXPECT_EQ(out.env_ids[0], round + 10);
   }
 }
 
@@ -42,7 +42,7 @@ TEST(WorkQueue, SleepingWorkerIsWokenByPush) {
   std::atomic<int> got{-1};
   std::thread worker([&] {
     WorkItem out;
-    if (q.Pop(&out, 0)) got = out.env_id;  // no spinning: goes straight to sleep
+    if (q.Pop(&out, 0)) got = out.env_ids[0];  // no spinning: goes straight to sleep
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   WorkItem it = Item(7);
