@@ -171,6 +171,11 @@ def test_alignment(task_id):
     run_aligned(task_id, 40)
 
 
+def test_alignment_native_size_and_one_frame():
+    """Observations at the screen's own size (no resize: cv2.resize to the same size copies) and no stacking."""
+    run_aligned("Basic-v1", 20, img_height=240, img_width=320, stack_num=1)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # determinism
 

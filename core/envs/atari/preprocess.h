@@ -103,7 +103,9 @@ class FrameResizer {
   }
 
   // ---- area ----
-  static constexpr size_t kTaps = 3;  // taps per output in the vectorized pass (a shrink by < 2 needs <= 3)
+  // taps per output the vectorized pass handles: a shrink by s needs at most ceil(s) + 1 (Atari's < 2: 3;
+  // ViZDoom's 320 -> 84: 5)
+  static constexpr size_t kMaxTaps = 16;
 
   // out[p] = {g[p], g[p+Q], g[p+2Q], g[p+3Q]} as floats, for p in [0, Q). Reads up to g[3Q + 15].
   struct LaneTap {
@@ -170,16 +172,17 @@ class FrameResizer {
         lanes_ = true;
         P_ = P;
         Q_ = Q;
-        // Every output gets the same number of taps (kTaps): missing taps are padded with weight 0 at the end,
+        // Every output gets the same number of taps (taps_): missing taps are padded with weight 0 at the end,
         // which adds +0.0 to a non-negative sum and changes nothing.
-        size_t most = 0;
+        size_t most = 1;
         for (int j = 0; j < P; ++j) most = std::max(most, per[j].size());
-        if (most > kTaps) {
+        if (most > kMaxTaps) {
           lanes_ = false;
         } else {
+          taps_ = static_cast<int>(most);
           ltab_.clear();
           for (int j = 0; j < P; ++j) {
-            for (size_t t = 0; t < kTaps; ++t) {
+            for (size_t t = 0; t < most; ++t) {
               if (t < per[j].size()) {
                 float al = per[j][t].alpha;
                 ltab_.push_back({v4f{al, al, al, al}, per[j][t].si});
@@ -210,15 +213,12 @@ class FrameResizer {
           rowv_[p] = va > vb ? va : vb;
         }
       }
-      const v4f* row = rowv_.data();
-      const LaneTap* tab = ltab_.data();
-      static_assert(kTaps == 3, "the unrolled loop below assumes 3 taps");
-      for (int j = 0; j < P_; ++j, tab += kTaps) {
-        v4f acc = {0, 0, 0, 0};
-        acc = acc + row[tab[0].si] * tab[0].alpha;
-        acc = acc + row[tab[1].si] * tab[1].alpha;
-        acc = acc + row[tab[2].si] * tab[2].alpha;
-        std::memcpy(out + 4 * j, &acc, sizeof(acc));
+      switch (taps_) {  // the common tap counts unrolled
+        case 2: LaneTaps<2>(out); break;
+        case 3: LaneTaps<3>(out); break;
+        case 4: LaneTaps<4>(out); break;
+        case 5: LaneTaps<5>(out); break;
+        default: LaneTaps<0>(out); break;
       }
     } else {
       const float* L = lutf_;
@@ -230,6 +230,20 @@ class FrameResizer {
       }
       std::fill(out, out + dw_, 0.f);
       for (const auto& t : xtab_) out[t.di] = out[t.di] + f[t.si] * t.alpha;
+    }
+  }
+
+  // The lane layout's horizontal pass: per output, acc = 0 + row[si0] * a0 + row[si1] * a1 + ..., the scalar
+  // table's operations in its order. kT: the tap count, 0 for taps_ at run time.
+  template <int kT>
+  void LaneTaps(float* out) const {
+    const int taps = kT > 0 ? kT : taps_;
+    const v4f* row = rowv_.data();
+    const LaneTap* tab = ltab_.data();
+    for (int j = 0; j < P_; ++j, tab += taps) {
+      v4f acc = {0, 0, 0, 0};
+      for (int t = 0; t < taps; ++t) acc = acc + row[tab[t].si] * tab[t].alpha;
+      std::memcpy(out + 4 * j, &acc, sizeof(acc));
     }
   }
 
@@ -396,7 +410,7 @@ class FrameResizer {
   std::vector<LaneTap> ltab_;
   std::vector<int> ystart_, ref_dy_;
   bool lanes_ = false;
-  int P_ = 0, Q_ = 0;
+  int P_ = 0, Q_ = 0, taps_ = 0;
   std::vector<v4f> rowv_;
   std::vector<float> hbuf_, sum_, rowf_;
   std::vector<const float*> hrow_;

@@ -137,9 +137,12 @@ void VizdoomEnv::SetUpGame(const Config& c, uint64_t seed) {
   if (!halve_ && (screen_h_ != native_h_ || screen_w_ != native_w_)) {
     to_native_ = std::make_unique<atari::FrameResizer>(screen_h_, screen_w_, native_h_, native_w_, area);
   }
-  to_obs_ = std::make_unique<atari::FrameResizer>(native_h_, native_w_, img_h_, img_w_, area);
+  // cv2.resize to the same size copies
+  if (img_h_ != native_h_ || img_w_ != native_w_) {
+    to_obs_ = std::make_unique<atari::FrameResizer>(native_h_, native_w_, img_h_, img_w_, area);
+  }
   for (int i = 0; i < 256; ++i) identity_[i] = static_cast<uint8_t>(i);
-  native_.assign(static_cast<size_t>(channels_) * native_h_ * native_w_, 0);
+  if (halve_ || to_native_) native_.assign(static_cast<size_t>(channels_) * native_h_ * native_w_, 0);
   frame_bytes_ = static_cast<size_t>(channels_) * img_h_ * img_w_;
   stack_.assign(frame_bytes_ * stack_num_, 0);
 }
@@ -280,15 +283,21 @@ void VizdoomEnv::PushScreen(const uint8_t* planes, bool fill_all) {
   uint8_t* dst = stack_.data() + frame_bytes_ * newest_;
   for (int ch = 0; ch < channels_; ++ch) {
     const uint8_t* src = planes + screen_plane * ch;
-    uint8_t* native = native_.data() + native_plane * ch;
-    if (halve_) {
-      HalveScreen(src, native);
-    } else if (to_native_) {
-      to_native_->Run(nullptr, src, identity_, native, 1);
-    } else {
-      std::memcpy(native, src, native_plane);
+    const uint8_t* native = src;  // the engine renders at the scenario's resolution: resized from the screen
+    if (halve_ || to_native_) {
+      uint8_t* scaled = native_.data() + native_plane * ch;
+      if (halve_) {
+        HalveScreen(src, scaled);
+      } else {
+        to_native_->Run(nullptr, src, identity_, scaled, 1);
+      }
+      native = scaled;
     }
-    to_obs_->Run(nullptr, native, identity_, dst + obs_plane * ch, 1);
+    if (to_obs_) {
+      to_obs_->Run(nullptr, native, identity_, dst + obs_plane * ch, 1);
+    } else {
+      std::memcpy(dst + obs_plane * ch, native, obs_plane);
+    }
   }
   if (fill_all) {
     for (int i = 0; i < stack_num_; ++i) {
