@@ -127,3 +127,13 @@ def test_per_call_line_is_the_ratio_of_the_two_medians():
     res = {"cases": [case("parallel_pool", 3.0), case("for_loop", 12.0)]}
     assert "0.25× one plain gymnasium" in per_call_markdown(res)[0]
     assert per_call_markdown({"cases": [case("parallel_pool", 3.0)]}) == []
+
+
+def test_per_call_line_prefers_the_in_process_measurement():
+    from parallel_pool.bench.summary import measure_per_call, per_call_markdown
+
+    pc = measure_per_call(calls=50, repeats=2)
+    assert pc["ours_us"] > 0 and pc["plain_us"] > 0
+    assert pc["ratio"] == pytest.approx(pc["ours_us"] / pc["plain_us"])
+    line = per_call_markdown({"cases": [], "per_call": pc})[0]
+    assert f"{pc['ratio']:.2f}× one plain gymnasium" in line and "best mean of 2 batches of 50 calls" in line

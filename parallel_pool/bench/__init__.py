@@ -202,6 +202,10 @@ def _extra_stages(results, plan, quick, timing, timeout, limit, loaded, loads, m
         shapes = loads or contention.default_loads()
         seconds, repeats = (0.1, 1) if quick else (float(timing["duration"]), 3)
         results["loaded"] = summary.measure_loaded(compared, shapes, repeats, seconds, plan.cores)
+    if "CartPole-v1" in plan.tasks:
+        say("per-call cost (1-env CartPole-v1, in this process)")
+        calls, repeats = (200, 1) if quick else (100_000, 5)
+        results["per_call"] = summary.measure_per_call(calls, repeats)
     if memory if memory is not None else True:
         n = memory_num_envs or (16 if quick else summary.MEMORY_ENVS)
         say(f"memory at {n} envs")
