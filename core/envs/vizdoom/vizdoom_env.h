@@ -24,7 +24,8 @@
 //  * Reset: a new episode, except after an episodic_life death when the episode goes on (one no-op step), and at
 //    the very first reset (the engine's start already began an episode).
 //  * Multi-player: num_bots hosts the game (a free UDP port per env) and adds the bots at every episode start.
-//    Several agents per env (max_num_players > 1) are refused: networked engines cannot be stepped in lockstep.
+//    Several agents per env (max_num_players > 1) are not built yet: their engines step in lockstep only one tic
+//    at a time (a barrier per tic; per step of frame_skip tics they hang), see docs/vizdoom.md "Multi-player".
 //  * A dead engine makes the step raise; the env's next reset starts a new engine.
 //  * Seeding: the engine is seeded once, with the env's seed (its low 32 bits; larger seeds: a draw from the env's
 //    generator); later episodes continue the engine's random stream. reset(seed=...) therefore does not reseed
@@ -216,9 +217,9 @@ class VizdoomEnv : public Env {
     IntInRange(c, "num_bots", 0, 15);
     if (c.Get<int64_t>("max_num_players") != 1) {
       throw std::invalid_argument(
-          "config key 'max_num_players' must be 1 for ViZDoom: several agents of one networked game cannot be "
-          "stepped in lockstep (an engine finishes its tics only once its peers have started their next ones); "
-          "use num_bots for opponents");
+          "config key 'max_num_players' must be 1 for ViZDoom: several agents in one env are not supported yet "
+          "(their engines step in lockstep only one tic at a time; see docs/vizdoom.md, Multi-player); use "
+          "num_bots for opponents");
     }
     FilePath(c, "vzd_path", false);
     FilePath(c, "iwad_path", false);
