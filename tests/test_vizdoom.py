@@ -21,7 +21,7 @@ pytest.importorskip("cv2")
 
 sys.path.insert(0, os.path.dirname(__file__))
 from pyproc import IMPORT_ROOT  # noqa: E402
-from vizdoom_reference import INFO_VARIABLES, ReferenceDoom  # noqa: E402
+from vizdoom_reference import INFO_VARIABLES, LockstepReference, ReferenceDoom  # noqa: E402
 
 
 def engine_pids(parent: int | None = None) -> set[int]:
@@ -283,9 +283,111 @@ def test_bots_join_the_game():
     assert sum(a != b for a, b in zip(alone, with_bots)) >= 5
 
 
-def test_several_agents_per_env_is_refused():
-    with pytest.raises(ValueError, match="max_num_players.*num_bots"):
-        pp.make_spec("MultiDuel-v1", max_num_players=2)
+def test_several_agents_match_vizdoom_lockstep():
+    """max_num_players=2: two engines of one network game, one row per player. Every row equals vizdoom's own
+    DoomGame players set up as its multiplayer examples do (host + join) and stepped the same way (each tic
+    together), with each player's own random buttons."""
+    env = pp.make("MultiDuel-v1", env_type="gymnasium", num_envs=1, max_num_players=2, seed=5)
+    ref = LockstepReference(env.spec.config._asdict(), 5, players=2)
+    try:
+        obs, info = env.reset()
+        assert obs.shape == (2, 12, 84, 84)
+        assert not np.array_equal(obs[0], obs[1])  # each player sees its own view
+        for p, (r_obs, r_info, _) in enumerate(ref.reset()):
+            np.testing.assert_array_equal(obs[p], r_obs)
+            assert all(info[key][p] == r_info[key] for key in INFO_VARIABLES)
+        rng = np.random.default_rng(5)
+        rewarded = 0
+        for t in range(40):
+            buttons = rng.integers(0, 2, size=(2, env.single_action_space.shape[0])).astype(np.float64)
+            obs, rew, term, trunc, info = env.step(buttons)
+            assert rew.shape == (2,) and term.shape == (1,)
+            for p, (r_obs, r_info, r_rew, r_done) in enumerate(ref.step(buttons)):
+                np.testing.assert_array_equal(obs[p], r_obs, err_msg=f"player {p} step {t}")
+                assert rew[p] == np.float32(r_rew), (p, t)
+                assert all(info[key][p] == r_info[key] for key in INFO_VARIABLES), (p, t)
+                assert not r_done and not term[0]
+            rewarded += int(np.count_nonzero(rew))
+        assert rewarded > 0  # the players' own game variables moved (ammo, health, ...)
+    finally:
+        ref.close()
+        env.close()
+
+
+def test_several_agents_rows_episodes_and_front_ends():
+    """Player rows of two envs of two players, through episode ends (both players start the next episode
+    together), in sync, async and dm."""
+    env = pp.make("MultiDuel-v1", env_type="gymnasium", num_envs=2, max_num_players=2, max_episode_steps=6, seed=1)
+    try:
+        obs, info = env.reset()
+        assert obs.shape == (4, 12, 84, 84) and info["HEALTH"].shape == (4,) and info["env_id"].shape == (2,)
+        assert list(info["players"]["env_id"]) == [0, 0, 1, 1]
+        actions = np.zeros((4, env.single_action_space.shape[0]))
+        actions[:, 2] = 1.0  # MultiDuel's buttons: ATTACK, SPEED, TURN_LEFT, ...: everyone turns
+        truncations = 0
+        for _ in range(15):
+            obs, rew, term, trunc, info = env.step(actions)
+            assert obs.shape == (4, 12, 84, 84) and rew.shape == (4,) and trunc.shape == (2,)
+            truncations += int(trunc.sum())
+        assert truncations == 4  # steps 6 and 13 of each env (step 7 is the reset)
+    finally:
+        env.close()
+    # async: one env per batch, each with its two player rows
+    env = pp.make("MultiDuel-v1", num_envs=2, batch_size=1, max_num_players=2, seed=1)
+    try:
+        env.async_reset()
+        seen = set()
+        for _ in range(8):
+            obs, rew, term, trunc, info = env.recv()
+            assert obs.shape == (2, 12, 84, 84) and list(info["players"]["env_id"]) == [info["env_id"][0]] * 2
+            seen.add(int(info["env_id"][0]))
+            env.send(actions[:2], info["env_id"])
+        assert seen == {0, 1}
+    finally:
+        env.close()
+    dm = pp.make("MultiDuel-v1", env_type="dm", num_envs=1, max_num_players=2, seed=1)
+    try:
+        ts = dm.reset()
+        assert ts.observation.obs.shape == (2, 12, 84, 84) and ts.reward.shape == (2,)
+        ts = dm.step(np.zeros((2, dm.action_spec().shape[-1])))
+        assert ts.observation.obs.shape == (2, 12, 84, 84)
+    finally:
+        dm.close()
+
+
+def test_several_agents_config_errors():
+    for kwargs, match in [
+        ({"max_num_players": 9}, "max_num_players"),
+        ({"max_num_players": 2, "episodic_life": True}, "episodic_life"),
+        ({"max_num_players": 2, "lmp_save_dir": "/tmp"}, "lmp_save_dir"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            pp.make_spec("MultiDuel-v1", **kwargs)
+
+
+def test_several_agents_killed_engine_is_env_error():
+    """A killed engine of a several-player env: the peer engine (blocked in the network game) is stopped too, the
+    step raises EnvError for that env instead of hanging, and the next reset starts both engines again."""
+    before = engine_pids()
+    env = pp.make("MultiDuel-v1", env_type="gymnasium", num_envs=1, max_num_players=2, seed=2)
+    try:
+        env.reset()
+        pids = engine_pids() - before
+        assert len(pids) == 2
+        joiner = next(p for p in pids if b"-join" in open(f"/proc/{p}/cmdline", "rb").read())
+        os.kill(joiner, signal.SIGKILL)
+        actions = np.zeros((2, env.single_action_space.shape[0]))
+        with pytest.raises(pp.EnvError) as err:
+            for _ in range(5):
+                env.step(actions)
+        assert err.value.env_ids == [0]
+        assert wait_until(lambda: not any(alive(p) for p in pids))  # the host was stopped as well
+        obs, _ = env.reset()
+        assert obs.shape == (2, 12, 84, 84) and len(engine_pids() - before) == 2
+        env.step(actions)
+    finally:
+        env.close()
+    assert wait_until(lambda: not (engine_pids() - before))
 
 
 # ---------------------------------------------------------------------------------------------------------------

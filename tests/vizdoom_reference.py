@@ -5,7 +5,9 @@ written out in numpy from EnvPool's description. Used by tests/test_vizdoom.py."
 from __future__ import annotations
 
 import os
+import socket
 import tempfile
+import threading
 from collections import deque
 from typing import Any
 
@@ -32,7 +34,7 @@ WEAPON_REWARD = [0.0002, 0.0002, 0.0002, 0.001, 0.001, 0.001, 0.002, 0.002, 0.0,
 class ReferenceDoom:
     """One ViZDoom game driven step by step like the env: same paths, seed, timeout, frame skip and outputs."""
 
-    def __init__(self, config: dict[str, Any], seed: int) -> None:
+    def __init__(self, config: dict[str, Any], seed: int, game_args: str = "", start: bool = True) -> None:
         self.frame_skip = config["frame_skip"]
         self.size = (config["img_width"], config["img_height"])
         self.stack_num = config["stack_num"]
@@ -54,7 +56,10 @@ class ReferenceDoom:
         for name in INFO_VARIABLES:
             game.add_available_game_variable(getattr(vzd.GameVariable, name))
         self.vars = [v.name for v in game.get_available_game_variables()]
-        game.init()
+        if game_args:
+            game.add_game_args(game_args)
+        if start:  # a player of a network game starts together with the others (see LockstepReference)
+            game.init()
         self.game = game
         self.stack: deque[np.ndarray] = deque(maxlen=self.stack_num)
         self.gvs = np.zeros(len(self.vars))
@@ -144,3 +149,58 @@ class ReferenceDoom:
             reward = np.float32(reward + np.float32(WEAPON_REWARD[weapon]))
         self.gvs = gvs
         return float(reward)
+
+
+def together(calls: list[Any], limit: float = 30.0) -> None:
+    """Make the calls concurrently (the engines of one network game block in each tic until all have made it)."""
+    errors: list[BaseException] = []
+
+    def run(call: Any) -> None:
+        try:
+            call()
+        except BaseException as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(c,), daemon=True) for c in calls]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(limit)
+    assert not any(t.is_alive() for t in threads), "the reference's players stalled"
+    if errors:
+        raise errors[0]
+
+
+class LockstepReference:
+    """Several players of one network game, as vizdoom's own multiplayer examples set it up (player 0 hosts with
+    `-host N -port P` and the scenario's rules, the others `-join`), in packet-server mode (`-netmode 1`: peer to
+    peer is not reproducible), stepped like the env: every player makes each tic together with the others (a step
+    of frame_skip tics at once hangs the netcode)."""
+
+    def __init__(self, config: dict[str, Any], seed: int, players: int) -> None:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        host = f"-host {players} -port {port} -netmode 1 +sv_forcerespawn 1 {config['game_args']}"
+        self.players = [
+            ReferenceDoom(config, seed, host if p == 0 else f"-join 127.0.0.1:{port}", start=False)
+            for p in range(players)
+        ]
+        together([p.game.init for p in self.players])
+
+    def close(self) -> None:
+        for p in self.players:
+            p.close()
+
+    def reset(self) -> list[tuple[np.ndarray, dict[str, float], float]]:
+        return [p.reset() for p in self.players]
+
+    def step(self, buttons: np.ndarray) -> list[tuple[np.ndarray, dict[str, float], float, bool]]:
+        """buttons: one row per player. Assumes the episode does not end within the step."""
+        frame_skip = self.players[0].frame_skip
+        for p, b in zip(self.players, buttons):
+            p.game.set_action(list(b))
+        for t in range(frame_skip):
+            last = t == frame_skip - 1
+            together([lambda g=p.game, u=last: g.advance_action(1, u) for p in self.players])
+        return [(*p._outputs(start=False), p.game.is_episode_finished()) for p in self.players]

@@ -1,5 +1,8 @@
 #include "core/envs/vizdoom/vizdoom_env.h"
 
+#include <csignal>
+#include <fstream>
+#include <sstream>
 #include <utility>
 
 #include <arpa/inet.h>
@@ -68,49 +71,78 @@ VizdoomEnv::VizdoomEnv(const Config& c, int env_id, uint64_t seed)
       num_bots_(c.Get<int>("num_bots")) {
   const std::string lmp_dir = c.Get<std::string>("lmp_save_dir");
   if (!lmp_dir.empty()) lmp_prefix_ = lmp_dir + "/env_" + std::to_string(env_id) + "_";
-  SetUpGame(c, seed);
+  const int players = c.Get<int>("max_num_players");
+  if (num_bots_ > 0 || players > 1) port_ = FreeUdpPort();
+  engines_.resize(static_cast<size_t>(players));
+  const unsigned engine_seed = EngineSeed(seed);  // one seed for all players: one game
+  for (int p = 0; p < players; ++p) SetUpEngine(engines_[p], c, p, engine_seed);
+  if (players == 1) {
+    engines_[0].game->init();
+  } else {
+    lockstep_ = std::make_unique<Lockstep>(players);
+    // the host's init waits until every player has joined
+    TogetherOrStop([&](int p) { engines_[p].game->init(); }, kStartLimitS);
+  }
+  AddBots();
+  for (auto& e : engines_) SetUpScreens(e, c);
 }
 
 VizdoomEnv::~VizdoomEnv() {
-  try {
-    game_->close();  // stops the engine process and waits for it
-  } catch (...) {    // a dead engine: nothing left to stop
+  if (Several()) KillEngines();  // an engine of a network game may not answer close() while a peer is gone
+  for (auto& e : engines_) {
+    try {
+      e.game->close();  // stops the engine process and waits for it
+    } catch (...) {     // a dead engine: nothing left to stop
+    }
   }
 }
 
-void VizdoomEnv::SetUpGame(const Config& c, uint64_t seed) {
-  game_ = std::make_unique<vzd::DoomGame>();
-  game_->setViZDoomPath(FilePath(c, "vzd_path", false));
-  game_->setDoomGamePath(FilePath(c, "iwad_path", false));
+// Everything before init(): paths, screen, mode, game args, seed, buttons and game variables (read back into the
+// env's shared settings from player 0's game; every player has the same scenario).
+void VizdoomEnv::SetUpEngine(Engine& e, const Config& c, int player, uint64_t engine_seed) {
+  e.game = std::make_unique<vzd::DoomGame>();
+  vzd::DoomGame& game = *e.game;
+  game.setViZDoomPath(FilePath(c, "vzd_path", false));
+  game.setDoomGamePath(FilePath(c, "iwad_path", false));
   const std::string cfg = FilePath(c, "cfg_path", true);
-  if (!cfg.empty()) game_->loadConfig(cfg);
-  native_h_ = game_->getScreenHeight();
-  native_w_ = game_->getScreenWidth();
-  if (native_w_ < 320) game_->setScreenResolution(vzd::RES_320X240);
-  game_->setWindowVisible(false);
+  if (!cfg.empty()) game.loadConfig(cfg);
+  native_h_ = game.getScreenHeight();
+  native_w_ = game.getScreenWidth();
+  if (native_w_ < 320) game.setScreenResolution(vzd::RES_320X240);
+  game.setWindowVisible(false);
   // the engine's own settings file (ViZDoom's default: _vizdoom.ini in the working directory)
-  game_->setDoomConfigPath((std::filesystem::temp_directory_path() / "parallel_pool_vizdoom.ini").string());
-  // bots need a hosted (network) game; the scenario's rules (e.g. -deathmatch) come from game_args
-  if (num_bots_ > 0) game_->addGameArgs("-host 1 -port " + std::to_string(FreeUdpPort()));
-  game_->addGameArgs(c.Get<std::string>("game_args"));
-  game_->setMode(vzd::PLAYER);
-  game_->setEpisodeTimeout(static_cast<unsigned>((max_episode_steps_ + 1) * frame_skip_));
+  game.setDoomConfigPath((std::filesystem::temp_directory_path() / "parallel_pool_vizdoom.ini").string());
+  const std::string port = std::to_string(port_);
+  if (player > 0) {
+    game.addGameArgs("-join 127.0.0.1:" + port);  // the host sets the rules
+  } else {
+    // bots and several players need a hosted (network) game; the scenario's rules (e.g. -deathmatch) come from
+    // game_args, after our defaults so that they can override them
+    if (port_ > 0) game.addGameArgs("-host " + std::to_string(engines_.size()) + " -port " + port);
+    // several players: a packet server (-netmode 1: the host relays every player's input) steps the same way
+    // in every run; peer to peer (netmode 0) lets thread timing decide which tic a joiner's input reaches
+    if (Several()) game.addGameArgs("-netmode 1 +sv_forcerespawn 1");
+    game.addGameArgs(c.Get<std::string>("game_args"));
+  }
+  game.setMode(vzd::PLAYER);
+  game.setEpisodeTimeout(static_cast<unsigned>((max_episode_steps_ + 1) * frame_skip_));
   const std::string wad = FilePath(c, "wad_path", true);
-  if (!wad.empty()) game_->setDoomScenarioPath(wad);
-  game_->setSeed(EngineSeed(seed));
-  game_->setDoomMap(c.Get<std::string>("map_id"));
-  for (auto v : InfoVariables()) game_->addAvailableGameVariable(v);
+  if (!wad.empty()) game.setDoomScenarioPath(wad);
+  game.setSeed(static_cast<unsigned>(engine_seed));
+  game.setDoomMap(c.Get<std::string>("map_id"));
+  for (auto v : InfoVariables()) game.addAvailableGameVariable(v);
 
-  const std::vector<vzd::Button> buttons = game_->getAvailableButtons();
+  const std::vector<vzd::Button> buttons = game.getAvailableButtons();
   if (buttons.empty()) {  // the spec allows it (VizdoomCustom-v1's defaults); an engine without buttons does not
     throw std::invalid_argument("the scenario '" + cfg + "' declares no available_buttons" +
                                 (cfg.empty() ? ": pass cfg_path=<your .cfg> (VizdoomCustom-v1 has none)" : ""));
   }
+  e.action_buf.assign(buttons.size(), 0.0);
+  if (player > 0) return;
+
   num_buttons_ = static_cast<int>(buttons.size());
   if (combined_) action_set_ = CombinedActions(c, buttons);
-  action_buf_.assign(buttons.size(), 0.0);
-
-  vars_ = game_->getAvailableGameVariables();
+  vars_ = game.getAvailableGameVariables();
   auto slot = [&](vzd::GameVariable v) {
     auto it = std::find(vars_.begin(), vars_.end(), v);
     return it == vars_.end() ? -1 : static_cast<int>(it - vars_.begin());
@@ -126,25 +158,26 @@ void VizdoomEnv::SetUpGame(const Config& c, uint64_t seed) {
     if (i >= 0) std::tie(pos_[i], neg_[i]) = pn;
   }
   weapon_reward_ = ParseWeaponRewards(c);
+}
 
-  game_->init();
-  AddBots();
-  channels_ = game_->getScreenChannels();
-  screen_h_ = game_->getScreenHeight();
-  screen_w_ = game_->getScreenWidth();
+// After init(): the screen buffer's size is known.
+void VizdoomEnv::SetUpScreens(Engine& e, const Config& c) {
+  channels_ = e.game->getScreenChannels();
+  screen_h_ = e.game->getScreenHeight();
+  screen_w_ = e.game->getScreenWidth();
   const bool area = c.Get<bool>("use_inter_area_resize");
   halve_ = area && screen_h_ == 2 * native_h_ && screen_w_ == 2 * native_w_;
   if (!halve_ && (screen_h_ != native_h_ || screen_w_ != native_w_)) {
-    to_native_ = std::make_unique<atari::FrameResizer>(screen_h_, screen_w_, native_h_, native_w_, area);
+    e.to_native = std::make_unique<atari::FrameResizer>(screen_h_, screen_w_, native_h_, native_w_, area);
   }
   // cv2.resize to the same size copies
   if (img_h_ != native_h_ || img_w_ != native_w_) {
-    to_obs_ = std::make_unique<atari::FrameResizer>(native_h_, native_w_, img_h_, img_w_, area);
+    e.to_obs = std::make_unique<atari::FrameResizer>(native_h_, native_w_, img_h_, img_w_, area);
   }
   for (int i = 0; i < 256; ++i) identity_[i] = static_cast<uint8_t>(i);
-  if (halve_ || to_native_) native_.assign(static_cast<size_t>(channels_) * native_h_ * native_w_, 0);
+  if (halve_ || e.to_native) e.native.assign(static_cast<size_t>(channels_) * native_h_ * native_w_, 0);
   frame_bytes_ = static_cast<size_t>(channels_) * img_h_ * img_w_;
-  stack_.assign(frame_bytes_ * stack_num_, 0);
+  e.stack.assign(frame_bytes_ * stack_num_, 0);
 }
 
 // EnvPool seeds the engine with seed + env_id; 64-bit seeds beyond that range draw from the env's generator (just
@@ -159,19 +192,24 @@ void VizdoomEnv::Reset(Output& out) {
   // reset(seed=s): the engine draws each episode's seed from a generator seeded with s, so reseeding it and
   // starting a new episode replays the episodes of an env made with seed s
   const std::optional<unsigned> reseed = std::exchange(reseed_, std::nullopt);
-  if (reseed) game_->setSeed(*reseed);
-  if (!game_->isRunning()) {  // the engine died (the step that noticed raised): start a new one
-    game_->init();
-    AddBots();
+  if (reseed) {
+    for (auto& e : engines_) e.game->setSeed(*reseed);
+  }
+  const bool dead = std::any_of(engines_.begin(), engines_.end(), [](auto& e) { return !e.game->isRunning(); });
+  if (dead) {  // an engine died (the step that noticed raised): start new ones
+    RestartEngines();
   } else if (!started_ && !reseed) {
     // init() began the first episode
   } else if (continue_game_ && !reseed) {
-    game_->makeAction(std::vector<double>(num_buttons_, 0.0), frame_skip_);  // EnvPool: one no-op step
+    engines_[0].game->makeAction(std::vector<double>(num_buttons_, 0.0), frame_skip_);  // EnvPool: one no-op step
+  } else if (Several()) {
+    TogetherOrStop([&](int p) { engines_[p].game->newEpisode(); }, kCallLimitS);  // every player, together
+    AddBots();
   } else {
     if (lmp_prefix_.empty()) {
-      game_->newEpisode();
+      engines_[0].game->newEpisode();
     } else {
-      game_->newEpisode(lmp_prefix_ + std::to_string(episode_count_) + ".lmp");
+      engines_[0].game->newEpisode(lmp_prefix_ + std::to_string(episode_count_) + ".lmp");
     }
     AddBots();
   }
@@ -179,129 +217,196 @@ void VizdoomEnv::Reset(Output& out) {
   continue_game_ = false;
   steps_ = 0;
   ++episode_count_;
-  vzd::GameStatePtr state = game_->getState();
-  ReadGameVariables(state);
-  const float reward = ShapedReward(true);
-  if (state && state->screenBuffer) PushScreen(state->screenBuffer->data(), true);
-  WriteOutputs(out, reward);
+  for (int p = 0; p < NumPlayers(); ++p) Observe(engines_[p], out, p, true);
 }
 
 void VizdoomEnv::Step(const ActionView& action, Output& out) {
-  if (combined_) {
-    game_->setAction(action_set_[action.Discrete()]);
+  for (int p = 0; p < NumPlayers(); ++p) SetAction(engines_[p], action, p);
+  if (!Several()) {
+    engines_[0].game->advanceAction(frame_skip_, true);
   } else {
-    const double* a = action.Get<double>();
-    action_buf_.assign(a, a + num_buttons_);
-    game_->setAction(action_buf_);
+    // one tic at a time, every player together (see Lockstep); the state is read after the last
+    for (int t = 0; t < frame_skip_; ++t) {
+      const bool last = t == frame_skip_ - 1;
+      TogetherOrStop([&](int p) { engines_[p].game->advanceAction(1, last); }, kCallLimitS);
+      if (engines_[0].game->isEpisodeFinished()) break;
+    }
   }
-  game_->advanceAction(frame_skip_, true);
   ++steps_;
-  const bool finished = game_->isEpisodeFinished();
-  const bool dead = episodic_life_ && game_->isPlayerDead();
-  vzd::GameStatePtr state = game_->getState();
-  ReadGameVariables(state);
-  const float reward = ShapedReward(false);
-  if (state && state->screenBuffer) PushScreen(state->screenBuffer->data(), false);
-  const bool terminated = finished || dead;
+  const bool finished = engines_[0].game->isEpisodeFinished();
+  const bool dead = episodic_life_ && engines_[0].game->isPlayerDead();
+  for (int p = 0; p < NumPlayers(); ++p) Observe(engines_[p], out, p, false);
   continue_game_ = dead && !finished;
-  out.SetTerminated(terminated);
-  WriteOutputs(out, reward);
+  out.SetTerminated(finished || dead);
+}
+
+void VizdoomEnv::SetAction(Engine& e, const ActionView& action, int player) {
+  if (combined_) {
+    e.game->setAction(action_set_[action.Discrete(player)]);
+  } else {
+    const double* a = action.Get<double>(0, player);
+    e.action_buf.assign(a, a + num_buttons_);
+    e.game->setAction(e.action_buf);
+  }
+}
+
+void VizdoomEnv::Observe(Engine& e, Output& out, int player, bool episode_start) {
+  // a finished episode has no state (a step that ended it early kept the previous tic's)
+  vzd::GameStatePtr state = e.game->isEpisodeFinished() ? nullptr : e.game->getState();
+  ReadGameVariables(e, state);
+  const float reward = ShapedReward(e, episode_start);
+  if (state && state->screenBuffer) {
+    PushScreen(e, state->screenBuffer->data(), episode_start);
+    e.shown = std::move(state);
+  }
+  WriteOutputs(e, out, player, reward);
 }
 
 // Bots join each episode anew (ViZDoom's own examples re-add them after every new episode).
 void VizdoomEnv::AddBots() {
   if (num_bots_ == 0) return;
-  game_->sendGameCommand("removebots");
-  for (int i = 0; i < num_bots_; ++i) game_->sendGameCommand("addbot");
+  engines_[0].game->sendGameCommand("removebots");
+  for (int i = 0; i < num_bots_; ++i) engines_[0].game->sendGameCommand("addbot");
 }
 
-void VizdoomEnv::ReadGameVariables(const vzd::GameStatePtr& state) {
-  last_gvs_ = gvs_;
-  if (state) {
-    gvs_ = state->gameVariables;
-  } else {  // the episode finished: no state, but the engine still holds the final values
-    gvs_.resize(vars_.size());
-    for (size_t i = 0; i < vars_.size(); ++i) gvs_[i] = game_->getGameVariable(vars_[i]);
+void VizdoomEnv::TogetherOrStop(const std::function<void(int)>& fn, int limit_s) {
+  lockstep_->Run(fn, std::chrono::seconds(limit_s), [this] { KillEngines(); });
+}
+
+// SIGKILL this env's engine processes: the children of this process whose command line names the env's port
+// ("-port P" for the host, "-join 127.0.0.1:P" for the others). A call blocked in a killed engine then returns
+// with ViZDoom's process-exit exception.
+void VizdoomEnv::KillEngines() const {
+  const std::string host_port = std::to_string(port_), join = "127.0.0.1:" + host_port;
+  const pid_t self = getpid();
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc", std::filesystem::directory_options::skip_permission_denied)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    std::ifstream stat_file(entry.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+    const size_t close_paren = stat.rfind(')');
+    if (close_paren == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close_paren + 2));
+    std::string state;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid != self) continue;
+    std::ifstream cmd_file(entry.path() / "cmdline");
+    std::vector<std::string> args;
+    for (std::string arg; std::getline(cmd_file, arg, '\0');) args.push_back(arg);
+    bool ours = std::find(args.begin(), args.end(), join) != args.end();
+    for (size_t i = 0; i + 1 < args.size(); ++i) ours |= args[i] == "-port" && args[i + 1] == host_port;
+    if (ours) kill(static_cast<pid_t>(std::stol(name)), SIGKILL);
   }
 }
 
-float VizdoomEnv::ShapedReward(bool episode_start) {
+// Several players: all engines start again together (one may still run: stop it first, it would wait for peers).
+void VizdoomEnv::RestartEngines() {
+  if (!Several()) {
+    engines_[0].game->init();
+    AddBots();
+    return;
+  }
+  KillEngines();
+  for (auto& e : engines_) {
+    try {
+      e.game->close();
+    } catch (...) {
+    }
+  }
+  TogetherOrStop([&](int p) { engines_[p].game->init(); }, kStartLimitS);
+  AddBots();
+}
+
+void VizdoomEnv::ReadGameVariables(Engine& e, const vzd::GameStatePtr& state) {
+  e.last_gvs = e.gvs;
+  if (state) {
+    e.gvs = state->gameVariables;
+  } else {  // the episode finished: no state, but the engine still holds the final values
+    e.gvs.resize(vars_.size());
+    for (size_t i = 0; i < vars_.size(); ++i) e.gvs[i] = e.game->getGameVariable(vars_[i]);
+  }
+}
+
+float VizdoomEnv::ShapedReward(Engine& e, bool episode_start) {
   // DEATHCOUNT, HITCOUNT and DAMAGECOUNT are not reset by a new episode (ViZDoom issue 399): count from the start
-  for (auto [idx, base] : {std::pair{hit_idx_, &hit_base_}, {damage_idx_, &damage_base_}, {death_idx_, &death_base_}}) {
+  for (auto [idx, base] :
+       {std::pair{hit_idx_, &e.hit_base}, {damage_idx_, &e.damage_base}, {death_idx_, &e.death_base}}) {
     if (idx < 0) continue;
-    if (episode_start) *base = gvs_[idx];
-    gvs_[idx] -= *base;
+    if (episode_start) *base = e.gvs[idx];
+    e.gvs[idx] -= *base;
   }
   if (episode_start) {
-    last_gvs_ = gvs_;
-    selected_weapon_ = -1;
-    selected_weapon_steps_ = 0;
+    e.last_gvs = e.gvs;
+    e.selected_weapon = -1;
+    e.selected_weapon_steps = 0;
   }
   int weapon = -1;
   double weapon_ammo = 0;
   float reward = 0.f;
   for (size_t i = 0; i < vars_.size(); ++i) {
-    double delta = gvs_[i] - last_gvs_[i];
+    double delta = e.gvs[i] - e.last_gvs[i];
     switch (vars_[i]) {
       case vzd::DAMAGECOUNT: delta = std::min(delta, 200.0); break;  // EnvPool: don't over-reward BFG, shotguns
       case vzd::HITCOUNT: delta = std::min(delta, 5.0); break;
-      case vzd::SELECTED_WEAPON: weapon = static_cast<int>(gvs_[i]); break;
-      case vzd::SELECTED_WEAPON_AMMO: weapon_ammo = gvs_[i]; break;
+      case vzd::SELECTED_WEAPON: weapon = static_cast<int>(e.gvs[i]); break;
+      case vzd::SELECTED_WEAPON_AMMO: weapon_ammo = e.gvs[i]; break;
       case vzd::HEALTH:  // the engine reports -999900 around death (ViZDoom issue 202): hold the last valid value
-        if (last_gvs_[i] < 0 && gvs_[i] < 0) {
-          last_gvs_[i] = gvs_[i] = 100;
-        } else if (gvs_[i] < 0) {
-          gvs_[i] = last_gvs_[i];
-        } else if (last_gvs_[i] < 0) {
-          last_gvs_[i] = gvs_[i];
+        if (e.last_gvs[i] < 0 && e.gvs[i] < 0) {
+          e.last_gvs[i] = e.gvs[i] = 100;
+        } else if (e.gvs[i] < 0) {
+          e.gvs[i] = e.last_gvs[i];
+        } else if (e.last_gvs[i] < 0) {
+          e.last_gvs[i] = e.gvs[i];
         }
-        delta = gvs_[i] - last_gvs_[i];
+        delta = e.gvs[i] - e.last_gvs[i];
         break;
       default: break;
     }
     // float accumulation of double products, as EnvPool sums
     reward += static_cast<float>(delta >= 0 ? delta * pos_[i] : -delta * neg_[i]);
   }
-  if (weapon == selected_weapon_) {
-    ++selected_weapon_steps_;
+  if (weapon == e.selected_weapon) {
+    ++e.selected_weapon_steps;
   } else {
-    selected_weapon_ = weapon;
-    selected_weapon_steps_ = 1;
+    e.selected_weapon = weapon;
+    e.selected_weapon_steps = 1;
   }
-  if (weapon >= 0 && weapon < static_cast<int>(weapon_reward_.size()) && selected_weapon_steps_ >= weapon_duration_ &&
+  if (weapon >= 0 && weapon < static_cast<int>(weapon_reward_.size()) && e.selected_weapon_steps >= weapon_duration_ &&
       static_cast<int>(weapon_ammo) > 0) {
     reward += static_cast<float>(weapon_reward_[weapon]);
   }
   return reward;
 }
 
-void VizdoomEnv::PushScreen(const uint8_t* planes, bool fill_all) {
+void VizdoomEnv::PushScreen(Engine& e, const uint8_t* planes, bool fill_all) {
   const size_t screen_plane = static_cast<size_t>(screen_h_) * screen_w_;
   const size_t native_plane = static_cast<size_t>(native_h_) * native_w_;
   const size_t obs_plane = static_cast<size_t>(img_h_) * img_w_;
-  newest_ = (newest_ + 1) % stack_num_;
-  uint8_t* dst = stack_.data() + frame_bytes_ * newest_;
+  e.newest = (e.newest + 1) % stack_num_;
+  uint8_t* dst = e.stack.data() + frame_bytes_ * e.newest;
   for (int ch = 0; ch < channels_; ++ch) {
     const uint8_t* src = planes + screen_plane * ch;
     const uint8_t* native = src;  // the engine renders at the scenario's resolution: resized from the screen
-    if (halve_ || to_native_) {
-      uint8_t* scaled = native_.data() + native_plane * ch;
+    if (halve_ || e.to_native) {
+      uint8_t* scaled = e.native.data() + native_plane * ch;
       if (halve_) {
         HalveScreen(src, scaled);
       } else {
-        to_native_->Run(nullptr, src, identity_, scaled, 1);
+        e.to_native->Run(nullptr, src, identity_, scaled, 1);
       }
       native = scaled;
     }
-    if (to_obs_) {
-      to_obs_->Run(nullptr, native, identity_, dst + obs_plane * ch, 1);
+    if (e.to_obs) {
+      e.to_obs->Run(nullptr, native, identity_, dst + obs_plane * ch, 1);
     } else {
       std::memcpy(dst + obs_plane * ch, native, obs_plane);
     }
   }
   if (fill_all) {
     for (int i = 0; i < stack_num_; ++i) {
-      if (i != newest_) std::memcpy(stack_.data() + frame_bytes_ * i, dst, frame_bytes_);
+      if (i != e.newest) std::memcpy(e.stack.data() + frame_bytes_ * i, dst, frame_bytes_);
     }
   }
 }
@@ -319,25 +424,33 @@ void VizdoomEnv::HalveScreen(const uint8_t* src, uint8_t* dst) const {
   }
 }
 
-void VizdoomEnv::WriteOutputs(Output& out, float reward) {
-  out.SetReward(reward);
-  uint8_t* o = out.Obs<uint8_t>(0);
-  const int first = (newest_ + 1) % stack_num_;  // oldest first
+void VizdoomEnv::WriteOutputs(Engine& e, Output& out, int player, float reward) {
+  out.SetReward(reward, player);
+  uint8_t* o = out.Obs<uint8_t>(0, player);
+  const int first = (e.newest + 1) % stack_num_;  // oldest first
   const size_t n1 = frame_bytes_ * (stack_num_ - first);
-  std::memcpy(o, stack_.data() + frame_bytes_ * first, n1);
-  if (first > 0) std::memcpy(o + n1, stack_.data(), frame_bytes_ * first);
+  std::memcpy(o, e.stack.data() + frame_bytes_ * first, n1);
+  if (first > 0) std::memcpy(o + n1, e.stack.data(), frame_bytes_ * first);
+  // the info rows are per player with several players, per env (the same row) with one
   for (size_t i = 0; i < info_slot_.size(); ++i) {
-    *out.Info<double>(static_cast<int>(i)) = info_slot_[i] >= 0 ? gvs_[info_slot_[i]] : 0.0;
+    *out.Info<double>(static_cast<int>(i), player) = info_slot_[i] >= 0 ? e.gvs[info_slot_[i]] : 0.0;
   }
 }
 
 void VizdoomEnv::Render(uint8_t* rgb) {
+  const Engine& e = engines_[0];
   const size_t plane = static_cast<size_t>(native_h_) * native_w_;
-  const bool bgr = game_->getScreenFormat() == vzd::CBCGCR;
+  // the screen at the scenario's size: resized into `native`, or the engine's buffer itself
+  const uint8_t* screen = e.native.empty() ? (e.shown ? e.shown->screenBuffer->data() : nullptr) : e.native.data();
+  if (screen == nullptr) {
+    std::memset(rgb, 0, plane * 3);
+    return;
+  }
+  const bool bgr = e.game->getScreenFormat() == vzd::CBCGCR;
   for (size_t p = 0; p < plane; ++p) {
     for (int k = 0; k < 3; ++k) {
       const int ch = channels_ == 1 ? 0 : (bgr ? 2 - k : k);
-      rgb[3 * p + k] = native_[plane * ch + p];
+      rgb[3 * p + k] = screen[plane * ch + p];
     }
   }
 }

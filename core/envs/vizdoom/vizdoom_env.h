@@ -24,8 +24,11 @@
 //  * Reset: a new episode, except after an episodic_life death when the episode goes on (one no-op step), and at
 //    the very first reset (the engine's start already began an episode).
 //  * Multi-player: num_bots hosts the game (a free UDP port per env) and adds the bots at every episode start.
-//    Several agents per env (max_num_players > 1) are not built yet: their engines step in lockstep only one tic
-//    at a time (a barrier per tic; per step of frame_skip tics they hang), see docs/vizdoom.md "Multi-player".
+//    Several agents per env (max_num_players = N > 1): N engines of one network game, player 0 hosting, the others
+//    joining; observations, rewards, actions and info have one row per player. The engines advance in lockstep one
+//    tic at a time (every engine makes the tic on its own thread, then all wait: a step of frame_skip tics made at
+//    once hangs the netcode, see docs/vizdoom.md "Multi-player"); a dead or stalled engine stops the env's others
+//    and the step raises. Dead players respawn by themselves (the host adds +sv_forcerespawn 1).
 //  * A dead engine makes the step raise; the env's next reset starts a new engine.
 //  * Seeding: the engine is seeded once, with the env's seed (its low 32 bits; larger seeds: a draw from the env's
 //    generator); later episodes continue the engine's random stream. reset(seed=...) therefore does not reseed
@@ -36,6 +39,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -45,6 +49,7 @@
 
 #include "ViZDoom.h"
 #include "core/envs/atari/preprocess.h"
+#include "core/envs/vizdoom/lockstep.h"
 #include "core/envs/vizdoom/vizdoom_config.h"
 #include "core/pool/env.h"
 #include "core/pool/registry.h"
@@ -187,8 +192,11 @@ class VizdoomEnv : public Env {
     CheckKeys(c);
     const ScenarioInfo s = ReadScenario(c);
     const int stack = c.Get<int>("stack_num"), h = c.Get<int>("img_height"), w = c.Get<int>("img_width");
+    const int players = c.Get<int>("max_num_players");
+    b.MaxPlayers(players);
     b.Obs("obs", DType::kUInt8, {stack * s.channels, h, w}, {0.0}, {255.0});
-    for (auto v : InfoVariables()) b.Info(kGameVariableNames[v], DType::kFloat64);
+    // each player has its own game variables; one player keeps EnvPool's per-env info
+    for (auto v : InfoVariables()) b.Info(kGameVariableNames[v], DType::kFloat64, {}, players > 1);
     if (c.Get<bool>("use_combined_action")) {
       b.DiscreteAction(static_cast<int>(CombinedActions(c, s.buttons).size()));
     } else {
@@ -201,6 +209,7 @@ class VizdoomEnv : public Env {
   VizdoomEnv(const Config& c, int env_id, uint64_t seed);
   ~VizdoomEnv() override;
 
+  int NumPlayers() const override { return static_cast<int>(engines_.size()); }
   void Reset(Output& out) override;
   void Step(const ActionView& action, Output& out) override;
   void Render(uint8_t* rgb) override;
@@ -215,11 +224,18 @@ class VizdoomEnv : public Env {
     IntInRange(c, "weapon_duration", 0, 1 << 30);
     IntInRange(c, "max_episode_steps", 1, (1 << 30) / 1000);
     IntInRange(c, "num_bots", 0, 15);
-    if (c.Get<int64_t>("max_num_players") != 1) {
-      throw std::invalid_argument(
-          "config key 'max_num_players' must be 1 for ViZDoom: several agents in one env are not supported yet "
-          "(their engines step in lockstep only one tic at a time; see docs/vizdoom.md, Multi-player); use "
-          "num_bots for opponents");
+    IntInRange(c, "max_num_players", 1, 8);
+    if (c.Get<int>("max_num_players") > 1) {
+      if (c.Get<bool>("episodic_life")) {
+        throw std::invalid_argument(
+            "config key 'episodic_life' must be False with max_num_players > 1 (a player's death ends no episode "
+            "of a several-agent game: dead players respawn)");
+      }
+      if (!c.Get<std::string>("lmp_save_dir").empty()) {
+        throw std::invalid_argument(
+            "config key 'lmp_save_dir' is not supported with max_num_players > 1 (ViZDoom records no network "
+            "game)");
+      }
     }
     FilePath(c, "vzd_path", false);
     FilePath(c, "iwad_path", false);
@@ -230,44 +246,66 @@ class VizdoomEnv : public Env {
   static std::map<int, std::pair<double, double>> ParseRewardConfig(const Config& c);
   static std::vector<double> ParseWeaponRewards(const Config& c);
 
-  void SetUpGame(const Config& c, uint64_t seed);
+  // One engine process (one player): its game, screen stack and reward bookkeeping.
+  struct Engine {
+    std::unique_ptr<vzd::DoomGame> game;
+    std::unique_ptr<atari::FrameResizer> to_native, to_obs;
+    std::vector<uint8_t> native;  // channels_ planes of native_h_ x native_w_
+    std::vector<uint8_t> stack;   // stack_num_ frames of channels_ planes of img_h_ x img_w_
+    int newest = 0;
+    vzd::GameStatePtr shown;  // the state of the newest screen (render reads it at the scenario's size)
+    std::vector<double> action_buf;
+    std::vector<double> gvs, last_gvs;
+    double hit_base = 0, damage_base = 0, death_base = 0;
+    int selected_weapon = -1, selected_weapon_steps = 0;
+  };
+
+  void SetUpEngine(Engine& e, const Config& c, int player, uint64_t seed);
+  void SetUpScreens(Engine& e, const Config& c);
   unsigned EngineSeed(uint64_t seed);
   void Reseeded(uint64_t seed) override;
   void AddBots();
-  void ReadGameVariables(const vzd::GameStatePtr& state);
-  float ShapedReward(bool episode_start);
-  void PushScreen(const uint8_t* planes, bool fill_all);
+  void SetAction(Engine& e, const ActionView& action, int player);
+  // Reads the engine's state after a reset or step and writes player `player`'s rows of `out`.
+  void Observe(Engine& e, Output& out, int player, bool episode_start);
+  void ReadGameVariables(Engine& e, const vzd::GameStatePtr& state);
+  float ShapedReward(Engine& e, bool episode_start);
+  void PushScreen(Engine& e, const uint8_t* planes, bool fill_all);
   void HalveScreen(const uint8_t* src, uint8_t* dst) const;
-  void WriteOutputs(Output& out, float reward);
+  void WriteOutputs(Engine& e, Output& out, int player, float reward);
 
-  std::unique_ptr<vzd::DoomGame> game_;
+  // Time limits of a several-player call (seconds): starting the engines (the host waits for every player to
+  // join), and any other call. Beyond them the game counts as stalled.
+  static constexpr int kStartLimitS = 60, kCallLimitS = 30;
+  // Several players: every engine makes the call together (Lockstep); a failure stops them all.
+  void TogetherOrStop(const std::function<void(int)>& fn, int limit_s);
+  void KillEngines() const;
+  void RestartEngines();
+  bool Several() const { return engines_.size() > 1; }
+
+  std::vector<Engine> engines_;         // player 0 first (the host of a several-agent game)
+  std::unique_ptr<Lockstep> lockstep_;  // several players only
+  int port_ = 0;                        // the hosted game's UDP port (bots or several players)
   int stack_num_, frame_skip_, img_h_, img_w_, max_episode_steps_, weapon_duration_;
   bool episodic_life_, combined_;
   int num_bots_;
   std::string lmp_prefix_;
   std::vector<std::vector<double>> action_set_;
-  std::vector<double> action_buf_;
   int num_buttons_ = 0;
 
   // screens
   int channels_ = 0, screen_h_ = 0, screen_w_ = 0;  // the engine's buffer
   int native_h_ = 0, native_w_ = 0;                 // the scenario's size (render, the resize's source)
   bool halve_ = false;  // the engine's screen is twice the scenario's size (e.g. 320 x 240 for 160 x 120)
-  std::unique_ptr<atari::FrameResizer> to_native_, to_obs_;
   uint8_t identity_[256];
-  std::vector<uint8_t> native_;  // channels_ planes of native_h_ x native_w_
-  std::vector<uint8_t> stack_;   // stack_num_ frames of channels_ planes of img_h_ x img_w_
   size_t frame_bytes_ = 0;
-  int newest_ = 0;
 
-  // game variables and reward
+  // game variables and reward (the same for every player)
   std::vector<vzd::GameVariable> vars_;  // the engine's available game variables
   std::vector<int> info_slot_;           // InfoVariables()[i] is vars_[info_slot_[i]] (-1: absent)
-  std::vector<double> gvs_, last_gvs_, pos_, neg_;
+  std::vector<double> pos_, neg_;
   std::vector<double> weapon_reward_;
   int hit_idx_ = -1, damage_idx_ = -1, death_idx_ = -1;
-  double hit_base_ = 0, damage_base_ = 0, death_base_ = 0;
-  int selected_weapon_ = -1, selected_weapon_steps_ = 0;
 
   // episode bookkeeping
   bool started_ = false;            // the first Reset uses the episode the engine's start began
