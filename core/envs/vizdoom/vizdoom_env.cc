@@ -275,12 +275,16 @@ void VizdoomEnv::TogetherOrStop(const std::function<void(int)>& fn, int limit_s)
 
 // SIGKILL this env's engine processes: the children of this process whose command line names the env's port
 // ("-port P" for the host, "-join 127.0.0.1:P" for the others). A call blocked in a killed engine then returns
-// with ViZDoom's process-exit exception.
-void VizdoomEnv::KillEngines() const {
+// with ViZDoom's process-exit exception. Never throws (Lockstep's unstick must not): processes that end while
+// /proc is read are skipped.
+void VizdoomEnv::KillEngines() const noexcept {
   const std::string host_port = std::to_string(port_), join = "127.0.0.1:" + host_port;
   const pid_t self = getpid();
-  for (const auto& entry :
-       std::filesystem::directory_iterator("/proc", std::filesystem::directory_options::skip_permission_denied)) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc", fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const fs::directory_entry& entry = *it;
     const std::string name = entry.path().filename().string();
     if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
     std::ifstream stat_file(entry.path() / "stat");
@@ -297,7 +301,7 @@ void VizdoomEnv::KillEngines() const {
     for (std::string arg; std::getline(cmd_file, arg, '\0');) args.push_back(arg);
     bool ours = std::find(args.begin(), args.end(), join) != args.end();
     for (size_t i = 0; i + 1 < args.size(); ++i) ours |= args[i] == "-port" && args[i + 1] == host_port;
-    if (ours) kill(static_cast<pid_t>(std::stol(name)), SIGKILL);
+    if (ours) kill(static_cast<pid_t>(std::strtol(name.c_str(), nullptr, 10)), SIGKILL);
   }
 }
 

@@ -279,7 +279,7 @@ class VizdoomEnv : public Env {
   static constexpr int kStartLimitS = 60, kCallLimitS = 30;
   // Several players: every engine makes the call together (Lockstep); a failure stops them all.
   void TogetherOrStop(const std::function<void(int)>& fn, int limit_s);
-  void KillEngines() const;
+  void KillEngines() const noexcept;
   void RestartEngines();
   bool Several() const { return engines_.size() > 1; }
 
