@@ -76,15 +76,9 @@ VizdoomEnv::VizdoomEnv(const Config& c, int env_id, uint64_t seed)
   engines_.resize(static_cast<size_t>(players));
   const unsigned engine_seed = EngineSeed(seed);  // one seed for all players: one game
   for (int p = 0; p < players; ++p) SetUpEngine(engines_[p], c, p, engine_seed);
-  if (players == 1) {
-    engines_[0].game->init();
-  } else {
-    lockstep_ = std::make_unique<Lockstep>(players);
-    // the host's init waits until every player has joined
-    TogetherOrStop([&](int p) { engines_[p].game->init(); }, kStartLimitS);
-  }
-  AddBots();
-  for (auto& e : engines_) SetUpScreens(e, c);
+  if (players > 1) lockstep_ = std::make_unique<Lockstep>(players);
+  StartEngines();
+  SetUpScreens(c);
 }
 
 VizdoomEnv::~VizdoomEnv() {
@@ -160,24 +154,27 @@ void VizdoomEnv::SetUpEngine(Engine& e, const Config& c, int player, uint64_t en
   weapon_reward_ = ParseWeaponRewards(c);
 }
 
-// After init(): the screen buffer's size is known.
-void VizdoomEnv::SetUpScreens(Engine& e, const Config& c) {
-  channels_ = e.game->getScreenChannels();
-  screen_h_ = e.game->getScreenHeight();
-  screen_w_ = e.game->getScreenWidth();
+// After init(): the screen buffer's size is known (the same for every player); each engine gets its own
+// resizers (they keep scratch rows) and frame stack.
+void VizdoomEnv::SetUpScreens(const Config& c) {
+  channels_ = engines_[0].game->getScreenChannels();
+  screen_h_ = engines_[0].game->getScreenHeight();
+  screen_w_ = engines_[0].game->getScreenWidth();
   const bool area = c.Get<bool>("use_inter_area_resize");
   halve_ = area && screen_h_ == 2 * native_h_ && screen_w_ == 2 * native_w_;
-  if (!halve_ && (screen_h_ != native_h_ || screen_w_ != native_w_)) {
-    e.to_native = std::make_unique<atari::FrameResizer>(screen_h_, screen_w_, native_h_, native_w_, area);
-  }
-  // cv2.resize to the same size copies
-  if (img_h_ != native_h_ || img_w_ != native_w_) {
-    e.to_obs = std::make_unique<atari::FrameResizer>(native_h_, native_w_, img_h_, img_w_, area);
-  }
   for (int i = 0; i < 256; ++i) identity_[i] = static_cast<uint8_t>(i);
-  if (halve_ || e.to_native) e.native.assign(static_cast<size_t>(channels_) * native_h_ * native_w_, 0);
   frame_bytes_ = static_cast<size_t>(channels_) * img_h_ * img_w_;
-  e.stack.assign(frame_bytes_ * stack_num_, 0);
+  for (auto& e : engines_) {
+    if (!halve_ && (screen_h_ != native_h_ || screen_w_ != native_w_)) {
+      e.to_native = std::make_unique<atari::FrameResizer>(screen_h_, screen_w_, native_h_, native_w_, area);
+    }
+    // cv2.resize to the same size copies
+    if (img_h_ != native_h_ || img_w_ != native_w_) {
+      e.to_obs = std::make_unique<atari::FrameResizer>(native_h_, native_w_, img_h_, img_w_, area);
+    }
+    if (halve_ || e.to_native) e.native.assign(static_cast<size_t>(channels_) * native_h_ * native_w_, 0);
+    e.stack.assign(frame_bytes_ * stack_num_, 0);
+  }
 }
 
 // EnvPool seeds the engine with seed + env_id; 64-bit seeds beyond that range draw from the env's generator (just
@@ -305,22 +302,29 @@ void VizdoomEnv::KillEngines() const noexcept {
   }
 }
 
-// Several players: all engines start again together (one may still run: stop it first, it would wait for peers).
-void VizdoomEnv::RestartEngines() {
-  if (!Several()) {
+// Starts the engine processes (init() begins the first episode) and adds the bots. Several players start together:
+// the host's init waits until every player has joined.
+void VizdoomEnv::StartEngines() {
+  if (Several()) {
+    TogetherOrStop([&](int p) { engines_[p].game->init(); }, kStartLimitS);
+  } else {
     engines_[0].game->init();
-    AddBots();
-    return;
   }
-  KillEngines();
-  for (auto& e : engines_) {
-    try {
-      e.game->close();
-    } catch (...) {
+  AddBots();
+}
+
+// After an engine died. Several players: one may still run, waiting for its peers: stop them all first.
+void VizdoomEnv::RestartEngines() {
+  if (Several()) {
+    KillEngines();
+    for (auto& e : engines_) {
+      try {
+        e.game->close();
+      } catch (...) {  // a dead engine: nothing left to stop
+      }
     }
   }
-  TogetherOrStop([&](int p) { engines_[p].game->init(); }, kStartLimitS);
-  AddBots();
+  StartEngines();
 }
 
 void VizdoomEnv::ReadGameVariables(Engine& e, const vzd::GameStatePtr& state) {

@@ -261,7 +261,7 @@ class VizdoomEnv : public Env {
   };
 
   void SetUpEngine(Engine& e, const Config& c, int player, uint64_t seed);
-  void SetUpScreens(Engine& e, const Config& c);
+  void SetUpScreens(const Config& c);
   unsigned EngineSeed(uint64_t seed);
   void Reseeded(uint64_t seed) override;
   void AddBots();
@@ -280,6 +280,7 @@ class VizdoomEnv : public Env {
   // Several players: every engine makes the call together (Lockstep); a failure stops them all.
   void TogetherOrStop(const std::function<void(int)>& fn, int limit_s);
   void KillEngines() const noexcept;
+  void StartEngines();
   void RestartEngines();
   bool Several() const { return engines_.size() > 1; }
 
