@@ -27,24 +27,34 @@ from parallel_pool.spec import AutoresetMode, EnvSpec
 
 def _info_masks(schema: Schema, n: int, player_rows: int, xp: Any) -> tuple[dict[str, Any], Any]:
     """gymnasium's `_key` masks for an info dict whose every row has every key (all True), and the mask of the
-    player rows. On numpy they are built once per batch shape and shared read-only (nothing per step)."""
-    cached = schema.mask_cache.get((n, player_rows)) if xp is np else None
-    if cached is not None:
-        return cached
+    player rows."""
 
     def true(rows: int) -> Any:
         m = xp.ones(rows, dtype=bool)
         if xp is np:
-            m.flags.writeable = False
+            m.flags.writeable = False  # shared by every step's info (see _info_template)
         return m
 
     env_mask, player_mask = true(n), true(player_rows)
     masks = {"_env_id": env_mask, "_elapsed_step": env_mask, "_players": env_mask}
     for k in schema.info_keys:
         masks["_" + k] = player_mask if schema.field("info:" + k).per_player else env_mask
-    if xp is np:
-        schema.mask_cache[(n, player_rows)] = (masks, player_mask)
     return masks, player_mask
+
+
+def _info_template(schema: Schema, n: int, player_rows: int) -> tuple[dict[str, Any], np.ndarray]:
+    """The numpy info dict of an (n envs, player_rows) batch with its per-step values left as None: the keys in
+    their order and gymnasium's `_key` masks, which are the same on every step. Built once per batch shape and
+    copied per step (a dict copy and a few item stores cost less than building the dict, which is most of a 1-env
+    step's Python)."""
+    cached = schema.mask_cache.get((n, player_rows))
+    if cached is None:
+        masks, player_mask = _info_masks(schema, n, player_rows, np)
+        template: dict[str, Any] = {"env_id": None, "elapsed_step": None, "players": None}
+        template.update((key, None) for key in schema.info_keys)
+        template.update(masks)
+        cached = schema.mask_cache[(n, player_rows)] = (template, player_mask)
+    return cached
 
 
 def _zero_where_not(xp: Any, done: Any, value: Any) -> Any:
@@ -56,11 +66,17 @@ def _zero_where_not(xp: Any, done: Any, value: Any) -> Any:
 def gym_info(schema: Schema, arrays: Sequence[Any], xp: Any = np, masks: bool = True) -> dict[str, Any]:
     """The info dict (EnvPool's keys), with gymnasium's `_key` masks (every row has every key) unless masks=False
     (EnvPool's gym API has none)."""
-    # built in one pass (no intermediate dicts): this runs on every step, and for a 1-env pool of a cheap env the
-    # Python around the engine call is most of the step's cost
     penv, env_id = arrays[schema.players_env_id], arrays[schema.env_id]
+    if masks and xp is np:  # the per-step path: a copy of the shape's template, its None values filled in
+        template, player_mask = _info_template(schema, env_id.shape[0], penv.shape[0])
+        info = template.copy()
+        info["env_id"], info["elapsed_step"] = env_id, arrays[schema.elapsed_step]
+        info["players"] = {"env_id": penv, "_env_id": player_mask}
+        for key, i in schema.info_at:
+            info[key] = arrays[i]
+        return info
     players = {"env_id": penv}
-    info: dict[str, Any] = {"env_id": env_id, "elapsed_step": arrays[schema.elapsed_step], "players": players}
+    info = {"env_id": env_id, "elapsed_step": arrays[schema.elapsed_step], "players": players}
     for key, i in schema.info_at:
         info[key] = arrays[i]
     if masks:
@@ -176,8 +192,20 @@ class _GymStyle(BasePool):
         if every_env:
             self._last = (obs, owner)
         else:
-            old, old_owner = self._last if self._last is not None else self._zero_obs()
+            old, old_owner = self._kept()
             self._last = merge_rows(old, old_owner, obs, owner)
+        self._last_batch = None
+
+    def _kept_rows(self, arrays: Sequence[np.ndarray], every_env: bool) -> None:
+        self._remember(self.schema.obs(arrays), arrays, every_env)
+
+    def _kept(self) -> tuple[Any, np.ndarray]:
+        """(observation of every env, owner of each row) as the last steps left them. A full batch from
+        step_arrays() is kept as it came and read here, so that call stays at the engine's cost."""
+        if self._last_batch is not None:
+            self._last = (self.schema.obs(self._last_batch), self._last_batch[self.schema.players_env_id])
+            self._last_batch = None
+        return self._last if self._last is not None else self._zero_obs()
 
     def _zero_obs(self) -> tuple[Any, np.ndarray]:
         """Before the first reset: zero observations (what gymnasium's SyncVectorEnv holds then)."""
@@ -196,10 +224,16 @@ class _GymStyle(BasePool):
         return (obs, reward, terminated, truncated, info). `actions` may also be EnvPool's dict form."""
         if env_id is None and type(actions) is np.ndarray and actions.ndim and not self.is_async:
             # the common call -- a sync pool, every env, one action array -- skips the argument forms of
-            # _step_raw/_remember: a 1-env pool of a cheap env spends most of its step in this Python
-            arrays = self._received(self.engine.step(actions, None))
+            # _step_raw/_remember and the engine property's closed check (a closed engine raises, and then the
+            # property says so): a 1-env pool of a cheap env spends most of its step in this Python
+            try:
+                arrays = self._engine.step(actions, None)
+            except Exception:
+                self.engine  # noqa: B018 -- a closed pool's own error
+                raise
             result = self._result(arrays)
-            self._last = (result[0], arrays[self.schema.players_env_id])  # every env, in env order
+            # the batch holds every env in env order; a sync pool's _last_ids is never read (_default_ids)
+            self._last, self._last_batch = (result[0], arrays[self.schema.players_env_id]), None
             return result
         arrays, every_env = self._step_raw(actions, env_id)
         result = self._result(arrays)
@@ -250,8 +284,7 @@ class _GymStyle(BasePool):
         arrays = self._reset_raw(ids, seed)
         obs = self.schema.obs(arrays)
         self._remember(obs, arrays, False)
-        assert self._last is not None
-        full_obs, owner = self._last
+        full_obs, owner = self._kept()
         info: dict[str, Any] = {"players": {"env_id": owner, "_env_id": mask[owner]}, "_players": mask.copy()}
         per_env = {
             "env_id": arrays[self.schema.env_id],

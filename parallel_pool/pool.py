@@ -56,6 +56,8 @@ class BasePool:
         self._all_ids = np.arange(self.num_envs, dtype=np.int32)
         # env ids of the last batch received (async pools: step() without env_id acts on them)
         self._last_ids: np.ndarray | None = None
+        # sync pools: the last raw batch of every env from step_arrays() (the gym front-ends' reset_mask reads it)
+        self._last_batch: Sequence[np.ndarray] | None = None
 
     # ---- the engine ---------------------------------------------------------------------------------------
     @property
@@ -150,6 +152,32 @@ class BasePool:
         action, env_id = self._action(action, env_id)
         arrays = self._received(self.engine.step(action, self._default_ids(env_id)))
         return arrays, env_id is None and not self.is_async
+
+    # ---- arrays-only calls -----------------------------------------------------------------------------------
+    def step_arrays(self, actions: Any, env_id: Any = None) -> tuple[np.ndarray, ...]:
+        """step() without the front-end's result objects: the engine's batch as a tuple of arrays, which
+        `self.schema` names (`schema.index["obs"]`, "reward", "terminated", "truncated", "env_id", "elapsed_step",
+        "players.env_id", "info:<key>", and with same-step autoreset "final:<name>"). The arrays and their values
+        are those the front-end's result is made of. For a framework's inner loop over a cheap env, where
+        gymnasium's info dict or dm's TimeStep costs as much as the env step. `actions` and `env_id` as in step()."""
+        if env_id is None and type(actions) is np.ndarray and actions.ndim and not self.is_async:
+            try:  # the common call, kept to the engine's own cost (see the gym front-end's step)
+                arrays = self._engine.step(actions, None)
+            except Exception:
+                self.engine  # noqa: B018 -- a closed pool's own error
+                raise
+            self._last_batch = arrays
+            return arrays
+        arrays, every_env = self._step_raw(actions, env_id)
+        self._kept_rows(arrays, every_env)
+        return arrays
+
+    def recv_arrays(self) -> tuple[np.ndarray, ...]:
+        """recv() without the front-end's result objects: the engine's batch as step_arrays() returns it."""
+        return self._received(self.engine.recv())
+
+    def _kept_rows(self, arrays: Sequence[np.ndarray], every_env: bool) -> None:
+        """Hook for a front-end that keeps every env's latest rows (the gym front-ends, for reset_mask)."""
 
     # ---- rendering --------------------------------------------------------------------------------------------
     def render(self, env_ids: Any = None) -> np.ndarray:

@@ -542,6 +542,8 @@ def test_every_method_after_close_raises(env_type):
         lambda: env.reset(),
         lambda: env.send(act),
         env.recv,
+        lambda: env.step_arrays(act),
+        env.recv_arrays,
         env.async_reset,
         lambda: env.get_state(0),
         lambda: env.render(),

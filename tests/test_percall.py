@@ -1,5 +1,6 @@
 """The per-call fast path of the gym-style front-ends (sync pool, every env, one action array) gives exactly what
-the general path gives: the same 5-tuple, the same info keys and masks, and the same rows kept for reset_mask."""
+the general path gives: the same 5-tuple, the same info keys and masks, and the same rows kept for reset_mask.
+The arrays-only calls (step_arrays / recv_arrays) give the arrays the front-ends' results are made of."""
 
 import numpy as np
 import pytest
@@ -46,3 +47,85 @@ def test_fast_path_on_a_closed_pool_names_the_front_end():
     env.close()
     with pytest.raises(RuntimeError, match="closed"):
         env.step(np.zeros(2, np.int32))
+
+
+def _named(env, arrays):
+    return dict(zip((f.name for f in env.schema.fields), arrays))
+
+
+_SAME_STEP = {"autoreset_mode": "same_step"}
+
+
+@pytest.mark.parametrize(
+    ("env_type", "task", "kw"),
+    [(t, "CartPole-v1", {}) for t in ("gymnasium", "gym", "dm")]
+    + [("dm", "Dummy-v0", {}), ("gymnasium", "Dummy-v0", _SAME_STEP), ("gym", "Dummy-v0", _SAME_STEP)],
+)
+def test_step_arrays_are_the_front_end_result(env_type, task, kw):
+    """Twin pools, same actions: step_arrays' arrays equal the values of step()'s result, through episode ends
+    (Dummy ends every few steps; same_step fills the final rows)."""
+    n = 3
+    raw = parallel_pool.make(task, env_type=env_type, num_envs=n, seed=5, **kw)
+    ref = parallel_pool.make(task, env_type=env_type, num_envs=n, seed=5, **kw)
+    raw.reset()
+    ref.reset()
+    rng = np.random.default_rng(0)
+    ends = 0
+    for t in range(40):
+        act = rng.integers(0, 2, n).astype(np.int32)
+        got = _named(raw, raw.step_arrays(act) if t % 2 else raw.step_arrays(act, env_id=np.arange(n)))
+        want = ref.step(act)
+        if env_type == "dm":
+            np.testing.assert_array_equal(got["reward"], want.reward)
+            np.testing.assert_array_equal(got["obs"], want.observation.obs)
+            np.testing.assert_array_equal(got["env_id"], want.observation.env_id)
+            np.testing.assert_array_equal(got["terminated"] | got["truncated"], want.step_type == 2)
+            continue
+        obs, reward, term, trunc, info = want
+        for name, value in [("obs", obs), ("reward", reward), ("terminated", term), ("truncated", trunc)]:
+            np.testing.assert_array_equal(got[name], value, err_msg=f"{name} t={t}")
+        np.testing.assert_array_equal(got["env_id"], info["env_id"])
+        np.testing.assert_array_equal(got["elapsed_step"], info["elapsed_step"])
+        if "final_obs" in info:
+            ends += 1
+            for i in np.flatnonzero(info["_final_obs"]):
+                np.testing.assert_array_equal(got["final:obs"][i], info["final_obs"][i])
+    if kw:
+        assert ends > 0, "the run must cover same-step episode ends"
+
+
+@pytest.mark.parametrize("env_type", ["gymnasium", "gym"])
+def test_reset_mask_after_step_arrays_keeps_the_latest_rows(env_type):
+    """reset_mask's unchanged rows are the observations the last step_arrays() returned, as after step()."""
+    n = 4
+    env = parallel_pool.make("CartPole-v1", env_type=env_type, num_envs=n, seed=3)
+    env.reset()
+    for _ in range(3):
+        arrays = env.step_arrays(np.ones(n, np.int32))
+    latest = arrays[env.schema.index["obs"]].copy()
+    mask = np.array([True, False, False, True])
+    obs, _ = env.reset(options={"reset_mask": mask})
+    np.testing.assert_array_equal(obs[~mask], latest[~mask])
+    # a subset step through step_arrays is merged into the kept rows
+    sub = env.step_arrays(np.zeros(1, np.int32), env_id=[2])
+    mask = np.array([True, False, False, False])
+    obs, _ = env.reset(options={"reset_mask": mask})
+    np.testing.assert_array_equal(obs[2], sub[env.schema.index["obs"]][0])
+    np.testing.assert_array_equal(obs[1], latest[1])
+
+
+def test_arrays_calls_on_an_async_pool():
+    env = parallel_pool.make("CartPole-v1", num_envs=4, batch_size=2, seed=0)
+    env.async_reset()
+    arrays = env.recv_arrays()
+    ids = arrays[env.schema.index["env_id"]]
+    assert arrays[env.schema.index["obs"]].shape == (2, 4) and len(set(ids.tolist())) == 2
+    arrays = env.step_arrays(np.zeros(2, np.int32))  # no env_id: the envs of the last batch, as step()
+    assert arrays[env.schema.index["obs"]].shape == (2, 4)
+    env.send(np.zeros(2, np.int32), arrays[env.schema.index["env_id"]])
+    assert env.recv_arrays()[env.schema.index["obs"]].shape == (2, 4)
+    with pytest.raises(ValueError, match="action"):
+        env.step_arrays(np.zeros(3, np.int32))  # bad input: a clear error, nothing lost
+    env.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        env.step_arrays(np.zeros(2, np.int32))
