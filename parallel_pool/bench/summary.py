@@ -163,9 +163,9 @@ def summary_markdown(results: dict) -> list[str]:
 
 
 def measure_per_call(calls: int, repeats: int) -> dict:
-    """1-env CartPole-v1: one gymnasium front-end `step()` and one plain gymnasium step (`gymnasium.make` with its
-    wrappers, reset when done), measured in this process, alternating, each the best (lowest) mean over `repeats`
-    batches of `calls` calls. Calls of a few µs vary several-fold between processes on a shared VM (the runner's
+    """1-env CartPole-v1: one gymnasium front-end `step()`, one arrays-only `step_arrays()` of the same pool and one
+    plain gymnasium step (`gymnasium.make` with its wrappers, reset when done), measured in this process,
+    alternating, each the best (lowest) mean over `repeats` batches of `calls` calls. Calls of a few µs vary several-fold between processes on a shared VM (the runner's
     isolated cases), while the best batch within one process is steady."""
     import time
 
@@ -183,15 +183,18 @@ def measure_per_call(calls: int, repeats: int) -> dict:
     def ours_step() -> None:
         ours.step(action)
 
+    def arrays_step() -> None:
+        ours.step_arrays(action)
+
     def plain_step() -> None:
         _, _, terminated, truncated, _ = plain.step(0)
         if terminated or truncated:
             plain.reset()
 
-    best = {"ours": math.inf, "plain": math.inf}
+    best = {"ours": math.inf, "arrays": math.inf, "plain": math.inf}
     try:
         for _ in range(repeats):
-            for name, step in (("ours", ours_step), ("plain", plain_step)):
+            for name, step in (("ours", ours_step), ("arrays", arrays_step), ("plain", plain_step)):
                 t0 = time.perf_counter()
                 for _ in range(calls):
                     step()
@@ -203,6 +206,8 @@ def measure_per_call(calls: int, repeats: int) -> dict:
         "ours_us": best["ours"] * 1e6,
         "plain_us": best["plain"] * 1e6,
         "ratio": best["ours"] / best["plain"],
+        "arrays_us": best["arrays"] * 1e6,
+        "arrays_ratio": best["arrays"] / best["plain"],
         "calls": calls,
         "repeats": repeats,
     }
@@ -217,8 +222,9 @@ def per_call_markdown(results: dict) -> list[str]:
         return [
             f"**Per call**: a 1-env CartPole-v1 `step()` through the gymnasium front-end takes {pc['ours_us']:.2f} µs, "
             f"{pc['ratio']:.2f}× one plain gymnasium CartPole-v1 step ({pc['plain_us']:.2f} µs, `gymnasium.make` with "
-            f"its wrappers, reset when done; goal ≤ 0.15×); both in one process, alternating, best mean of "
-            f"{pc['repeats']} batches of {pc['calls']:,} calls.",
+            f"its wrappers, reset when done; goal ≤ 0.15×); the arrays-only call `step_arrays()` (the engine's "
+            f"batch without gymnasium's tuple and info dict) {pc['arrays_us']:.2f} µs, {pc['arrays_ratio']:.2f}×; "
+            f"all in one process, alternating, best mean of {pc['repeats']} batches of {pc['calls']:,} calls.",
             "",
         ]
 
