@@ -138,4 +138,6 @@ def test_per_call_line_prefers_the_in_process_measurement():
     assert pc["arrays_ratio"] == pytest.approx(pc["arrays_us"] / pc["plain_us"])
     line = per_call_markdown({"cases": [], "per_call": pc})[0]
     assert f"{pc['ratio']:.2f}× one plain gymnasium" in line and "best mean of 2 batches of 50 calls" in line
-    assert f"`step_arrays()` (the engine's batch without gymnasium's tuple and info dict) {pc['arrays_us']:.2f} µs" in line
+    assert (
+        f"`step_arrays()` (the engine's batch without gymnasium's tuple and info dict) {pc['arrays_us']:.2f} µs" in line
+    )

@@ -165,8 +165,9 @@ def summary_markdown(results: dict) -> list[str]:
 def measure_per_call(calls: int, repeats: int) -> dict:
     """1-env CartPole-v1: one gymnasium front-end `step()`, one arrays-only `step_arrays()` of the same pool and one
     plain gymnasium step (`gymnasium.make` with its wrappers, reset when done), measured in this process,
-    alternating, each the best (lowest) mean over `repeats` batches of `calls` calls. Calls of a few µs vary several-fold between processes on a shared VM (the runner's
-    isolated cases), while the best batch within one process is steady."""
+    alternating, each the best (lowest) mean over `repeats` batches of `calls` calls. Calls of a few µs vary
+    several-fold between processes on a shared VM (the runner's isolated cases), while the best batch within one
+    process is steady."""
     import time
 
     import gymnasium
