@@ -151,7 +151,7 @@ class Pool {
   void WaitFor(Batch* b, const std::function<bool()>& interrupted);
   void BuildEnvs(const EnvType& type, const Config& config);
   void StartWorkers();
-  void WorkerLoop();
+  void WorkerLoop(int t);
   Batch* AcquireOrderedBatch();
   void CheckOpen() const;
   void CheckEnvId(int64_t env_id) const;
@@ -175,6 +175,7 @@ class Pool {
   size_t action_bytes_per_player_ = 0;
   WorkQueue queue_;
   std::vector<std::thread> workers_;
+  int spinners_ = 1;                 // workers 0..spinners_-1 spin for work before sleeping; the others sleep at once
   std::atomic<bool> closed_{false};  // read without the API mutex (the `closed` property)
 
   // async (completion-order) batches: a ring of K batches
