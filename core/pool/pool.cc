@@ -432,7 +432,8 @@ void Pool::Send(const int* env_ids, int k, const std::vector<ActionInput>& actio
     ordered_.push_back(ordered);
   }
   num_pending_ += k;
-  queue_.Push(scratch_items_.data(), scratch_items_.size(), WakeCount(static_cast<int>(scratch_items_.size()), k));
+  queue_.Push(scratch_items_.data(), scratch_items_.size(), WakeCount(static_cast<int>(scratch_items_.size()), k),
+              opts_.num_threads);
 }
 
 void Pool::WaitFor(Batch* b, const std::function<bool()>& interrupted) {

@@ -4,6 +4,7 @@
 // cheap envs cost one queue operation per run, not per env.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -37,8 +38,15 @@ class WorkQueue {
  public:
   explicit WorkQueue(size_t capacity) : ring_(capacity) {}
 
-  // Enqueue items and wake up to `wake` sleeping workers.
-  void Push(const WorkItem* items, size_t n, int wake) {
+  // How many of `sleeping` workers to wake so that `want` of all `workers` are awake: an awake worker (spinning,
+  // or running an item) takes queued items until the queue is empty before it sleeps, so only the shortfall is
+  // woken -- waking more would add runnable threads for work the awake ones already cover.
+  static int WakeShortfall(int want, int workers, int sleeping) {
+    return std::max(0, std::min(want - (workers - sleeping), sleeping));
+  }
+
+  // Enqueue items and wake sleeping workers until `want` of the pool's `workers` are awake.
+  void Push(const WorkItem* items, size_t n, int want, int workers) {
     {
       std::lock_guard<std::mutex> lk(mu_);
       for (size_t i = 0; i < n; ++i) {
@@ -47,8 +55,8 @@ class WorkQueue {
       }
       size_atomic_.store(size_, std::memory_order_release);
     }
-    int s = sleeping_.load(std::memory_order_acquire);
-    if (wake > s) wake = s;
+    const int s = sleeping_.load(std::memory_order_acquire);
+    const int wake = WakeShortfall(want, workers, s);
     if (wake >= s && s > 0) {
       cv_.notify_all();
     } else {

@@ -15,7 +15,7 @@ WorkItem Item(int env) { return WorkItem{nullptr, 0, 1, {env}}; }
 TEST(WorkQueue, PopsInPushOrder) {
   WorkQueue q(8);
   std::vector<WorkItem> items{Item(3), Item(1), Item(2)};
-  q.Push(items.data(), items.size(), 0);
+  q.Push(items.data(), items.size(), 0, 1);
   WorkItem out;
   for (int want : {3, 1, 2}) {
     ASSERT_TRUE(q.TryPop(&out));
@@ -29,7 +29,7 @@ TEST(WorkQueue, WrapsAroundItsRing) {
   WorkItem out;
   for (int round = 0; round < 5; ++round) {
     std::vector<WorkItem> items{Item(round), Item(round + 10)};
-    q.Push(items.data(), items.size(), 0);
+    q.Push(items.data(), items.size(), 0, 1);
     ASSERT_TRUE(q.TryPop(&out));
     EXPECT_EQ(out.env_ids[0], round);
     ASSERT_TRUE(q.TryPop(&out));
@@ -46,9 +46,32 @@ TEST(WorkQueue, SleepingWorkerIsWokenByPush) {
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   WorkItem it = Item(7);
-  q.Push(&it, 1, 1);
+  q.Push(&it, 1, 1, 1);
   worker.join();
   EXPECT_EQ(got.load(), 7);
+}
+
+TEST(WorkQueue, WakesOnlyTheShortfallOfAwakeWorkers) {
+  EXPECT_EQ(WorkQueue::WakeShortfall(1, 2, 1), 0);  // the awake one covers it
+  EXPECT_EQ(WorkQueue::WakeShortfall(2, 2, 1), 1);
+  EXPECT_EQ(WorkQueue::WakeShortfall(2, 2, 2), 2);
+  EXPECT_EQ(WorkQueue::WakeShortfall(8, 4, 3), 3);  // never more than are asleep
+  EXPECT_EQ(WorkQueue::WakeShortfall(0, 4, 4), 0);
+  EXPECT_EQ(WorkQueue::WakeShortfall(1, 4, 0), 0);
+}
+
+TEST(WorkQueue, SleeperIsWokenWhenTheAwakeWorkersFallShort) {
+  WorkQueue q(4);
+  std::atomic<int> got{-1};
+  std::thread worker([&] {
+    WorkItem out;
+    if (q.Pop(&out, 0)) got = out.env_ids[0];
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  WorkItem it = Item(5);
+  q.Push(&it, 1, 2, 2);  // want both of 2 workers awake, one is (this test's thread stands for it): wake the other
+  worker.join();
+  EXPECT_EQ(got.load(), 5);
 }
 
 TEST(WorkQueue, StopWakesEverySleeperWithFalse) {
