@@ -154,7 +154,7 @@ class BasePool:
         return arrays, env_id is None and not self.is_async
 
     # ---- arrays-only calls -----------------------------------------------------------------------------------
-    def step_arrays(self, actions: Any, env_id: Any = None) -> tuple[np.ndarray, ...]:
+    def step_arrays(self, actions: Any, env_id: Any = None) -> Sequence[np.ndarray]:
         """step() without the front-end's result objects: the engine's batch as a tuple of arrays, which
         `self.schema` names (`schema.index["obs"]`, "reward", "terminated", "truncated", "env_id", "elapsed_step",
         "players.env_id", "info:<key>", and with same-step autoreset "final:<name>"). The arrays and their values
@@ -172,7 +172,7 @@ class BasePool:
         self._kept_rows(arrays, every_env)
         return arrays
 
-    def recv_arrays(self) -> tuple[np.ndarray, ...]:
+    def recv_arrays(self) -> Sequence[np.ndarray]:
         """recv() without the front-end's result objects: the engine's batch as step_arrays() returns it."""
         return self._received(self.engine.recv())
 
