@@ -222,23 +222,7 @@ class _GymStyle(BasePool):
     def step(self, actions: Any, env_id: Any = None) -> Any:
         """Step the envs `env_id` (sync default: all; async default: the envs of the last batch received) and
         return (obs, reward, terminated, truncated, info). `actions` may also be EnvPool's dict form."""
-        if env_id is None and type(actions) is np.ndarray and actions.ndim and not self.is_async:
-            # the common call -- a sync pool, every env, one action array -- skips the argument forms of
-            # _step_raw/_remember and the engine property's closed check (a closed engine raises, and then the
-            # property says so): a 1-env pool of a cheap env spends most of its step in this Python
-            try:
-                arrays = self._engine.step(actions, None)
-            except Exception:
-                self.engine  # noqa: B018 -- a closed pool's own error
-                raise
-            result = self._result(arrays)
-            # the batch holds every env in env order; a sync pool's _last_ids is never read (_default_ids)
-            self._last, self._last_batch = (result[0], arrays[self.schema.players_env_id]), None
-            return result
-        arrays, every_env = self._step_raw(actions, env_id)
-        result = self._result(arrays)
-        self._remember(result[0], arrays, every_env)
-        return result
+        return self._result(self.step_arrays(actions, env_id))
 
     def _reset_front(self, seed: Any, options: Any, env_id: Any) -> tuple[Any, dict[str, Any]]:
         mask = None if options is None else options.get("reset_mask")
@@ -465,7 +449,7 @@ class DmPool(BasePool, dm_env.Environment):
 
     def step(self, action: Any, env_id: Any = None) -> dm_env.TimeStep:
         """Step the envs env_id (sync default: all; async default: the envs of the last batch received)."""
-        return self._result(self._step_raw(action, env_id)[0])
+        return self._result(self.step_arrays(action, env_id))
 
     def __repr__(self) -> str:
         return f"DmPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"

@@ -234,7 +234,7 @@ void Pool::StartWorkers() {
   // queued items itself. Workers spinning on every other core leave it a core; a worker spinning on that core
   // too only takes CPU from it (a 256-CartPole call took 1.2x longer with 2 workers than with 1 on 2 cores). The
   // workers beyond cores - 1 therefore sleep as soon as the queue is empty; a send with enough work for them
-  // still wakes them (WakeCount), so costly envs use every worker as before.
+  // still wakes them (WorkersWanted), so costly envs use every worker as before.
   spinners_ = std::clamp(NumCores() - 1, 1, std::max(opts_.num_threads, 1));
   StartThreads(&workers_, opts_.num_threads, [this](int t) { WorkerLoop(t); }, [this] { queue_.Stop(); }, "worker");
 #ifdef __linux__
@@ -327,7 +327,9 @@ int Pool::RunLength(int envs) const {
   return static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(by_cost, by_balance), 1, WorkItem::kMaxRun));
 }
 
-int Pool::WakeCount(int items, int envs) const {
+// How many workers this send has work for: one per item (the caller takes one itself when it helps), at most one
+// per kWakeWorthNs of estimated work. The queue wakes sleepers only for those not already awake.
+int Pool::WorkersWanted(int items, int envs) const {
   const int64_t cost = item_cost_ns_.load(std::memory_order_relaxed);
   const bool caller_helps = sync() && cost < kHelpMaxNs;  // then the caller runs one item itself (see WaitFor)
   int for_workers = caller_helps ? items - 1 : items;
@@ -432,7 +434,7 @@ void Pool::Send(const int* env_ids, int k, const std::vector<ActionInput>& actio
     ordered_.push_back(ordered);
   }
   num_pending_ += k;
-  queue_.Push(scratch_items_.data(), scratch_items_.size(), WakeCount(static_cast<int>(scratch_items_.size()), k),
+  queue_.Push(scratch_items_.data(), scratch_items_.size(), WorkersWanted(static_cast<int>(scratch_items_.size()), k),
               opts_.num_threads);
 }
 

@@ -157,7 +157,7 @@ class Pool {
   void CheckEnvId(int64_t env_id) const;
   Slot& IdleSlot(int64_t env_id);  // open pool, valid env_id, no result pending
   int RunLength(int envs) const;
-  int WakeCount(int items, int envs) const;
+  int WorkersWanted(int items, int envs) const;
   int CompactPlayerRows(uint8_t* block, int env_rows);
   RecvResult RecvOrdered(const std::function<bool()>& interrupted);
   RecvResult RecvAsync(const std::function<bool()>& interrupted);
