@@ -5,11 +5,14 @@
 
 #include <cxxabi.h>
 
+#include <chrono>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -194,21 +197,47 @@ class PyPool {
     return RecvLocked();
   }
 
-  // Safe from any thread, any number of times; in a forked child it leaves the parent's pool alone.
+  // Safe from any thread, any number of times; in a forked child it leaves the parent's pool alone. Bounded: a
+  // call in progress on another thread is woken (it raises "closed"); a step that never returns is waited for
+  // PARALLEL_POOL_CLOSE_TIMEOUT seconds, then abandoned with a RuntimeWarning (Pool::Close).
   void Close() {
     if (handle_->stamp.Forked()) return;
-    Lock lk(this);
-    WithoutGil([&](PyThreadState*&) { pool_->Close(); });
+    pool_->RequestStop();
+    // a signal handler run by PyErr_CheckSignals inside this thread's own recv: that recv, which holds the lock,
+    // sees the request and closes the pool as it returns
+    if (handle_->owner.load() == std::this_thread::get_id()) {
+      close_on_return_ = true;
+      return;
+    }
+    std::string warning = WithoutGil([&](PyThreadState*&) { return CloseBounded(); });
+    if (!warning.empty() && PyErr_WarnEx(PyExc_RuntimeWarning, warning.c_str(), 1) != 0) {
+      throw py::error_already_set();
+    }
   }
 
-  // Waits for a call in progress on another thread (only possible at interpreter exit, from a daemon thread)
-  // before the pool goes away, instead of destroying it under that call. Close runs with the GIL held: worker
+  // Closes the pool if a call in progress lets it within the close timeout; "" or what was left undone. Runs
+  // without touching Python (a destructor runs it with the GIL held: worker threads never take the GIL).
+  std::string CloseBounded() {
+    std::unique_lock<std::timed_mutex> lk(handle_->mu, std::defer_lock);
+    const auto timeout = Pool::DefaultCloseTimeout();
+    if (!lk.try_lock_for(timeout + std::chrono::seconds(2))) {
+      handle_->leak = true;  // that call still uses the pool
+      return "close(): another thread's call on this pool did not return within the close timeout (an env step "
+             "that never returns); the pool was stopped but not freed";
+    }
+    std::string warning = pool_->Close(timeout);
+    if (pool_->abandoned()) handle_->leak = true;
+    return warning;
+  }
+
+  // Waits (bounded) for a call in progress on another thread (only possible at interpreter exit, from a daemon
+  // thread) before the pool goes away, instead of destroying it under that call. Runs with the GIL held: worker
   // threads never take it, and a destructor must not re-acquire it (see WithoutGil).
   ~PyPool() {
     if (!handle_ || handle_->stamp.Forked()) return;  // ~PoolHandle leaks it
     try {
-      Lock lk(this);
-      pool_->Close();
+      pool_->RequestStop();
+      CloseBounded();
     } catch (...) {
     }
   }
@@ -255,14 +284,19 @@ class PyPool {
   // Serialises API calls; taken with the GIL released when contended so a waiting recv never deadlocks.
   // Refuses the parent's pool in a forked child before touching its mutex (a copy that may be locked forever).
   struct Lock {
-    explicit Lock(PyPool* p) : lk(CheckNotForked(p)->mu, std::try_to_lock) {
+    explicit Lock(PyPool* p) : lk(CheckNotForked(p)->mu, std::try_to_lock), h(p->handle_.get()) {
       if (!lk.owns_lock()) WithoutGil([&](PyThreadState*&) { lk.lock(); });
+      h->owner.store(std::this_thread::get_id());
     }
+    ~Lock() { h->owner.store(std::thread::id{}); }
+    Lock(const Lock&) = delete;
+    Lock& operator=(const Lock&) = delete;
     static PoolHandle* CheckNotForked(PyPool* p) {
       if (p->handle_->stamp.Forked()) throw std::runtime_error(PoolHandle::kForkedMessage);
       return p->handle_.get();
     }
-    std::unique_lock<std::mutex> lk;
+    std::unique_lock<std::timed_mutex> lk;
+    PoolHandle* h;
   };
 
   void SendLocked(py::object actions, py::object env_id, bool reset, py::object seeds) {
@@ -449,13 +483,27 @@ class PyPool {
     }
   }
 
+  // pool_->Recv; when close() was asked for while it waited (from a signal handler on this thread, or another
+  // thread), the pool is closed here, under the lock this call holds, before the "closed" error propagates.
+  RecvResult RecvOrClose(const std::function<bool()>& interrupted) {
+    try {
+      return pool_->Recv(interrupted);
+    } catch (...) {
+      if (close_on_return_ && !pool_->closed()) {  // else the thread that asked closes it, once we return
+        pool_->Close();
+        if (pool_->abandoned()) handle_->leak = true;
+      }
+      throw;
+    }
+  }
+
   py::tuple RecvLocked() {
     if (pool_->closed())
       throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
     bool interrupted = false;
     RecvResult r = WithoutGil([&](PyThreadState*& st) {
       try {
-        return pool_->Recv([&] {
+        return RecvOrClose([&] {
           // Ctrl-C: signal handlers run only on the main thread, with the GIL
           PyEval_RestoreThread(st);
           interrupted = PyErr_CheckSignals() != 0;
@@ -496,6 +544,7 @@ class PyPool {
   }
 
   std::shared_ptr<PoolHandle> handle_;  // shared with the XLA handlers, which find it by id
+  bool close_on_return_ = false;        // close() was called by a signal handler inside this thread's own call
   Pool* pool_ = nullptr;                // handle_->pool
   std::vector<py::dtype> dtypes_;
   std::vector<ActionInput> inputs_;  // the action arrays of the call in progress (reused: calls hold the API lock)

@@ -118,6 +118,10 @@ class Env {
     (void)rgb;
     throw std::runtime_error("this env has no C++ renderer");
   }
+  // Optional: called from another thread by Pool::Close when a Step or Reset of this env has not returned within
+  // the close timeout. An env whose step waits on something it owns (ViZDoom's engine processes) stops it here,
+  // so the step returns (with an error). Must be safe to call concurrently with Step/Reset, and must not throw.
+  virtual void Abort() noexcept {}
 
  protected:
   // Called after Seed, before the Reset it precedes. For envs whose randomness also lives outside gen_ (an engine

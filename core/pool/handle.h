@@ -4,10 +4,12 @@
 // holds only the id) looks the pool up per call and gets a clear error instead of a dangling pointer.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <new>
+#include <thread>
 #include <unordered_map>
 
 #include "core/pool/fork.h"
@@ -17,7 +19,11 @@ namespace pp {
 
 struct PoolHandle {
   std::unique_ptr<Pool> pool;
-  std::mutex mu;  // held for the whole of each send / recv / close / state call
+  // held for the whole of each send / recv / close / state call; timed, so that close() waits a bounded time for
+  // a call stuck in an env that never returns
+  std::timed_mutex mu;
+  std::atomic<std::thread::id> owner{};  // the thread holding `mu` (a signal handler's close() inside its own recv)
+  bool leak = false;  // the pool abandoned worker threads that still use it (Pool::Close): never destroy it
   int64_t id = 0;
   ForkStamp stamp;  // in a forked child the pool is unusable: checked before taking `mu`
 
@@ -25,8 +31,9 @@ struct PoolHandle {
   PoolHandle(const PoolHandle&) = delete;
   PoolHandle& operator=(const PoolHandle&) = delete;
   ~PoolHandle() {
-    // a forked child has no worker threads to join and maybe a copy of a locked mutex: leak the pool
-    if (stamp.Forked()) (void)pool.release();
+    // a forked child has no worker threads to join and maybe a copy of a locked mutex; an abandoned pool is still
+    // in use by its stuck workers: leak the pool
+    if (stamp.Forked() || leak) (void)pool.release();
   }
 
   static constexpr const char* kForkedMessage =

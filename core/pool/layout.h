@@ -2,9 +2,11 @@
 // plus a recycling pool of such blocks so that steady-state stepping allocates nothing.
 #pragma once
 
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,18 @@ struct OutputEntry {
 // Output arrays, in this fixed order: obs..., info..., reward, terminated, truncated, env_id, elapsed_step,
 // players.env_id, and (same-step mode only) final copies of obs... info... elapsed_step.
 struct Layout {
+  static constexpr int64_t kMaxPlayerRows = int64_t{1} << 24;
+  static constexpr size_t kMaxBlockBytes = size_t{1} << 40;  // far beyond any machine: only wrap-around is refused
+
+  // bytes * count, refusing a product that is negative or beyond kMaxBlockBytes (no size_t wrap-around)
+  static size_t CheckedBytes(size_t bytes, int64_t count, const std::string& what) {
+    if (count < 0 || (count > 0 && bytes > kMaxBlockBytes / static_cast<size_t>(count))) {
+      throw std::invalid_argument("output '" + what + "' of this config is too large (" + std::to_string(count) +
+                                  " x " + std::to_string(bytes) + " bytes)");
+    }
+    return bytes * static_cast<size_t>(count);
+  }
+
   std::vector<OutputEntry> entries;
   int num_obs = 0, num_info = 0;
   int reward = 0, terminated = 0, truncated = 0, env_id = 0, elapsed = 0, player_env_id = 0;
@@ -36,12 +50,19 @@ struct Layout {
 
   Layout(const Spec& spec, int env_rows_, int max_players, AutoReset mode) {
     env_rows = env_rows_;
-    player_rows = env_rows_ * max_players;
+    // in 64 bits, then bounded: a large max_num_players times the batch size must not wrap around in int
+    const int64_t rows = int64_t{env_rows_} * max_players;
+    if (rows > kMaxPlayerRows) {
+      throw std::invalid_argument("a batch of " + std::to_string(env_rows_) + " envs with up to " +
+                                  std::to_string(max_players) + " players each has " + std::to_string(rows) +
+                                  " player rows, more than the limit of " + std::to_string(kMaxPlayerRows) +
+                                  " (lower batch_size or max_num_players)");
+    }
+    player_rows = static_cast<int>(rows);
     auto add = [&](std::string name, DType t, std::vector<int> shape, bool per_player) {
       OutputEntry e{std::move(name), t, std::move(shape), per_player, 0, 0};
-      size_t n = 1;
-      for (int s : e.shape) n *= static_cast<size_t>(s);
-      e.row_bytes = n * DTypeSize(t);
+      e.row_bytes = DTypeSize(t);
+      for (int s : e.shape) e.row_bytes = CheckedBytes(e.row_bytes, s, e.name);
       entries.push_back(std::move(e));
       return static_cast<int>(entries.size()) - 1;
     };
@@ -70,7 +91,11 @@ struct Layout {
     for (auto& e : entries) {
       off = (off + 63) & ~size_t{63};
       e.offset = off;
-      off += e.row_bytes * static_cast<size_t>(e.per_player ? player_rows : env_rows);
+      off += CheckedBytes(e.row_bytes, e.per_player ? player_rows : env_rows, e.name);
+      if (off > kMaxBlockBytes) {
+        throw std::invalid_argument("a batch of this config needs more than " + std::to_string(kMaxBlockBytes >> 30) +
+                                    " GiB (at output '" + e.name + "'): lower batch_size or max_num_players");
+      }
     }
     block_bytes = (off + 63) & ~size_t{63};
     if (block_bytes == 0) block_bytes = 64;

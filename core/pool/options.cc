@@ -1,8 +1,15 @@
 // Pool options from a config: the common keys, validated and range-checked in one place; and per-env seeds.
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
+
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 #include "core/pool/pool.h"
 
@@ -13,9 +20,66 @@ constexpr int kMaxEnvs = 1 << 20;  // sanity bounds: larger values are typos, an
 constexpr int kMaxThreads = 4096;  // or the system's thread limit long before doing anything useful
 }  // namespace
 
+std::vector<int> UsableCpus() {
+  std::vector<int> cpus;
+#ifdef __linux__
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    }
+  }
+#endif
+  if (cpus.empty()) {  // no affinity interface: every CPU the system reports
+    const unsigned n = std::thread::hardware_concurrency();
+    for (unsigned c = 0; c < std::max(n, 1u); ++c) cpus.push_back(static_cast<int>(c));
+  }
+  return cpus;
+}
+
+namespace {
+// The CPU time per second this process's cgroup may use, in CPUs rounded up (0: no quota, or not known).
+// cgroup v2: "<quota> <period>" or "max <period>" in cpu.max of the process's own cgroup; v1: cfs_quota_us and
+// cfs_period_us. A container limited with --cpus=2 on a 64-core host still sees 64 CPUs in its affinity mask.
+int CgroupCpuQuota() {
+  auto read_two = [](const std::string& path, const char* fmt, double* a, double* b) {
+    FILE* f = std::fopen(path.c_str(), "r");
+    if (f == nullptr) return false;
+    const bool ok = std::fscanf(f, fmt, a, b) == 2;
+    std::fclose(f);
+    return ok;
+  };
+  auto cpus = [](double quota, double period) { return quota > 0 && period > 0 ? int(std::ceil(quota / period)) : 0; };
+  std::string group;  // the v2 cgroup path: the line "0::<path>" of /proc/self/cgroup
+  if (FILE* f = std::fopen("/proc/self/cgroup", "r")) {
+    char line[4096];
+    while (std::fgets(line, sizeof(line), f) != nullptr) {
+      std::string l(line);
+      if (l.rfind("0::", 0) == 0) group = l.substr(3, l.find_last_not_of("\n") - 2);
+    }
+    std::fclose(f);
+  }
+  double quota = 0, period = 0;
+  // "max <period>" does not match "%lf %lf": no quota
+  for (const std::string& dir : {"/sys/fs/cgroup" + group, std::string("/sys/fs/cgroup")}) {
+    if (read_two(dir + "/cpu.max", "%lf %lf", &quota, &period)) return cpus(quota, period);
+  }
+  double q1 = 0, p1 = 0;
+  FILE* fq = std::fopen("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "r");
+  FILE* fp = std::fopen("/sys/fs/cgroup/cpu/cpu.cfs_period_us", "r");
+  const bool ok = fq && fp && std::fscanf(fq, "%lf", &q1) == 1 && std::fscanf(fp, "%lf", &p1) == 1;
+  if (fq) std::fclose(fq);
+  if (fp) std::fclose(fp);
+  return ok ? cpus(q1, p1) : 0;
+}
+}  // namespace
+
 int NumCores() {
-  unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : static_cast<int>(n);
+  // the CPUs this process may run on (affinity mask), further capped by its cgroup's CPU quota
+  int n = static_cast<int>(UsableCpus().size());
+  if (const int quota = CgroupCpuQuota(); quota > 0) n = std::min(n, quota);
+  return std::max(n, 1);
 }
 
 uint64_t EnvSeed(int64_t seed, int env_id) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -236,16 +237,27 @@ void Pool::StartWorkers() {
   // workers beyond cores - 1 therefore sleep as soon as the queue is empty; a send with enough work for them
   // still wakes them (WorkersWanted), so costly envs use every worker as before.
   spinners_ = std::clamp(NumCores() - 1, 1, std::max(opts_.num_threads, 1));
-  StartThreads(&workers_, opts_.num_threads, [this](int t) { WorkerLoop(t); }, [this] { queue_.Stop(); }, "worker");
+  auto stop = [this] { queue_.Stop(); };
+  worker_exited_ = std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(std::max(opts_.num_threads, 1)));
+  StartThreads(&workers_, opts_.num_threads, [this](int t) { WorkerLoop(t); }, stop, "worker");
 #ifdef __linux__
+  // Worker i is pinned to the (offset + i)-th CPU this process may use (its affinity mask, in order): in a
+  // container or under taskset, CPU numbers need not start at 0 nor be contiguous.
+  const std::vector<int> cpus = UsableCpus();
   for (int i = 0; i < opts_.num_threads; ++i) {
     // named and pinned from here, so both hold as soon as the pool exists
     pthread_setname_np(workers_[i].native_handle(), "pp-worker");
-    if (opts_.thread_affinity_offset >= 0) {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET((opts_.thread_affinity_offset + i) % NumCores(), &set);
-      pthread_setaffinity_np(workers_[i].native_handle(), sizeof(set), &set);
+    if (opts_.thread_affinity_offset < 0) continue;
+    const int cpu = cpus[(static_cast<size_t>(opts_.thread_affinity_offset) + i) % cpus.size()];
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (const int err = pthread_setaffinity_np(workers_[i].native_handle(), sizeof(set), &set); err != 0) {
+      stop();  // the constructor fails: its threads must be joined first
+      for (auto& th : workers_) th.join();
+      workers_.clear();
+      throw std::runtime_error("thread_affinity_offset: could not pin worker " + std::to_string(i) + " to CPU " +
+                               std::to_string(cpu) + ": " + std::strerror(err));
     }
   }
 #endif
@@ -253,11 +265,61 @@ void Pool::StartWorkers() {
 
 Pool::~Pool() { Close(); }
 
-void Pool::Close() {
-  if (closed_.exchange(true, std::memory_order_acq_rel)) return;
+std::chrono::milliseconds Pool::DefaultCloseTimeout() {
+  double seconds = 10.0;
+  if (const char* v = std::getenv("PARALLEL_POOL_CLOSE_TIMEOUT")) {
+    char* end = nullptr;
+    const double x = std::strtod(v, &end);
+    if (end != v && std::isfinite(x) && x >= 0) seconds = x;
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+void Pool::RequestStop() {
+  stop_requested_.store(true, std::memory_order_release);
   queue_.Stop();
-  for (auto& t : workers_) t.join();
+  std::lock_guard<std::mutex> lk(done_mu_);  // a Recv between its check and its wait sees the flag or the notify
+  done_cv_.notify_all();
+}
+
+bool Pool::WaitWorkersExit(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lk(exit_mu_);
+  return exit_cv_.wait_for(lk, timeout, [&] {
+    for (size_t i = 0; i < workers_.size(); ++i) {
+      if (!worker_exited_[i].load(std::memory_order_acquire)) return false;
+    }
+    return true;
+  });
+}
+
+std::string Pool::Close(std::chrono::milliseconds timeout) {
+  if (closed_.exchange(true, std::memory_order_acq_rel)) return "";
+  RequestStop();
+  // A worker inside an env step that does not return (a stuck ViZDoom engine, an endless C++ loop) must not hang
+  // close() -- and with it interpreter exit -- forever.
+  if (!WaitWorkersExit(timeout)) {
+    for (auto& s : slots_) {
+      if (s.env) s.env->Abort();
+    }
+    WaitWorkersExit(std::chrono::milliseconds(2000));
+  }
+  int stuck = 0;
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    if (worker_exited_[i].load(std::memory_order_acquire)) {
+      workers_[i].join();
+    } else {
+      workers_[i].detach();  // it still uses the envs and this Pool: nothing below is freed
+      ++stuck;
+    }
+  }
   workers_.clear();
+  if (stuck > 0) {
+    abandoned_ = true;
+    return std::to_string(stuck) + " worker thread(s) of this pool were still inside an env step " +
+           std::to_string(timeout.count() / 1000.0).substr(0, 6) +
+           " s after close() (and after the envs were asked to abort): they were abandoned, and the pool's memory "
+           "is kept for them (PARALLEL_POOL_CLOSE_TIMEOUT sets the wait)";
+  }
   for (auto& s : slots_) s.env.reset();
   for (auto& b : ring_) {
     if (b->block) blocks_->Release(b->block);
@@ -270,16 +332,21 @@ void Pool::Close() {
   ordered_.clear();
   if (kept_.block) blocks_->Release(kept_.block);
   kept_ = RecvResult{};
+  return "";
 }
 
 void Pool::CheckOpen() const {
-  if (closed_) throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
+  if (closed_ || stop_requested())
+    throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
 }
 
 void Pool::WorkerLoop(int t) {
   const int spin = t < spinners_ ? kWorkerSpin : 0;
   WorkItem item;
   while (queue_.Pop(&item, spin)) Execute(item);
+  std::lock_guard<std::mutex> lk(exit_mu_);
+  worker_exited_[t].store(true, std::memory_order_release);
+  exit_cv_.notify_all();
 }
 
 void Pool::CheckEnvId(int64_t env_id) const {
@@ -307,6 +374,12 @@ std::vector<double> Pool::GetState(int64_t env_id) { return IdleSlot(env_id).env
 
 void Pool::SetState(int64_t env_id, const std::vector<double>& state) {
   Slot& s = IdleSlot(env_id);
+  for (size_t i = 0; i < state.size(); ++i) {  // no env has a NaN or infinite state variable
+    if (!std::isfinite(state[i])) {
+      throw std::invalid_argument("set_state: value " + std::to_string(i) + " of the state is not finite (" +
+                                  std::to_string(state[i]) + ")");
+    }
+  }
   s.env->SetState(state);  // each env validates its state (lengths may vary: Blackjack's hands)
   s.done = false;          // the env is mid-episode in the given state: its next step steps it
 }
@@ -447,6 +520,7 @@ void Pool::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
   for (int n = 0; !complete() && item_cost_ns_.load(std::memory_order_relaxed) < kHelpMaxNs; ++n) {
     if (!queue_.TryPop(&item)) break;
     Execute(item);
+    if (stop_requested()) break;
     if ((n & 63) == 63 && interrupted && interrupted()) {
       queue_.WakeIfPending();
       throw Interrupted("interrupted while waiting for results");
@@ -460,6 +534,10 @@ void Pool::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
   std::unique_lock<std::mutex> lk(done_mu_);
   waiters_.fetch_add(1, std::memory_order_seq_cst);
   while (!complete()) {
+    if (stop_requested()) {
+      waiters_.fetch_sub(1, std::memory_order_seq_cst);
+      throw std::runtime_error("this pool was closed while waiting for results");
+    }
     if (done_cv_.wait_for(lk, std::chrono::milliseconds(20)) == std::cv_status::timeout && !complete()) {
       lk.unlock();
       bool stop = interrupted && interrupted();

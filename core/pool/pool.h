@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -83,7 +84,19 @@ class Pool {
   void Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset, const int64_t* seeds);
   // Block until the next batch is complete. `interrupted` is polled while blocked (return true to abort).
   RecvResult Recv(const std::function<bool()>& interrupted);
-  void Close();
+  // Stops the workers and frees the envs. Waits at most `timeout` for the workers to finish the step they are in;
+  // then asks every env to Abort() (an env that owns processes kills them, which unblocks its step) and waits
+  // a little more. Workers still inside a step after that are abandoned: detached, and the envs, batches and
+  // the Pool's own state are left allocated for them (abandoned() is true; the owner must then leak the Pool,
+  // never destroy it). Returns "" or a message saying what was abandoned. Idempotent.
+  std::string Close(std::chrono::milliseconds timeout = DefaultCloseTimeout());
+  // Lock-free, from any thread (a signal handler, another thread while a call waits): wakes a waiting Recv,
+  // which then throws "closed", and stops the queue. Close() finishes the job.
+  void RequestStop();
+  bool stop_requested() const { return stop_requested_.load(std::memory_order_acquire); }
+  bool abandoned() const { return abandoned_; }
+  // PARALLEL_POOL_CLOSE_TIMEOUT (seconds, default 10): how long Close waits for a step in progress.
+  static std::chrono::milliseconds DefaultCloseTimeout();
 
   bool closed() const { return closed_.load(std::memory_order_acquire); }
   bool sync() const { return opts_.batch_size == opts_.num_envs; }
@@ -177,6 +190,13 @@ class Pool {
   std::vector<std::thread> workers_;
   int spinners_ = 1;                 // workers 0..spinners_-1 spin for work before sleeping; the others sleep at once
   std::atomic<bool> closed_{false};  // read without the API mutex (the `closed` property)
+  std::atomic<bool> stop_requested_{false};
+  bool abandoned_ = false;
+  // workers that have left WorkerLoop (Close waits on exit_cv_ for all of them, with a deadline)
+  std::unique_ptr<std::atomic<bool>[]> worker_exited_;
+  std::mutex exit_mu_;
+  std::condition_variable exit_cv_;
+  bool WaitWorkersExit(std::chrono::milliseconds timeout);
 
   // async (completion-order) batches: a ring of K batches
   std::vector<std::unique_ptr<Batch>> ring_;
@@ -204,6 +224,9 @@ class Pool {
 };
 
 PoolOptions ParseOptions(const Config& config);
+// The CPUs this process may run on (its affinity mask), in increasing order.
+std::vector<int> UsableCpus();
+// How many CPUs this process can use: its affinity mask, capped by its cgroup's CPU quota (containers).
 int NumCores();
 // The seed of env `env_id` in a pool made with `seed` (>= 0): seed + env_id as a full 64-bit value.
 uint64_t EnvSeed(int64_t seed, int env_id);

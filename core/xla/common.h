@@ -298,7 +298,7 @@ ffi::Error SendImpl(IO& io, int64_t id, ffi::AnyBuffer handle, ffi::RemainingArg
     SendArgs a;
     if (ffi::Error e = PrepareSend(*h->pool, args, io, &a); e.failure()) return e;
     {
-      std::lock_guard<std::mutex> lk(h->mu);
+      std::lock_guard lk(h->mu);  // std::timed_mutex (PoolHandle)
       if (ffi::Error e = SendLocked(*h->pool, a); e.failure()) return e;
     }
     PassHandle(handle, handle_out, io);
@@ -318,7 +318,7 @@ ffi::Error RecvImpl(IO& io, int64_t id, ffi::AnyBuffer handle, ffi::Result<ffi::
     if (ffi::Error e = PrepareRecv(*h->pool, rets, &out); e.failure()) return e;
     RecvResult r;
     {
-      std::lock_guard<std::mutex> lk(h->mu);
+      std::lock_guard lk(h->mu);  // std::timed_mutex (PoolHandle)
       if (ffi::Error e = RecvLocked(*h->pool, &r); e.failure()) return e;
     }
     PassHandle(handle, handle_out, io);
@@ -341,7 +341,7 @@ ffi::Error StepImpl(IO& io, int64_t id, ffi::AnyBuffer handle, ffi::RemainingArg
     if (ffi::Error e = PrepareRecv(*h->pool, rets, &out); e.failure()) return e;
     RecvResult r;
     {
-      std::lock_guard<std::mutex> lk(h->mu);
+      std::lock_guard lk(h->mu);  // std::timed_mutex (PoolHandle)
       if (ffi::Error e = SendLocked(*h->pool, a); e.failure()) return e;
       if (ffi::Error e = RecvLocked(*h->pool, &r); e.failure()) return e;
     }

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/envs/toy_text/state_index.h"
 #include "core/pool/env.h"
 #include "core/pool/registry.h"
 
@@ -82,13 +83,12 @@ class BlackjackEnv : public Env {
     Hand p, d;
     size_t i = 0;
     auto read = [&](Hand& h) {
-      if (i >= s.size()) return false;
+      if (i >= s.size() || !IsIntIn(s[i], 1, kMaxCards + 1)) return false;
       const int n = static_cast<int>(s[i++]);
-      if (n < 1 || n > kMaxCards || i + n > s.size()) return false;
+      if (i + n > s.size()) return false;
       for (int k = 0; k < n; ++k) {
-        const int card = static_cast<int>(s[i++]);
-        if (card < 1 || card > 10) return false;
-        h.Add(card);
+        if (!IsIntIn(s[i], 1, 11)) return false;
+        h.Add(static_cast<int>(s[i++]));
       }
       return true;
     };

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/envs/toy_text/state_index.h"
 #include "core/pool/env.h"
 #include "core/pool/registry.h"
 
@@ -56,13 +57,12 @@ class CatchEnv : public Env {
   std::vector<double> GetState() const override { return {double(row_), double(col_), double(paddle_)}; }
   void SetState(const std::vector<double>& s) override {
     if (s.size() != 3) throw std::invalid_argument("Catch state is (ball_row, ball_col, paddle_col)");
-    const int r = static_cast<int>(s[0]), c = static_cast<int>(s[1]), p = static_cast<int>(s[2]);
-    if (r < 0 || r >= height_ - 1 || c < 0 || c >= width_ || p < 0 || p >= width_) {
-      throw std::invalid_argument("Catch state out of range (ball_row < height - 1, columns < width)");
+    if (!IsIntIn(s[0], 0, height_ - 1) || !IsIntIn(s[1], 0, width_) || !IsIntIn(s[2], 0, width_)) {
+      throw std::invalid_argument("Catch state out of range (integers, ball_row < height - 1, columns < width)");
     }
-    row_ = r;
-    col_ = c;
-    paddle_ = p;
+    row_ = static_cast<int>(s[0]);
+    col_ = static_cast<int>(s[1]);
+    paddle_ = static_cast<int>(s[2]);
   }
 
  private:

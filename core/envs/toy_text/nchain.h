@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/envs/toy_text/state_index.h"
 #include "core/pool/env.h"
 #include "core/pool/registry.h"
 
@@ -48,11 +49,7 @@ class NChainEnv : public Env {
   }
 
   std::vector<double> GetState() const override { return {double(s_)}; }
-  void SetState(const std::vector<double>& s) override {
-    const int v = s.size() == 1 ? static_cast<int>(s[0]) : -1;
-    if (v < 0 || v >= kStates) throw std::invalid_argument("NChain state is one index in [0, 5)");
-    s_ = v;
-  }
+  void SetState(const std::vector<double>& s) override { s_ = StateIndex(s, kStates, "NChain"); }
 
  private:
   void Write(Output& out) { *out.Obs<int32_t>(0) = s_; }
