@@ -147,6 +147,7 @@ print("abandoned" in str(caught[0].message))
 
 
 def test_close_from_another_thread_wakes_a_recv_blocked_on_a_hung_env():
+    # the recv in progress is waited for (up to the close timeout, 1 s here), then woken: it raises "closed"
     out = _run(
         _HUNG
         + """
@@ -160,7 +161,7 @@ except RuntimeError as e:
     )
     assert out.returncode == 0, out.stderr
     _, seconds, says_closed = out.stdout.split()
-    assert float(seconds) < 2.0 and says_closed == "True"  # woken by close(), not after the step
+    assert float(seconds) < 0.5 + 1 + 1.5 and says_closed == "True"  # woken by close(), not after the step
 
 
 def test_interpreter_exit_with_a_hung_env_is_bounded_and_succeeds():

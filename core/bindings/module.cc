@@ -197,16 +197,16 @@ class PyPool {
     return RecvLocked();
   }
 
-  // Safe from any thread, any number of times; in a forked child it leaves the parent's pool alone. Bounded: a
-  // call in progress on another thread is woken (it raises "closed"); a step that never returns is waited for
-  // PARALLEL_POOL_CLOSE_TIMEOUT seconds, then abandoned with a RuntimeWarning (Pool::Close).
+  // Safe from any thread, any number of times; in a forked child it leaves the parent's pool alone. A call in
+  // progress on another thread finishes first -- for at most PARALLEL_POOL_CLOSE_TIMEOUT seconds; then it is woken
+  // (it raises "closed"). Workers stuck in a step that never returns are abandoned with a RuntimeWarning.
   void Close() {
     if (handle_->stamp.Forked()) return;
-    pool_->RequestStop();
-    // a signal handler run by PyErr_CheckSignals inside this thread's own recv: that recv, which holds the lock,
+    // a signal handler run by PyErr_CheckSignals inside this thread's own recv, which holds the lock: that recv
     // sees the request and closes the pool as it returns
     if (handle_->owner.load() == std::this_thread::get_id()) {
       close_on_return_ = true;
+      pool_->RequestStop();
       return;
     }
     std::string warning = WithoutGil([&](PyThreadState*&) { return CloseBounded(); });
@@ -215,15 +215,18 @@ class PyPool {
     }
   }
 
-  // Closes the pool if a call in progress lets it within the close timeout; "" or what was left undone. Runs
-  // without touching Python (a destructor runs it with the GIL held: worker threads never take the GIL).
+  // Closes the pool, waiting a bounded time for a call in progress; "" or what was left undone. Never touches
+  // Python (the destructor runs it with the GIL held: worker threads never take the GIL).
   std::string CloseBounded() {
     std::unique_lock<std::timed_mutex> lk(handle_->mu, std::defer_lock);
     const auto timeout = Pool::DefaultCloseTimeout();
-    if (!lk.try_lock_for(timeout + std::chrono::seconds(2))) {
-      handle_->leak = true;  // that call still uses the pool
-      return "close(): another thread's call on this pool did not return within the close timeout (an env step "
-             "that never returns); the pool was stopped but not freed";
+    if (!lk.try_lock_for(timeout)) {
+      pool_->RequestStop();  // wakes that call (a recv waiting for a step that does not end)
+      if (!lk.try_lock_for(std::chrono::seconds(2))) {
+        handle_->leak = true;  // that call still uses the pool
+        return "close(): another thread's call on this pool did not return within the close timeout (the caller "
+               "itself runs an env step that never returns); the pool was stopped but not freed";
+      }
     }
     std::string warning = pool_->Close(timeout);
     if (pool_->abandoned()) handle_->leak = true;
@@ -236,7 +239,6 @@ class PyPool {
   ~PyPool() {
     if (!handle_ || handle_->stamp.Forked()) return;  // ~PoolHandle leaks it
     try {
-      pool_->RequestStop();
       CloseBounded();
     } catch (...) {
     }
