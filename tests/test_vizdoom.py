@@ -473,3 +473,127 @@ def test_engine_that_fails_to_start_raises():
     with pytest.raises(RuntimeError, match="No player 1 start"):
         pp.make("Cig-v1", num_envs=1, game_args="")
     assert pp.make("Basic-v1", num_envs=1).reset()[0].shape == (1, 12, 84, 84)  # the process goes on
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# engines of several envs and processes: ports, settings files, which processes an env stops (issue 27)
+
+
+def _cmdline(pid: int) -> list[str]:
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return [a.decode() for a in f.read().split(b"\0") if a]
+
+
+def _host_ports(pids) -> list[str]:
+    ports = []
+    for p in pids:
+        args = _cmdline(p)
+        ports += [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-port"]
+    return ports
+
+
+SEVERAL_CHILD = """
+import sys, threading
+import parallel_pool as pp
+envs = []
+def make():
+    envs.append(pp.make("MultiDuel-v1", num_envs=2, max_num_players=2, seed=1))
+threads = [threading.Thread(target=make) for _ in range(2)]
+for t in threads: t.start()
+for t in threads: t.join()
+for e in envs: e.reset()
+print("ready", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_several_agent_pools_made_at_once_never_share_a_port_or_a_settings_file():
+    # two processes, each making two several-agent pools in two threads at once: 8 hosted games
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", SEVERAL_CHILD],
+            cwd=IMPORT_ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    try:
+        for c in children:
+            assert c.stdout.readline().strip() == "ready"
+        engines = [p for c in children for p in engine_pids(c.pid)]
+        assert len(engines) == 16  # 2 processes x 2 pools x 2 envs x 2 players
+        ports = _host_ports(engines)
+        assert len(ports) == 8 and len(set(ports)) == 8
+        configs = [a for p in engines for a in _cmdline(p) if a.endswith(".ini")]
+        hosts = [c for c in configs if c]
+        # each env's engines use a settings file in that env's own private folder (mode 0700)
+        folders = {os.path.dirname(c) for c in hosts}
+        assert len(folders) == 8
+        for f in folders:
+            assert os.stat(f).st_mode & 0o777 == 0o700
+    finally:
+        for c in children:
+            c.kill()
+            c.wait()
+
+
+def test_an_env_stops_only_the_engines_it_started():
+    # a process of ours whose command line names the env's port (as the old kill-by-port search matched) must
+    # survive when the env stops its engines after one of them died
+    before = engine_pids()
+    env = pp.make("MultiDuel-v1", env_type="gymnasium", num_envs=1, max_num_players=2, seed=2)
+    decoy = None
+    try:
+        env.reset()
+        pids = engine_pids() - before
+        (port,) = _host_ports(pids)
+        decoy = subprocess.Popen(["bash", "-c", "sleep 60", "decoy", "-port", port, "-join", f"127.0.0.1:{port}"])
+        joiner = next(p for p in pids if "-join" in _cmdline(p))
+        os.kill(joiner, signal.SIGKILL)
+        actions = np.zeros((2, env.single_action_space.shape[0]))
+        with pytest.raises(pp.EnvError):
+            for _ in range(5):
+                env.step(actions)
+        assert wait_until(lambda: not any(alive(p) for p in pids))  # the env's own engines are stopped
+        assert decoy.poll() is None  # the foreign process is not
+    finally:
+        env.close()
+        if decoy is not None:
+            decoy.kill()
+            decoy.wait()
+
+
+def test_close_asks_a_stuck_vizdoom_env_to_abort_its_engines():
+    # an engine that stops answering (SIGSTOP): a step would wait on it, and its close() forever; close() of the
+    # pool (1 s timeout for the step) asks the env to abort, and the env kills an engine that does not quit within
+    # 5 s, so close() returns without abandoning anything
+    code = """
+import os, signal, threading, time, warnings
+import numpy as np
+import parallel_pool as pp
+env = pp.make("Basic-v1", num_envs=1, batch_size=1)
+env.reset()
+for p in os.listdir("/proc"):
+    if p.isdigit() and open(f"/proc/{p}/stat").read().split(") ")[1].split()[1] == str(os.getpid()):
+        os.kill(int(p), signal.SIGSTOP)  # the engine: a child of this process
+env.send(np.zeros((1, 3)), np.array([0]))
+time.sleep(0.5)
+t = time.monotonic()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    env.close()
+print(round(time.monotonic() - t, 1), len(caught))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=IMPORT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PARALLEL_POOL_CLOSE_TIMEOUT="1"),
+    )
+    assert out.returncode == 0, out.stderr
+    seconds, warned = out.stdout.split()[-2:]
+    assert float(seconds) < 1 + 2 + 5 + 3 and warned == "0"

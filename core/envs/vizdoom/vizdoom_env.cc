@@ -1,36 +1,89 @@
 #include "core/envs/vizdoom/vizdoom_env.h"
 
+#include <cerrno>
+#include <condition_variable>
 #include <csignal>
+#include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+#include <thread>
+#include <tuple>
 #include <utility>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace pp::vizdoom {
 
 namespace {
 
-// A UDP port that is free now, for a hosted game (the small race with other programs is accepted): a host listens
-// on a port, 5029 unless told, and two envs must not share one.
-int FreeUdpPort() {
-  const int fd = socket(AF_INET, SOCK_DGRAM, 0);
-  if (fd < 0) throw std::runtime_error("ViZDoom: cannot open a UDP socket to pick the hosted game's port");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = -1;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
+// A UDP port for a hosted game, held for the env's lifetime: the host listens on a port, 5029 unless told, and two
+// envs must not share one (the engines of one env would join the other's game). The kernel names a port that is
+// free now (bind to port 0, then close: the engine binds it later); an flock on a per-port lock file in this
+// user's folder then reserves it against every other env, of this process or another, that picks ports this way.
+// Other programs may still take the port in between (not preventable without the engine's help).
+std::pair<int, int> ReserveUdpPort() {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("parallel_pool-" + std::to_string(getuid()))).string() +
+      "/vizdoom-ports";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::filesystem::permissions(dir.substr(0, dir.rfind('/')), std::filesystem::perms::owner_all, ec);
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0) throw std::runtime_error("ViZDoom: cannot open a UDP socket to pick the hosted game's port");
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    int port = -1;
+    if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+      port = ntohs(addr.sin_port);
+    }
+    close(fd);
+    if (port < 0) throw std::runtime_error("ViZDoom: cannot find a free UDP port for the hosted game");
+    const std::string path = dir + "/" + std::to_string(port) + ".lock";
+    const int lock = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (lock < 0) continue;  // e.g. a file planted there: take another port
+    if (flock(lock, LOCK_EX | LOCK_NB) == 0) return {port, lock};
+    close(lock);  // another env holds this port: take another
   }
-  close(fd);
-  if (port < 0) throw std::runtime_error("ViZDoom: cannot find a free UDP port for the hosted game");
-  return port;
+  throw std::runtime_error("ViZDoom: no UDP port could be reserved for the hosted game (64 attempts)");
+}
+
+// A new folder only this user can use, for the engines' settings file (ViZDoom's default is _vizdoom.ini in the
+// working directory; one fixed name in the shared temp folder would be raced on by every engine of every user).
+// The folder's name carries the creating process's id: folders of processes that are gone (killed before their
+// envs were destroyed) are removed here, by the next process that makes one.
+std::string MakePrivateDir() {
+  namespace fs = std::filesystem;
+  const fs::path tmp = fs::temp_directory_path();
+  const std::string prefix = "parallel_pool-vizdoom-";
+  std::error_code ec;
+  for (fs::directory_iterator it(tmp, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    struct stat st{};
+    if (pid <= 0 || lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) continue;
+    if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::error_code ignored;
+      fs::remove_all(it->path(), ignored);
+    }
+  }
+  std::string templ = (tmp / (prefix + std::to_string(getpid()) + "-XXXXXX")).string();
+  if (mkdtemp(templ.data()) == nullptr) {
+    throw std::runtime_error("ViZDoom: cannot create a private temp folder: " + std::string(std::strerror(errno)));
+  }
+  return templ;
 }
 
 }  // namespace
@@ -72,7 +125,8 @@ VizdoomEnv::VizdoomEnv(const Config& c, int env_id, uint64_t seed)
   const std::string lmp_dir = c.Get<std::string>("lmp_save_dir");
   if (!lmp_dir.empty()) lmp_prefix_ = lmp_dir + "/env_" + std::to_string(env_id) + "_";
   const int players = c.Get<int>("max_num_players");
-  if (num_bots_ > 0 || players > 1) port_ = FreeUdpPort();
+  if (num_bots_ > 0 || players > 1) std::tie(port_, port_lock_) = ReserveUdpPort();
+  private_dir_ = MakePrivateDir();
   engines_.resize(static_cast<size_t>(players));
   const unsigned engine_seed = EngineSeed(seed);  // one seed for all players: one game
   for (int p = 0; p < players; ++p) SetUpEngine(engines_[p], c, p, engine_seed);
@@ -83,18 +137,37 @@ VizdoomEnv::VizdoomEnv(const Config& c, int env_id, uint64_t seed)
 
 VizdoomEnv::~VizdoomEnv() {
   if (Several()) KillEngines();  // an engine of a network game may not answer close() while a peer is gone
+  // close() asks the engine to quit and waits for it: an engine that does not answer (stopped, hung) is killed
+  // after kCloseLimitS, so destroying the env (and closing the pool) is bounded
+  std::mutex mu;
+  std::condition_variable cv;
+  bool closed = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lk(mu);
+    if (!cv.wait_for(lk, std::chrono::seconds(kCloseLimitS), [&] { return closed; })) KillEngines();
+  });
   for (auto& e : engines_) {
     try {
-      e.game->close();  // stops the engine process and waits for it
-    } catch (...) {     // a dead engine: nothing left to stop
+      if (e.game) e.game->close();  // stops the engine process and waits for it
+    } catch (...) {                 // a dead engine: nothing left to stop
     }
   }
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    closed = true;
+  }
+  cv.notify_all();
+  watchdog.join();
+  ForgetEngineProcesses();
+  if (port_lock_ >= 0) close(port_lock_);  // the port is free for other envs again
+  std::error_code ec;
+  if (!private_dir_.empty()) std::filesystem::remove_all(private_dir_, ec);
 }
 
 // Everything before init(): paths, screen, mode, game args, seed, buttons and game variables (read back into the
 // env's shared settings from player 0's game; every player has the same scenario).
 void VizdoomEnv::SetUpEngine(Engine& e, const Config& c, int player, uint64_t engine_seed) {
-  e.game = std::make_unique<vzd::DoomGame>();
+  e.game = std::make_unique<Game>();
   vzd::DoomGame& game = *e.game;
   game.setViZDoomPath(FilePath(c, "vzd_path", false));
   game.setDoomGamePath(FilePath(c, "iwad_path", false));
@@ -105,7 +178,7 @@ void VizdoomEnv::SetUpEngine(Engine& e, const Config& c, int player, uint64_t en
   if (native_w_ < 320) game.setScreenResolution(vzd::RES_320X240);
   game.setWindowVisible(false);
   // the engine's own settings file (ViZDoom's default: _vizdoom.ini in the working directory)
-  game.setDoomConfigPath((std::filesystem::temp_directory_path() / "parallel_pool_vizdoom.ini").string());
+  game.setDoomConfigPath(private_dir_ + "/_vizdoom.ini");
   const std::string port = std::to_string(port_);
   if (player > 0) {
     game.addGameArgs("-join 127.0.0.1:" + port);  // the host sets the rules
@@ -270,35 +343,59 @@ void VizdoomEnv::TogetherOrStop(const std::function<void(int)>& fn, int limit_s)
   lockstep_->Run(fn, std::chrono::seconds(limit_s), [this] { KillEngines(); });
 }
 
-// SIGKILL this env's engine processes: the children of this process whose command line names the env's port
-// ("-port P" for the host, "-join 127.0.0.1:P" for the others). A call blocked in a killed engine then returns
-// with ViZDoom's process-exit exception. Never throws (Lockstep's unstick must not): processes that end while
-// /proc is read are skipped.
+// SIGKILL the engine processes this env started (through the pidfds FindEngineProcesses opened: never another
+// env's engine, nor a process that reused a pid). A call blocked in a killed engine then returns with ViZDoom's
+// process-exit exception. Never throws (Lockstep's unstick and Abort must not).
 void VizdoomEnv::KillEngines() const noexcept {
-  const std::string host_port = std::to_string(port_), join = "127.0.0.1:" + host_port;
+  for (const auto& e : engines_) {
+    if (e.pidfd >= 0) syscall(SYS_pidfd_send_signal, e.pidfd, SIGKILL, nullptr, 0);
+  }
+}
+
+// After the engines started: the process of each, found once as the child of this process whose command line
+// carries the engine's instance id (random, one per DoomGame), and held as a pidfd. Until this process reaps it
+// (ViZDoom's thread waits for it) a child's pid cannot be reused, so the pidfd names that very engine.
+void VizdoomEnv::FindEngineProcesses(bool strict) {
+  ForgetEngineProcesses();
   const pid_t self = getpid();
   namespace fs = std::filesystem;
-  std::error_code ec;
-  for (fs::directory_iterator it("/proc", fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
-       it.increment(ec)) {
-    const fs::directory_entry& entry = *it;
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-    std::ifstream stat_file(entry.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
-    const size_t close_paren = stat.rfind(')');
-    if (close_paren == std::string::npos) continue;
-    std::istringstream rest(stat.substr(close_paren + 2));
-    std::string state;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid != self) continue;
-    std::ifstream cmd_file(entry.path() / "cmdline");
-    std::vector<std::string> args;
-    for (std::string arg; std::getline(cmd_file, arg, '\0');) args.push_back(arg);
-    bool ours = std::find(args.begin(), args.end(), join) != args.end();
-    for (size_t i = 0; i + 1 < args.size(); ++i) ours |= args[i] == "-port" && args[i + 1] == host_port;
-    if (ours) kill(static_cast<pid_t>(std::strtol(name.c_str(), nullptr, 10)), SIGKILL);
+  for (auto& e : engines_) {
+    std::string id;
+    try {
+      id = e.game->InstanceId();
+    } catch (...) {  // not running (yet): only a strict lookup, after a successful start, must find every engine
+      if (strict) throw;
+      continue;
+    }
+    std::error_code ec;
+    for (fs::directory_iterator it("/proc", fs::directory_options::skip_permission_denied, ec), end;
+         !ec && it != end && e.pidfd < 0; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+      std::ifstream stat_file(it->path() / "stat");
+      std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+      const size_t close_paren = stat.rfind(')');
+      if (close_paren == std::string::npos) continue;
+      std::istringstream rest(stat.substr(close_paren + 2));
+      std::string state;
+      pid_t ppid = 0;
+      rest >> state >> ppid;
+      if (ppid != self) continue;
+      std::ifstream cmd_file(it->path() / "cmdline");
+      bool ours = false;
+      for (std::string arg; !ours && std::getline(cmd_file, arg, '\0');) ours = arg == id;
+      if (ours) e.pidfd = static_cast<int>(syscall(SYS_pidfd_open, std::strtol(name.c_str(), nullptr, 10), 0));
+    }
+    if (e.pidfd < 0 && strict) {
+      throw std::runtime_error("ViZDoom: cannot find the engine process just started (instance " + id + ")");
+    }
+  }
+}
+
+void VizdoomEnv::ForgetEngineProcesses() noexcept {
+  for (auto& e : engines_) {
+    if (e.pidfd >= 0) close(e.pidfd);
+    e.pidfd = -1;
   }
 }
 
@@ -306,10 +403,19 @@ void VizdoomEnv::KillEngines() const noexcept {
 // the host's init waits until every player has joined.
 void VizdoomEnv::StartEngines() {
   if (Several()) {
-    TogetherOrStop([&](int p) { engines_[p].game->init(); }, kStartLimitS);
+    lockstep_->Run([&](int p) { engines_[p].game->init(); }, std::chrono::seconds(kStartLimitS),
+                   [this] {
+                     // a stalled start: the engines are found (those already running) and stopped
+                     try {
+                       FindEngineProcesses(false);
+                     } catch (...) {
+                     }
+                     KillEngines();
+                   });
   } else {
     engines_[0].game->init();
   }
+  FindEngineProcesses(true);
   AddBots();
 }
 

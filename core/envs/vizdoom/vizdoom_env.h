@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "ViZDoom.h"
+#include "ViZDoomController.h"
 #include "core/envs/atari/preprocess.h"
 #include "core/envs/vizdoom/lockstep.h"
 #include "core/envs/vizdoom/vizdoom_config.h"
@@ -246,9 +247,17 @@ class VizdoomEnv : public Env {
   static std::map<int, std::pair<double, double>> ParseRewardConfig(const Config& c);
   static std::vector<double> ParseWeaponRewards(const Config& c);
 
+  // DoomGame, plus the instance id of its engine process (a random name ViZDoom gives each engine and passes on
+  // its command line), by which the env finds the process it started, once, right after starting it.
+  class Game : public vzd::DoomGame {
+   public:
+    std::string InstanceId() { return doomController != nullptr ? doomController->getInstanceId() : ""; }
+  };
+
   // One engine process (one player): its game, screen stack and reward bookkeeping.
   struct Engine {
-    std::unique_ptr<vzd::DoomGame> game;
+    std::unique_ptr<Game> game;
+    int pidfd = -1;  // the engine process this env started (pidfd_open): what KillEngines signals
     std::unique_ptr<atari::FrameResizer> to_native, to_obs;
     std::vector<uint8_t> native;  // channels_ planes of native_h_ x native_w_
     std::vector<uint8_t> stack;   // stack_num_ frames of channels_ planes of img_h_ x img_w_
@@ -277,9 +286,14 @@ class VizdoomEnv : public Env {
   // Time limits of a several-player call (seconds): starting the engines (the host waits for every player to
   // join), and any other call. Beyond them the game counts as stalled.
   static constexpr int kStartLimitS = 60, kCallLimitS = 30;
+  // How long destroying the env waits for its engines to quit before it kills them.
+  static constexpr int kCloseLimitS = 5;
   // Several players: every engine makes the call together (Lockstep); a failure stops them all.
   void TogetherOrStop(const std::function<void(int)>& fn, int limit_s);
   void KillEngines() const noexcept;
+  void Abort() noexcept override { KillEngines(); }
+  void FindEngineProcesses(bool strict);
+  void ForgetEngineProcesses() noexcept;
   void StartEngines();
   void RestartEngines();
   bool Several() const { return engines_.size() > 1; }
@@ -287,6 +301,8 @@ class VizdoomEnv : public Env {
   std::vector<Engine> engines_;         // player 0 first (the host of a several-agent game)
   std::unique_ptr<Lockstep> lockstep_;  // several players only
   int port_ = 0;                        // the hosted game's UDP port (bots or several players)
+  int port_lock_ = -1;                  // an flock held on the port's lock file while this env uses the port
+  std::string private_dir_;             // this env's own temp folder (0700): the engines' settings file
   int stack_num_, frame_skip_, img_h_, img_w_, max_episode_steps_, weapon_duration_;
   bool episodic_life_, combined_;
   int num_bots_;
