@@ -5,6 +5,9 @@
 # XLA handlers, to keep the sanitizer builds quick; the other families add no engine code paths.
 #   .ci/sanitize.sh            both builds
 #   .ci/sanitize.sh asan|tsan  one of them
+#   .ci/sanitize.sh tests      the job .ci/run runs on every CI: an ASan+UBSan build (build/asan-tests) of the
+#                              engine and the cheap families (testing, classic control, toy text), running the
+#                              lifecycle, fuzz, engine and engine-reliability tests through it
 # Env: PYTHON (default: python3), JOBS (default: 2), PP_STRESS_ROUNDS (default: 5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,9 +16,9 @@ JOBS=${JOBS:-2}
 export PP_STRESS_ROUNDS=${PP_STRESS_ROUNDS:-5}
 which=${1:-all}
 
-build() {  # dir, sanitizer flags
+build() {  # dir, sanitizer flags[, families to leave out]
   cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython_EXECUTABLE="$(command -v "$PYTHON")" \
-    -DPP_SKIP_FAMILIES="atari;mujoco_gym;classic_control;toy_text;examples" -DPP_XLA=OFF -DPP_DEV_INPLACE=OFF \
+    -DPP_SKIP_FAMILIES="${3:-atari;mujoco_gym;mujoco_dmc;vizdoom;classic_control;toy_text;examples}" -DPP_XLA=OFF -DPP_DEV_INPLACE=OFF \
     -DCMAKE_CXX_FLAGS="$2 -g -fno-omit-frame-pointer" -DCMAKE_SHARED_LINKER_FLAGS="$2" >/dev/null
   cmake --build "$1" -j"$JOBS"
 }
@@ -40,7 +43,45 @@ run() {  # name, build dir, runtime library, options variable assignment
   echo "== $1: clean"
 }
 
+# pytest on the sanitizer build: the package's Python files with the sanitizer build's _core beside them, in a
+# folder of their own that comes first on the path
+run_tests() {  # name, build dir, runtime library, options variable assignment, test files...
+  local name=$1 dir=$2 rt=$3 opts=$4 lib pkg log="$2/pytest.log"
+  shift 4
+  pkg="$dir/pkg"
+  rm -rf "$pkg" && mkdir -p "$pkg"
+  cp -r parallel_pool "$pkg/"
+  rm -f "$pkg"/parallel_pool/_core*.so "$pkg/parallel_pool/_build_info.py"
+  cp "$dir"/extension/_core*.so "$pkg/parallel_pool/"
+  cp "$dir/parallel_pool/_build_info.py" "$pkg/parallel_pool/"
+  lib=$(${CXX:-c++} -print-file-name="$rt")
+  echo "== $name: pytest $* (log: $log)"
+  # CI unset: tests of the families this build leaves out skip here (the main test run covers them)
+  if ! env -u CI PYTHONPATH="$pkg" LD_PRELOAD="$lib $(${CXX:-c++} -print-file-name=libstdc++.so)" $opts \
+      "$PYTHON" -m pytest -q -p no:cacheprovider "$@" >"$log" 2>&1; then
+    tail -60 "$log"
+    echo "== $name: FAILED (pytest exited non-zero)"
+    return 1
+  fi
+  if grep -qE "ERROR: AddressSanitizer|runtime error:" "$log"; then
+    grep -nE -A30 "ERROR: AddressSanitizer|runtime error:" "$log" | head -120
+    echo "== $name: FAILED (sanitizer report)"
+    return 1
+  fi
+  tail -1 "$log"
+  echo "== $name: clean"
+}
+
 status=0
+if [ "$which" = tests ]; then
+  build build/asan-tests "-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
+    "atari;mujoco_gym;mujoco_dmc;vizdoom;examples"
+  run_tests "asan+ubsan" build/asan-tests libasan.so \
+    "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1" \
+    tests/test_lifecycle.py tests/test_fuzz_api.py tests/test_engine.py tests/test_reliability_engine.py \
+    || status=1
+  exit $status
+fi
 if [ "$which" = all ] || [ "$which" = asan ]; then
   build build/asan "-fsanitize=address,undefined -fno-sanitize-recover=undefined"
   # Python itself is not instrumented and keeps memory until exit: no leak checking

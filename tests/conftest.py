@@ -7,3 +7,34 @@ import os
 # when it is the first to import mujoco.
 if not os.environ.get("DISPLAY"):
     os.environ.setdefault("MUJOCO_GL", "egl")
+
+# ---- CI: a skip is a failure ----------------------------------------------------------------------------------------
+# In CI (the CI environment variable set, as .ci/run does) every test of the default set must run: a test that
+# skips there because a family, a package or a tool is missing would let a green run prove nothing. Only the skips
+# below are expected in CI, each for a stated reason; any other skip fails the run (listed at the end).
+CI_ALLOWED_SKIPS = {
+    # the stress run against sanitizer builds is `slow` (.ci/sanitize.sh; .ci/run runs its own ASan+UBSan job)
+    "run .ci/sanitize.sh": "sanitizer builds are made by .ci/sanitize.sh, not by the test run",
+}
+
+_ci_bad_skips: list[str] = []
+
+
+def pytest_runtest_logreport(report):
+    if not os.environ.get("CI") or not report.skipped or getattr(report, "wasxfail", None):
+        return
+    reason = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    if not any(allowed in reason for allowed in CI_ALLOWED_SKIPS):
+        _ci_bad_skips.append(f"{report.nodeid}: {reason}")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _ci_bad_skips and exitstatus == 0:
+        session.exitstatus = 1
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _ci_bad_skips:
+        terminalreporter.section("skipped in CI, where every test must run (tests/conftest.py)")
+        for line in _ci_bad_skips:
+            terminalreporter.write_line(line)

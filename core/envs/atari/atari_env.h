@@ -40,7 +40,7 @@
 
 #include "ale/ale_interface.hpp"
 #include "ale/emucore/MD5.hxx"
-#include "core/envs/atari/preprocess.h"
+#include "core/envs/common/frame_resize.h"
 #include "core/pool/env.h"
 #include "core/pool/registry.h"
 

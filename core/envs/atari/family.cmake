@@ -1,14 +1,12 @@
 # Atari family: the ALE C++ library, compiled from the ale-py source distribution and linked statically.
 #
-# At configure time the sdist is fetched with pip (by package name, from whatever index pip is configured to use)
-# into ${CMAKE_BINARY_DIR}/_deps/ale and extracted there; at build time ALE's own CMake project builds a static
+# At configure time the sdist is fetched with pip (cmake/sdist.cmake) into ${CMAKE_BINARY_DIR}/_deps/ale and
+# extracted there; at build time ALE's own CMake project builds a static
 # libale.a (no Python bindings, no SDL, no vcpkg). Both steps are cached in the build dir, so incremental builds do
 # neither again. Nothing from ALE lives in this repository; the ROMs are read at run time from the installed ale-py
 # wheel. Offline builds: pass -DPP_ALE_SDIST=/path/to/ale_py-<version>.tar.gz (or an extracted source folder).
 #
-# Needs zlib headers (Debian: zlib1g-dev). pip must be importable by the build's Python (it is in
-# [build-system].requires); --no-build-isolation keeps pip from installing ale-py's own build requirements (which
-# include jax) just to read its metadata: scikit-build-core, our own build backend, is enough for that.
+# Needs zlib headers (Debian: zlib1g-dev).
 # Without zlib headers or the sdist, the family is left out (PP_FAMILY_SKIP_REASON, see CMakeLists.txt).
 
 set(PP_ALE_VERSION "0.12.1" CACHE STRING "ale-py source distribution version the Atari family is built against")
@@ -36,23 +34,10 @@ if(NOT EXISTS "${PP_ALE_SRC}/src/ale/ale_interface.hpp")
   set(_pp_ale_archive "")
   if(PP_ALE_SDIST AND IS_DIRECTORY "${PP_ALE_SDIST}")
     file(COPY "${PP_ALE_SDIST}/" DESTINATION "${PP_ALE_SRC}")
-  elseif(PP_ALE_SDIST)
-    set(_pp_ale_archive "${PP_ALE_SDIST}")
   else()
-    set(_pp_ale_archive "${PP_ALE_ROOT}/ale_py-${PP_ALE_VERSION}.tar.gz")
-    if(NOT EXISTS "${_pp_ale_archive}")
-      message(STATUS "atari: fetching the ale-py ${PP_ALE_VERSION} source distribution with pip")
-      execute_process(
-        COMMAND "${Python_EXECUTABLE}" -m pip download --no-deps --no-binary ale-py --no-build-isolation
-                --disable-pip-version-check -d "${PP_ALE_ROOT}" "ale-py==${PP_ALE_VERSION}"
-        RESULT_VARIABLE _pp_rc OUTPUT_VARIABLE _pp_out ERROR_VARIABLE _pp_err)
-      if(NOT _pp_rc EQUAL 0 OR NOT EXISTS "${_pp_ale_archive}")
-        string(STRIP "${_pp_err}" _pp_err)
-        string(CONCAT PP_FAMILY_SKIP_REASON
-          "could not fetch the ale-py ${PP_ALE_VERSION} source distribution with pip (exit ${_pp_rc}: ${_pp_err}). "
-          "Fix the network/pip or pass -DPP_ALE_SDIST=/path/to/ale_py-${PP_ALE_VERSION}.tar.gz, ${_pp_ale_rebuild}")
-        return()
-      endif()
+    pp_sdist_archive(ale-py "${PP_ALE_VERSION}" ale_py "${PP_ALE_ROOT}" "${PP_ALE_SDIST}" _pp_ale_archive)
+    if(NOT _pp_ale_archive)
+      return()
     endif()
   endif()
   if(_pp_ale_archive)

@@ -39,7 +39,7 @@
 #include <string>
 #include <vector>
 
-#include "core/envs/mujoco_model.h"
+#include "core/envs/common/mujoco_model.h"
 #include "core/pool/env.h"
 #include "core/pool/registry.h"
 #include "core/pool/spec.h"

@@ -3,7 +3,7 @@
 
 #include <cstdlib>
 
-#include "core/envs/mujoco_model.h"
+#include "core/envs/common/mujoco_model.h"
 
 namespace pp::mujoco_gym {
 

@@ -1,8 +1,8 @@
 # ViZDoom family: ViZDoom's C++ API (DoomGame, which starts the engine binary and drives it through shared memory
 # and message queues), compiled from the vizdoom source distribution into our extension.
 #
-# At configure time the sdist is fetched with pip (by package name, from whatever index pip is configured to use)
-# into ${CMAKE_BINARY_DIR}/_deps/vizdoom and extracted there, as the Atari family does with ale-py. Only the C++ API
+# At configure time the sdist is fetched with pip (cmake/sdist.cmake) into ${CMAKE_BINARY_DIR}/_deps/vizdoom and
+# extracted there, as the Atari family does with ale-py. Only the C++ API
 # (src/lib/*.cpp, about 4000 lines) is compiled; the engine binary, vizdoom.pk3, the freedoom WADs and the scenarios
 # are read at run time from the installed vizdoom wheel (the same version). Offline builds: pass
 # -DPP_VIZDOOM_SDIST=/path/to/vizdoom-<version>.tar.gz (or an extracted source folder).
@@ -52,27 +52,10 @@ if(NOT EXISTS "${PP_VIZDOOM_SRC}/src/vizdoom/src/viz_doom_classes.h")
     file(COPY "${PP_VIZDOOM_SDIST}/include" DESTINATION "${PP_VIZDOOM_SRC}")
     file(COPY "${PP_VIZDOOM_SDIST}/src/lib" DESTINATION "${PP_VIZDOOM_SRC}/src")
     file(COPY "${PP_VIZDOOM_SDIST}/src/vizdoom/src/viz_doom_classes.h" DESTINATION "${PP_VIZDOOM_SRC}/src/vizdoom/src")
-  elseif(PP_VIZDOOM_SDIST)
-    set(_pp_vzd_archive "${PP_VIZDOOM_SDIST}")
   else()
-    set(_pp_vzd_archive "${PP_VIZDOOM_ROOT}/vizdoom-${PP_VIZDOOM_VERSION}.tar.gz")
-    if(NOT EXISTS "${_pp_vzd_archive}")
-      message(STATUS "vizdoom: fetching the vizdoom ${PP_VIZDOOM_VERSION} source distribution with pip")
-      # --no-build-isolation: pip reads the sdist's metadata with the build environment's setuptools and wheel
-      # (pyproject.toml's build requirements) instead of installing vizdoom's own build requirements (cmake from
-      # source among them) first
-      execute_process(
-        COMMAND "${Python_EXECUTABLE}" -m pip download --no-deps --no-binary vizdoom --no-build-isolation
-                --disable-pip-version-check -d "${PP_VIZDOOM_ROOT}" "vizdoom==${PP_VIZDOOM_VERSION}"
-        RESULT_VARIABLE _pp_rc OUTPUT_VARIABLE _pp_out ERROR_VARIABLE _pp_err)
-      if(NOT _pp_rc EQUAL 0 OR NOT EXISTS "${_pp_vzd_archive}")
-        string(STRIP "${_pp_err}" _pp_err)
-        string(CONCAT PP_FAMILY_SKIP_REASON
-          "could not fetch the vizdoom ${PP_VIZDOOM_VERSION} source distribution with pip (exit ${_pp_rc}: "
-          "${_pp_err}). Fix the network/pip or pass -DPP_VIZDOOM_SDIST=/path/to/vizdoom-${PP_VIZDOOM_VERSION}.tar.gz, "
-          "${_pp_vzd_rebuild}")
-        return()
-      endif()
+    pp_sdist_archive(vizdoom "${PP_VIZDOOM_VERSION}" vizdoom "${PP_VIZDOOM_ROOT}" "${PP_VIZDOOM_SDIST}" _pp_vzd_archive)
+    if(NOT _pp_vzd_archive)
+      return()
     endif()
   endif()
   if(_pp_vzd_archive)
@@ -125,7 +108,7 @@ list(REMOVE_ITEM _pp_vzd_lib_sources "${PP_VIZDOOM_SRC}/src/lib/ViZDoomControlle
 list(APPEND _pp_vzd_lib_sources "${PP_VIZDOOM_GEN}/ViZDoomController.cpp")
 # ViZDoom's code is not ours to lint: its warnings are silenced, as ViZDoom's own CMake partly does.
 set_source_files_properties(${_pp_vzd_lib_sources} PROPERTIES COMPILE_OPTIONS "-w")
-# The env's area resize (the Atari family's, core/envs/atari/preprocess.h) reproduces OpenCV's float arithmetic
+# The env's area resize (core/envs/common/frame_resize.h, shared with Atari) reproduces OpenCV's float arithmetic
 # step by step: no fused multiply-add contraction.
 set_source_files_properties("${CMAKE_CURRENT_LIST_DIR}/vizdoom_env.cc" PROPERTIES COMPILE_OPTIONS
                             "-ffp-contract=off;-Wall;-Wextra;-Wno-unused-parameter")

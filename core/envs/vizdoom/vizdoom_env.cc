@@ -239,11 +239,11 @@ void VizdoomEnv::SetUpScreens(const Config& c) {
   frame_bytes_ = static_cast<size_t>(channels_) * img_h_ * img_w_;
   for (auto& e : engines_) {
     if (!halve_ && (screen_h_ != native_h_ || screen_w_ != native_w_)) {
-      e.to_native = std::make_unique<atari::FrameResizer>(screen_h_, screen_w_, native_h_, native_w_, area);
+      e.to_native = std::make_unique<FrameResizer>(screen_h_, screen_w_, native_h_, native_w_, area);
     }
     // cv2.resize to the same size copies
     if (img_h_ != native_h_ || img_w_ != native_w_) {
-      e.to_obs = std::make_unique<atari::FrameResizer>(native_h_, native_w_, img_h_, img_w_, area);
+      e.to_obs = std::make_unique<FrameResizer>(native_h_, native_w_, img_h_, img_w_, area);
     }
     if (halve_ || e.to_native) e.native.assign(static_cast<size_t>(channels_) * native_h_ * native_w_, 0);
     e.stack.assign(frame_bytes_ * stack_num_, 0);

@@ -49,7 +49,7 @@
 
 #include "ViZDoom.h"
 #include "ViZDoomController.h"
-#include "core/envs/atari/preprocess.h"
+#include "core/envs/common/frame_resize.h"
 #include "core/envs/vizdoom/lockstep.h"
 #include "core/envs/vizdoom/vizdoom_config.h"
 #include "core/pool/env.h"
@@ -258,7 +258,7 @@ class VizdoomEnv : public Env {
   struct Engine {
     std::unique_ptr<Game> game;
     int pidfd = -1;  // the engine process this env started (pidfd_open): what KillEngines signals
-    std::unique_ptr<atari::FrameResizer> to_native, to_obs;
+    std::unique_ptr<FrameResizer> to_native, to_obs;
     std::vector<uint8_t> native;  // channels_ planes of native_h_ x native_w_
     std::vector<uint8_t> stack;   // stack_num_ frames of channels_ planes of img_h_ x img_w_
     int newest = 0;

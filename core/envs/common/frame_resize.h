@@ -1,10 +1,10 @@
-// Frame preprocessing for the Atari family (the shared hot-path kernels): palette lookup, max-pooling of two
-// frames, and the resize to the observation size.
+// The resize of a frame to the observation size, shared by the Atari and ViZDoom families (core/envs/common/:
+// code several families use; not a family itself).
 //
 // Area resize: OpenCV's INTER_AREA for a shrink by non-integer factors, reproduced operation by operation (the
 // same tables computed in double, the same float multiply/add order, round-half-even), so frames are bit-identical
 // to cv2.resize(..., interpolation=cv2.INTER_AREA) as used by EnvPool and gymnasium's AtariPreprocessing. This
-// needs no fused multiply-add contraction: the family compiles with -ffp-contract=off.
+// needs no fused multiply-add contraction: every env source compiles with -ffp-contract=off.
 // Linear resize: OpenCV's INTER_LINEAR fixed-point scheme (11-bit coefficients, and the rounding of its vectorized
 // vertical pass, which cv2 uses for all but a few trailing pixels of a row: those may differ by 1 in principle;
 // none did in the tests). Enlarging with area interpolation is OpenCV's INTER_AREA-enlarge linear variant.
@@ -19,7 +19,7 @@
 #include <stdexcept>
 #include <vector>
 
-namespace pp::atari {
+namespace pp {
 
 using v4f = float __attribute__((vector_size(16)));
 
@@ -424,4 +424,4 @@ class FrameResizer {
   std::vector<int32_t> lrows_;
 };
 
-}  // namespace pp::atari
+}  // namespace pp
