@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import parallel_pool
-from parallel_pool.bench import QUICK_TIMING, run, run_isolated
+from parallel_pool.bench import QUICK_TIMING, run
 from parallel_pool.bench.cases import TASKS, make_plan, thread_counts
-from parallel_pool.bench.measure import measure_case
+from parallel_pool.bench.measure import measure_case, run_isolated
 
 # the folder holding the parallel_pool this test imported (site-packages after `pip install .`, or the source tree
 # in a development build), so the CLI subprocesses run the same build

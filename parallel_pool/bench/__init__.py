@@ -22,16 +22,13 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
-import signal
-import subprocess
 import sys
 import time
 
 from parallel_pool.bench.cases import DEFAULT_TASKS, QUICK_TASKS, RUNNERS, TASKS, case_label, make_plan
 
-__all__ = ["main", "run", "worker_env", "CASES", "FULL_TIMING", "QUICK_TIMING"]
+__all__ = ["main", "run", "CASES", "FULL_TIMING", "QUICK_TIMING"]
 
 # --case name -> the module whose main(argv, prog) runs it (None: the throughput benchmark of this module)
 CASES = {
@@ -47,51 +44,6 @@ CASES = {
 
 FULL_TIMING = {"warmup": 0.5, "duration": 1.0, "repeats": 5, "action_batches": 64}
 QUICK_TIMING = {"warmup": 0.02, "duration": 0.05, "repeats": 2, "action_batches": 64}
-
-
-def _package_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # the worker and any processes it started
-    except ProcessLookupError:
-        pass
-    proc.communicate()
-
-
-def worker_env() -> dict:
-    """The environment for a benchmark worker process: it imports this same parallel_pool (installed or source)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([_package_root()] + [p for p in [env.get("PYTHONPATH")] if p])
-    return env
-
-
-def run_isolated(case: dict, timing: dict, timeout: float) -> dict:
-    """Measure a case in a fresh Python process (clean peak RSS); errors and timeouts become {'error': ...}."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "parallel_pool.bench.measure"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=worker_env(),
-        cwd=_package_root(),  # `-m` puts the cwd first on sys.path: import this same package
-        start_new_session=True,
-    )
-    try:
-        out, err = proc.communicate(json.dumps({"case": case, "timing": timing}), timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        return {"error": f"timed out after {timeout:.0f} s"}
-    except BaseException:  # Ctrl-C: the worker runs in its own session and would not see it
-        _kill_group(proc)
-        raise
-    for line in reversed(out.splitlines()):
-        if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT ") :])
-    return {"error": f"worker exited with code {proc.returncode}: {(err or out).strip()[-500:]}"}
 
 
 def run(
@@ -118,7 +70,7 @@ def run(
     parallel_pool.bench.suites.contention), `memory` RSS per env at `memory_num_envs` envs (default 1000). A full
     run does all three; --quick only the limit and memory (at 16 envs)."""
     from parallel_pool.bench import report
-    from parallel_pool.bench.measure import measure_case
+    from parallel_pool.bench.measure import measure_case, run_isolated
 
     started = time.time()
     load_before = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
