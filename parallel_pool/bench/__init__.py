@@ -179,10 +179,11 @@ def main(argv: list[str] | None = None, prog: str = "parallel-pool bench") -> in
     pick = argparse.ArgumentParser(add_help=False)
     pick.add_argument("--case", choices=list(CASES), default="throughput")
     case, rest = pick.parse_known_args(argv)
-    if CASES[case.case] is not None:
+    module = CASES[case.case]
+    if module is not None:
         import importlib
 
-        return importlib.import_module(CASES[case.case]).main(rest, prog=f"{prog} --case {case.case}")
+        return importlib.import_module(module).main(rest, prog=f"{prog} --case {case.case}")
     return _throughput_main(rest, prog)
 
 

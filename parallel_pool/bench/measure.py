@@ -192,7 +192,7 @@ def _measure(case: dict, timing: dict, isolated: bool) -> dict:
 
     # memory: this process's peak since the baseline (or its current RSS) plus the children's
     if peak_ok:
-        own = _status_kib("VmHWM") * 1024 - base_rss
+        own = (_status_kib("VmHWM") or 0) * 1024 - base_rss
         mem_method = "peak RSS since baseline (VmHWM reset)"
     elif isolated:
         own = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base_rss, _rss() - base_rss)

@@ -109,7 +109,7 @@ def dm_control_task(task_id: str) -> tuple[str, str]:
 
     spec = parallel_pool.make_spec(task_id)
     domain = re.sub(r"(?<!^)(?=[A-Z])", "_", spec.engine_type.removeprefix("Dmc")).lower()
-    return {"humanoid_c_m_u": "humanoid_CMU"}.get(domain, domain), spec.config.task_name
+    return {"humanoid_c_m_u": "humanoid_CMU"}.get(domain, domain), spec.config_dict["task_name"]
 
 
 def make_dm_control_env(task_id: str, seed: int = 0) -> Any:

@@ -7,6 +7,7 @@ import math
 import os
 import platform
 from collections import defaultdict
+from typing import Any
 
 from parallel_pool.bench import summary
 from parallel_pool.bench.cases import POOL_RUNNERS, RUNNERS, TASKS
@@ -304,7 +305,7 @@ def plot(results: dict, path: str) -> None:
     fig, axes = plt.subplots(
         len(tasks), 4, figsize=(20, 4.2 * len(tasks)), squeeze=False, gridspec_kw={"width_ratios": [1, 1, 1, 0.5]}
     )
-    colors = {}
+    colors: dict[str, Any] = {}
     palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for row, task in zip(axes, tasks):
         cases = [c for c in _main_cases(results, task) if _ok(c)]

@@ -181,10 +181,9 @@ def _import_deps(case: dict) -> None:
 
 
 def _make_pool(case: dict, lib_name: str) -> Any:
-    if lib_name == "parallel_pool":
-        import parallel_pool as lib
-    else:
-        import envpool as lib
+    import importlib
+
+    lib = importlib.import_module(lib_name)  # parallel_pool or envpool: the same make() call, EnvPool's API
     n, b, t = case["num_envs"], case["batch_size"], case["num_threads"]
     return lib.make(
         case["task"], env_type="gymnasium", num_envs=n, batch_size=b, num_threads=t, seed=0, **case.get("config", {})
@@ -254,7 +253,10 @@ def _ale_raw(case: dict) -> Runner:
     ale = ale_py.ALEInterface()
     ale.setLoggerMode(ale_py.LoggerMode.Error)
     ale.setFloat("repeat_action_probability", 0.0)
-    ale.loadROM(roms.get_rom_path(parallel_pool.make_spec(case["task"]).config.task))
+    rom = roms.get_rom_path(parallel_pool.make_spec(case["task"]).config_dict["task"])
+    if rom is None:
+        raise ValueError(f"ale_py has no ROM for {case['task']}")
+    ale.loadROM(rom)
     legal = ale.getMinimalActionSet()
     rng = np.random.default_rng(0)
     actions = [legal[i] for i in rng.integers(0, len(legal), size=4096)]
@@ -350,6 +352,7 @@ def build(case: dict) -> Runner:
     warnings.filterwarnings("ignore")
     runner, mode, task = case["runner"], case["mode"], case["task"]
     n, b, t = case["num_envs"], case["batch_size"], case["num_threads"]
+    env: Any  # each branch's own vector env
     if runner in ("parallel_pool", "envpool"):
         return _pool(case)
     if runner == "ale_raw":
@@ -365,7 +368,7 @@ def build(case: dict) -> Runner:
 
         # EnvPool's <Name>-v5 defaults, as peers.make_atari_env
         env = AtariVectorEnv(
-            parallel_pool.make_spec(task).config.task,
+            parallel_pool.make_spec(task).config_dict["task"],
             num_envs=n,
             batch_size=b,
             num_threads=t,
