@@ -172,29 +172,31 @@ def measure_per_call(calls: int, repeats: int) -> dict:
     and one plain gymnasium step (`gymnasium.make` with its wrappers, reset when done: the for-loop runner at one
     env), each built by runners.build and timed by its loop, in this process, alternating, each the best (lowest)
     mean over `repeats` batches of `calls` calls. Calls of a few µs vary several-fold between processes on a shared
-    VM (the runner's isolated cases), while the best batch within one process is steady."""
+    VM (the runner's isolated cases), while the best batch within one process is steady. One contender is alive at
+    a time (a second idle pool's worker threads would compete for the cores), so each batch builds its runner and
+    warms it up first."""
     import array
 
     from parallel_pool.bench import runners
 
     one = {"task": "CartPole-v1", "mode": "sync", "num_envs": 1, "batch_size": 1, "num_threads": 1}
     contenders = {
-        "ours": runners.build(dict(one, runner="parallel_pool", call="step")),
-        "arrays": runners.build(dict(one, runner="parallel_pool", call="step_arrays")),
-        "plain": runners.build(dict(one, runner="for_loop", num_threads=0)),
+        "ours": dict(one, runner="parallel_pool", call="step"),
+        "arrays": dict(one, runner="parallel_pool", call="step_arrays"),
+        "plain": dict(one, runner="for_loop", num_threads=0),
     }
     ts = array.array("d", bytes(8 * (calls + 1)))
     best = {name: math.inf for name in contenders}
-    try:
-        for r in contenders.values():
-            r.start()
-        for i in range(repeats):
-            for name, r in contenders.items():
-                r.loop(calls, ts, i * calls)
+    for _ in range(repeats):
+        for name, case in contenders.items():
+            r = runners.build(case)
+            try:
+                r.start()
+                r.loop(min(calls, 1000), ts)  # warm-up: first-call costs, caches
+                r.loop(calls, ts)
                 best[name] = min(best[name], (ts[calls] - ts[0]) / calls)
-    finally:
-        for r in contenders.values():
-            r.close()
+            finally:
+                r.close()
     return {
         "ours_us": best["ours"] * 1e6,
         "plain_us": best["plain"] * 1e6,
