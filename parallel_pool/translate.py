@@ -32,18 +32,9 @@ from parallel_pool.schema import tree_map
 __all__ = ["Translator", "Transition", "final_value", "successor_obs"]
 
 
-def _set_rows(obs: Any, idx, rows: Any) -> None:
-    if isinstance(obs, dict):
-        for k in obs:
-            obs[k][idx] = rows[k]
-    else:
-        obs[idx] = rows
-
-
-def _stack(items: list) -> Any:
-    if isinstance(items[0], dict):
-        return {k: np.stack([it[k] for it in items]) for k in items[0]}
-    return np.stack(items)
+def _stack(trees: Any) -> Any:
+    """Rows (each an array or a dict of arrays) stacked into one batch of the same form."""
+    return tree_map(lambda *rows: np.stack(rows), *trees)
 
 
 def successor_obs(obs: Any, final_obs: np.ndarray, done: np.ndarray) -> Any:
@@ -51,8 +42,12 @@ def successor_obs(obs: Any, final_obs: np.ndarray, done: np.ndarray) -> Any:
     observation (`info["final_obs"]`) in the rows whose episode ended."""
     out = tree_map(np.array, obs)  # a copy
     idx = np.flatnonzero(done)
+
+    def put(array: np.ndarray, rows: np.ndarray) -> None:
+        array[idx] = rows
+
     if len(idx):
-        _set_rows(out, idx, _stack([final_obs[i] for i in idx]))
+        tree_map(put, out, _stack([final_obs[i] for i in idx]))  # in place, key by key
     return out
 
 

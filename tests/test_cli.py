@@ -14,8 +14,8 @@ import pytest
 
 import parallel_pool
 from parallel_pool import families
-from parallel_pool.cli import main
 from parallel_pool.bench.peers import gymnasium_peer, make_atari_env
+from parallel_pool.cli import main
 
 PKG_DIR = os.path.dirname(os.path.abspath(parallel_pool.__file__))
 ROW = re.compile(r"^  (?P<name>.+?)\s+(?P<rate>[\d,]+|-)\s+(?P<ratio>[\d.]+x|-)  (?P<note>.*)$")
