@@ -11,8 +11,9 @@ the same four things, and getting any of them wrong silently corrupts training:
 
 The engine implements gymnasium's SAME_STEP autoreset natively (``make(..., autoreset_mode="same_step")``): a finished
 env is reset inside the same call on the worker thread and the final observation/info come back as ``final_obs`` /
-``final_info``. `Translator` builds on that, so no extra engine call is ever made for a reset. Adapters only wire a
-`Translator` to their framework's base class (see ``parallel_pool.integrations``).
+``final_info``. `Translator` builds on that, so no extra engine call is ever made for a reset. The SB3 and Tianshou
+adapters only wire a `Translator` to their framework's base class; rl_games takes batched arrays and uses this
+module's batched helpers (`successor_obs`, `final_value`) instead (docs/architecture.md lists all five).
 
 For frameworks that reset finished envs themselves (Tianshou, dm_env-style loops), `Translator.step` also keeps each
 finished env's reset observation/info, and `Translator.reset(env_id)` hands them out without touching the engine
