@@ -6,7 +6,6 @@ import json
 import math
 import os
 import platform
-from collections import defaultdict
 from typing import Any
 
 from parallel_pool.bench import summary
@@ -421,10 +420,3 @@ def update_doc(results: dict, doc: str, title: str) -> str:
     with open(doc, "w") as f:
         f.write(text)
     return slug
-
-
-def by_label(results: dict) -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = defaultdict(list)
-    for c in results["cases"]:
-        out[c["label"]].append(c)
-    return out
