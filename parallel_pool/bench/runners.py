@@ -289,15 +289,17 @@ def _dm_control(case: dict) -> Runner:
 def _adapter(case: dict) -> Runner:
     """The framework adapters (and the frameworks' own in-process vector envs over gymnasium's env), one batched
     step per call; Tianshou's loop also resets the envs that finished, as Tianshou's collector does."""
+    import parallel_pool
+
     runner, task, n = case["runner"], case["task"], case["num_envs"]
-    peer = _peer(task)
+    actions = random_actions(parallel_pool.make_spec(task).action_space, n)  # the same for every contender
     if runner == "translator":
         from parallel_pool.translate import Translator
 
         tr = Translator.make(
             task, num_envs=n, final_obs_key="terminal_observation", truncated_key="TimeLimit.truncated"
         )
-        return Calls(tr.step, _peer_actions(peer, n), n, tr.reset, tr.close)
+        return Calls(tr.step, actions, n, tr.reset, tr.close)
     if runner in ("sb3", "sb3_dummy"):
         if runner == "sb3":
             from parallel_pool.integrations.sb3 import ParallelPoolVecEnv
@@ -306,8 +308,8 @@ def _adapter(case: dict) -> Runner:
         else:
             from stable_baselines3.common.vec_env import DummyVecEnv
 
-            venv = DummyVecEnv([functools.partial(peers.make_env, peer) for _ in range(n)])
-        return Calls(venv.step, _peer_actions(peer, n), n, venv.reset, venv.close)
+            venv = DummyVecEnv([functools.partial(peers.make_env, _peer(task))] * n)
+        return Calls(venv.step, actions, n, venv.reset, venv.close)
     if runner in ("tianshou", "tianshou_dummy"):
         if runner == "tianshou":
             from parallel_pool.integrations.tianshou import ParallelPoolVectorEnv
@@ -316,7 +318,7 @@ def _adapter(case: dict) -> Runner:
         else:
             from tianshou.env import DummyVectorEnv
 
-            venv = DummyVectorEnv([functools.partial(peers.make_env, peer) for _ in range(n)])
+            venv = DummyVectorEnv([functools.partial(peers.make_env, _peer(task))] * n)
         ids = np.arange(n)
 
         def step(a: np.ndarray) -> None:
@@ -325,7 +327,7 @@ def _adapter(case: dict) -> Runner:
             if len(done):
                 venv.reset(done)
 
-        return Calls(step, _peer_actions(peer, n), n, venv.reset, venv.close)
+        return Calls(step, actions, n, venv.reset, venv.close)
     raise ValueError(f"unknown runner {runner!r}")
 
 
@@ -337,14 +339,6 @@ def _peer(task: str) -> peers.Peer:
     if peer is None:
         raise ValueError(f"no gymnasium peer for {task}: {why_not}")
     return peer
-
-
-def _peer_actions(peer: peers.Peer, rows: int) -> list[np.ndarray]:
-    env = peers.make_env(peer)
-    try:
-        return random_actions(env.action_space, rows)
-    finally:
-        env.close()
 
 
 def build(case: dict) -> Runner:
