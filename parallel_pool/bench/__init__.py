@@ -14,8 +14,12 @@ The focused cases live in parallel_pool/bench/suites/ and take their own options
     parallel-pool bench --case xla        # env.xla() in jitted loops vs Python loops
     parallel-pool bench --case adapters   # per-step cost of the framework adapters
     parallel-pool bench --case dmc        # DeepMind Control Suite: ParallelPool vs EnvPool vs dm_control
+    parallel-pool bench --case vizdoom    # ViZDoom: ParallelPool vs EnvPool vs vizdoom's gymnasium wrapper
+    parallel-pool bench --case contention # async ParallelPool / EnvPool under competing load
 
-See docs/benchmarks.md for the method.
+Every contender of every case is built by runners.build (peers' envs by peers.py) and measured by measure.py, one
+worker process per measurement. See docs/benchmarks.md for the method, docs/architecture.md for the path from this
+command to a table row.
 """
 
 from __future__ import annotations
