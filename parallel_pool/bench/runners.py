@@ -349,6 +349,8 @@ def build(case: dict) -> Runner:
     env: Any  # each branch's own vector env
     if runner in ("parallel_pool", "envpool"):
         return _pool(case)
+    if runner == "noop":  # the harness alone: what the timed loop itself costs per call
+        return Calls(lambda _a: None, [None], 0, lambda: None, lambda: None)
     if runner == "ale_raw":
         return _ale_raw(case)
     if runner == "dm_control":

@@ -184,6 +184,7 @@ def measure_per_call(calls: int, repeats: int) -> dict:
         "ours": dict(one, runner="parallel_pool", call="step"),
         "arrays": dict(one, runner="parallel_pool", call="step_arrays"),
         "plain": dict(one, runner="for_loop", num_threads=0),
+        "loop": dict(one, runner="noop"),  # the timed loop's own cost per call, included in the three above
     }
     ts = array.array("d", bytes(8 * (calls + 1)))
     best = {name: math.inf for name in contenders}
@@ -203,6 +204,7 @@ def measure_per_call(calls: int, repeats: int) -> dict:
         "ratio": best["ours"] / best["plain"],
         "arrays_us": best["arrays"] * 1e6,
         "arrays_ratio": best["arrays"] / best["plain"],
+        "loop_us": best["loop"] * 1e6,
         "calls": calls,
         "repeats": repeats,
     }
@@ -219,7 +221,8 @@ def per_call_markdown(results: dict) -> list[str]:
             f"{pc['ratio']:.2f}× one plain gymnasium CartPole-v1 step ({pc['plain_us']:.2f} µs, `gymnasium.make` with "
             f"its wrappers, reset when done; goal ≤ 0.15×); the arrays-only call `step_arrays()` (the engine's "
             f"batch without gymnasium's tuple and info dict) {pc['arrays_us']:.2f} µs, {pc['arrays_ratio']:.2f}×; "
-            f"all in one process, alternating, best mean of {pc['repeats']} batches of {pc['calls']:,} calls.",
+            f"all in one process, alternating, best mean of {pc['repeats']} batches of {pc['calls']:,} calls"
+            + (f" (each includes the harness's own {pc['loop_us']:.2f} µs per call)." if "loop_us" in pc else "."),
             "",
         ]
 
