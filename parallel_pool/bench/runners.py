@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from parallel_pool.bench import peers
+from parallel_pool.bench.cases import TASKS
 
 NUM_ACTION_BATCHES = 64  # distinct random action batches, cycled through
 
@@ -185,9 +186,9 @@ def _make_pool(case: dict, lib_name: str) -> Any:
 
     lib = importlib.import_module(lib_name)  # parallel_pool or envpool: the same make() call, EnvPool's API
     n, b, t = case["num_envs"], case["batch_size"], case["num_threads"]
-    return lib.make(
-        case["task"], env_type="gymnasium", num_envs=n, batch_size=b, num_threads=t, seed=0, **case.get("config", {})
-    )
+    task = TASKS.get(case["task"])  # a throughput task's own config (cases.py), then the case's
+    config = {**(task.config if task is not None else {}), **case.get("config", {})}
+    return lib.make(case["task"], env_type="gymnasium", num_envs=n, batch_size=b, num_threads=t, seed=0, **config)
 
 
 def _pool(case: dict) -> Runner:
