@@ -10,12 +10,8 @@ parallel-pool bench [--case atari] [--quick] ...
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import sys
-import time
-
-import numpy as np
 
 PROG = "parallel-pool"
 
@@ -70,60 +66,46 @@ def task_info(task_id: str) -> int:
 
 
 # ---- demo ----------------------------------------------------------------------------------------------------
-def _random_actions(space, num_envs: int, batches: int = 64) -> list[np.ndarray]:
-    space.seed(0)
-    return [np.stack([space.sample() for _ in range(num_envs)]) for _ in range(batches)]
+def _measure(case: dict, seconds: float) -> float:
+    """Env steps per second of a case, built by the benchmark's one factory and timed by its one loop, in this
+    process (a demo, not a figure: no worker process to start per row)."""
+    from parallel_pool.bench.measure import measure_case
+
+    timing = {"warmup": min(0.5, seconds / 4), "duration": seconds, "repeats": 1}
+    return float(measure_case(case, timing, isolated=False)["steps_per_s"])
 
 
-def _rate(step, actions: list[np.ndarray], seconds: float) -> float:
-    """Env steps per second of `step(actions[i])`, called repeatedly for about `seconds`."""
-    i, t0 = 0, time.perf_counter()
-    while True:
-        step(actions[i % len(actions)])
-        i += 1
-        elapsed = time.perf_counter() - t0
-        if elapsed >= seconds:
-            return i * len(actions[0]) / elapsed
+def _gymnasium_row(case: dict, seconds: float) -> tuple[str, float, str]:
+    from parallel_pool.bench.peers import gymnasium_peer
 
-
-def _gymnasium_row(task: str, num_envs: int, seconds: float) -> tuple[str, float, str]:
-    from gymnasium.vector import SyncVectorEnv
-
-    from parallel_pool.peers import gymnasium_peer, make_env
-
-    peer, why_not = gymnasium_peer(task)
+    peer, why_not = gymnasium_peer(case["task"])
     if peer is None:
         return "gymnasium SyncVectorEnv", float("nan"), f"skipped: {why_not}"
     try:
-        env = SyncVectorEnv([functools.partial(make_env, peer) for _ in range(num_envs)])
+        rate = _measure(dict(case, runner="gym_sync"), seconds)
     except ImportError as e:  # an optional dependency of the gymnasium env (e.g. imageio for MuJoCo)
         return (
             "gymnasium SyncVectorEnv",
             float("nan"),
             (f'skipped: gymnasium\'s {peer.gym_id} needs {e.name} (pip install "parallel-pool[bench]")'),
         )
-    env.reset(seed=0)
-    rate = _rate(env.step, _random_actions(env.single_action_space, num_envs), seconds)
-    env.close()
     return "gymnasium SyncVectorEnv", rate, peer.note or peer.gym_id
 
 
-def _envpool_row(task: str, num_envs: int, seconds: float) -> tuple[str, float, str]:
+def _envpool_row(case: dict, seconds: float) -> tuple[str, float, str]:
     try:
         import envpool
     except ImportError:
         return "envpool (sync)", float("nan"), 'skipped: not installed (pip install "parallel-pool[bench]")'
-    if task not in envpool.list_all_envs():
-        return "envpool (sync)", float("nan"), f"skipped: EnvPool has no {task}"
-    env = envpool.make(task, env_type="gymnasium", num_envs=num_envs, seed=0)
-    env.reset()
-    rate = _rate(env.step, _random_actions(env.action_space, num_envs), seconds)  # EnvPool's space is one env's
-    env.close()
-    return "envpool (sync)", rate, task
+    if case["task"] not in envpool.list_all_envs():
+        return "envpool (sync)", float("nan"), f"skipped: EnvPool has no {case['task']}"
+    return "envpool (sync)", _measure(dict(case, runner="envpool"), seconds), case["task"]
 
 
 def demo(task: str = "CartPole-v1", num_envs: int = 8, seconds: float = 2.0) -> int:
     import parallel_pool
+    from parallel_pool.bench.runners import random_actions
+    from parallel_pool.schema import tree_map
 
     print(f"ParallelPool demo: {task}, {num_envs} envs, ~{seconds:g} s per measurement")
     try:
@@ -131,18 +113,13 @@ def demo(task: str = "CartPole-v1", num_envs: int = 8, seconds: float = 2.0) -> 
     except ValueError as e:
         raise SystemExit(f"{PROG} demo: {e}") from None
     env.reset()
-    actions = _random_actions(env.single_action_space, num_envs)
-    for a in actions[:5]:
+    for a in random_actions(env.single_action_space, num_envs, batches=5):
         obs, rew, term, trunc, info = env.step(a)
-    shape = {k: v.shape for k, v in obs.items()} if isinstance(obs, dict) else f"{obs.shape} {obs.dtype}"
-    print(f"  obs batch {shape}; info keys {sorted(info)}")
-    ours = _rate(env.step, actions, seconds)
     env.close()
-    rows = [
-        ("parallel_pool (sync)", ours, task),
-        _gymnasium_row(task, num_envs, seconds),
-        _envpool_row(task, num_envs, seconds),
-    ]
+    print(f"  obs batch {tree_map(lambda v: f'{v.shape} {v.dtype}', obs)}; info keys {sorted(info)}")
+    case = {"task": task, "mode": "sync", "num_envs": num_envs, "batch_size": num_envs, "num_threads": 0}
+    ours = _measure(dict(case, runner="parallel_pool"), seconds)
+    rows = [("parallel_pool (sync)", ours, task), _gymnasium_row(case, seconds), _envpool_row(case, seconds)]
     print(f"  {'runner':<26}{'steps/s':>12}{'ours / it':>12}  env")
     for name, rate, note in rows:
         measured = rate == rate  # not NaN

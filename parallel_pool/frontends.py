@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
 import dm_env
@@ -21,7 +22,7 @@ from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from parallel_pool.pool import BasePool
-from parallel_pool.schema import Schema
+from parallel_pool.schema import Schema, tree_map
 from parallel_pool.spec import AutoresetMode, EnvSpec
 
 
@@ -96,15 +97,11 @@ def _add_final(schema: Schema, arrays: Sequence[Any], info: dict[str, Any], done
     dense = xp is not np
     final = schema.obs(arrays, "final:")
     if dense:
-        final_obs = (
-            {k: _zero_where_not(xp, done, v) for k, v in final.items()}
-            if isinstance(final, dict)
-            else _zero_where_not(xp, done, final)
-        )
+        final_obs = tree_map(lambda v: _zero_where_not(xp, done, v), final)
     else:
         final_obs = np.full(len(done), None, dtype=object)
         for i in np.flatnonzero(done):
-            final_obs[i] = {k: v[i] for k, v in final.items()} if isinstance(final, dict) else final[i]
+            final_obs[i] = tree_map(itemgetter(i), final)
     final_info: dict[str, Any] = {
         "env_id": _zero_where_not(xp, done, arrays[schema.env_id]),
         "_env_id": done,
@@ -155,10 +152,6 @@ def dm_result(schema: Schema, arrays: Sequence[Any], state: type, players: type,
 # ---- rows of a full batch (sync pools) --------------------------------------------------------------------------
 
 
-def _tree(f: Any, *trees: Any) -> Any:
-    return {k: f(*(t[k] for t in trees)) for k in trees[0]} if isinstance(trees[0], dict) else f(*trees)
-
-
 def merge_rows(old: Any, old_owner: np.ndarray, new: Any, new_owner: np.ndarray) -> tuple[Any, np.ndarray]:
     """The rows of `old` with those of the envs in `new_owner` replaced by `new`, ordered by env id.
 
@@ -166,7 +159,7 @@ def merge_rows(old: Any, old_owner: np.ndarray, new: Any, new_owner: np.ndarray)
     keep = ~np.isin(old_owner, new_owner)
     owner = np.concatenate([old_owner[keep], new_owner])
     order = np.argsort(owner, kind="stable")
-    return _tree(lambda o, n: np.concatenate([o[keep], n])[order], old, new), owner[order]
+    return tree_map(lambda o, n: np.concatenate([o[keep], n])[order], old, new), owner[order]
 
 
 class _GymStyle(BasePool):
@@ -279,7 +272,7 @@ class _GymStyle(BasePool):
             full = np.zeros((self.num_envs,) + value.shape[1:], dtype=value.dtype)
             full[ids] = value
             info[key], info["_" + key] = full, mask.copy()
-        return (_tree(np.copy, full_obs), info)
+        return (tree_map(np.copy, full_obs), info)
 
 
 class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]

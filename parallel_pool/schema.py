@@ -10,13 +10,22 @@ numpy.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Field", "Schema", "action_list"]
+__all__ = ["Field", "Schema", "action_list", "tree_map"]
+
+
+def tree_map(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:
+    """`f` applied to an observation-like value, which is either one array or a dict of named arrays (an env with
+    several observation keys): f(tree), or {key: f(tree[key], *(r[key] for r in rest))}. With `rest`, f gets the
+    matching entries of every tree (all of the same form). The one place that knows the two forms."""
+    if isinstance(tree, dict):
+        return {k: f(v, *(r[k] for r in rest)) for k, v in tree.items()}
+    return f(tree, *rest)
 
 
 @dataclass(frozen=True)

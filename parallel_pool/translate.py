@@ -11,8 +11,9 @@ the same four things, and getting any of them wrong silently corrupts training:
 
 The engine implements gymnasium's SAME_STEP autoreset natively (``make(..., autoreset_mode="same_step")``): a finished
 env is reset inside the same call on the worker thread and the final observation/info come back as ``final_obs`` /
-``final_info``. `Translator` builds on that, so no extra engine call is ever made for a reset. Adapters only wire a
-`Translator` to their framework's base class (see ``parallel_pool.integrations``).
+``final_info``. `Translator` builds on that, so no extra engine call is ever made for a reset. The SB3 and Tianshou
+adapters only wire a `Translator` to their framework's base class; rl_games takes batched arrays and uses this
+module's batched helpers (`successor_obs`, `final_value`) instead (docs/architecture.md lists all five).
 
 For frameworks that reset finished envs themselves (Tianshou, dm_env-style loops), `Translator.step` also keeps each
 finished env's reset observation/info, and `Translator.reset(env_id)` hands them out without touching the engine
@@ -22,43 +23,46 @@ finished env's reset observation/info, and `Translator.reset(env_id)` hands them
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Translator", "Transition", "successor_obs"]
+from parallel_pool.schema import tree_map
+
+__all__ = ["Translator", "Transition", "final_value", "successor_obs"]
 
 
-def _rows(obs: Any, idx) -> Any:
-    return {k: v[idx] for k, v in obs.items()} if isinstance(obs, dict) else obs[idx]
-
-
-def _copy(obs: Any) -> Any:
-    return {k: np.array(v) for k, v in obs.items()} if isinstance(obs, dict) else np.array(obs)
-
-
-def _set_rows(obs: Any, idx, rows: Any) -> None:
-    if isinstance(obs, dict):
-        for k in obs:
-            obs[k][idx] = rows[k]
-    else:
-        obs[idx] = rows
-
-
-def _stack(items: list) -> Any:
-    if isinstance(items[0], dict):
-        return {k: np.stack([it[k] for it in items]) for k in items[0]}
-    return np.stack(items)
+def _stack(trees: Any) -> Any:
+    """Rows (each an array or a dict of arrays) stacked into one batch of the same form."""
+    return tree_map(lambda *rows: np.stack(rows), *trees)
 
 
 def successor_obs(obs: Any, final_obs: np.ndarray, done: np.ndarray) -> Any:
     """The true successor observation of each row of a same-step batch: `obs` (a copy), with the episode's final
     observation (`info["final_obs"]`) in the rows whose episode ended."""
-    out = _copy(obs)
+    out = tree_map(np.array, obs)  # a copy
     idx = np.flatnonzero(done)
+
+    def put(array: np.ndarray, rows: np.ndarray) -> None:
+        array[idx] = rows
+
     if len(idx):
-        _set_rows(out, idx, _stack([final_obs[i] for i in idx]))
+        tree_map(put, out, _stack([final_obs[i] for i in idx]))  # in place, key by key
     return out
+
+
+def final_value(info: dict, key: str, done: np.ndarray) -> np.ndarray | None:
+    """info[key] as of the step that ended each row's episode (None when the pool has no such key): same-step
+    autoreset puts the reset step's value in info and the final step's in info["final_info"]. The batched form of
+    what `Translator` puts into each finished row's record (rl_games takes batched infos)."""
+    if key not in info:
+        return None
+    value = info[key]
+    final = info.get("final_info", {})
+    if done.any() and key in final:
+        value = np.where(done.reshape((-1,) + (1,) * (np.ndim(value) - 1)), final[key], value)  # rows, any row shape
+    return value
 
 
 @dataclass
@@ -223,10 +227,7 @@ class Translator:
             records += self.records(info, self.batch_size)
             ids.append(info["env_id"])
         order = np.argsort(np.concatenate(ids), kind="stable")
-        if isinstance(parts[0], dict):
-            obs = {k: np.concatenate([p[k] for p in parts])[order] for k in parts[0]}
-        else:
-            obs = np.concatenate(parts)[order]
+        obs = tree_map(lambda *ps: np.concatenate(ps)[order], *parts)
         return obs, [records[i] for i in order]
 
     def step(self, actions: Any, env_id: Any = None) -> Transition:
@@ -288,7 +289,7 @@ class Translator:
             for i in range(n):
                 e = int(env_id[i])
                 if done[i]:
-                    self._pending[e] = (_copy(_rows(obs, i)), reset_infos[i])
+                    self._pending[e] = (tree_map(np.array, tree_map(itemgetter(i), obs)), reset_infos[i])
                 else:
                     self._pending.pop(e, None)
         return Transition(obs, next_obs, reward, terminated, truncated, env_id, infos, reset_infos)

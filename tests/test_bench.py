@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import parallel_pool
-from parallel_pool.bench import QUICK_TIMING, run, run_isolated
+from parallel_pool.bench import QUICK_TIMING, run
 from parallel_pool.bench.cases import TASKS, make_plan, thread_counts
-from parallel_pool.bench.measure import measure_case
+from parallel_pool.bench.measure import measure_case, run_isolated
 
 # the folder holding the parallel_pool this test imported (site-packages after `pip install .`, or the source tree
 # in a development build), so the CLI subprocesses run the same build
@@ -287,3 +287,102 @@ def test_case_vizdoom_quick(capsys):
     out = _bench_case(capsys, "--case", "vizdoom", "--quick", "--num-envs", "2")
     rows = re.findall(r"^(ParallelPool|EnvPool|gymnasium) .+? +([\d.]+) +[\d.]+ +[\d.]+$", out, re.M)
     assert rows and rows[0][0] == "ParallelPool" and all(float(sps) > 0 for _, sps in rows)
+
+
+# ---- the harness's shape: one package without import cycles, no program text run with `python -c` ----------------
+def _imports_of(path, pkg_root):
+    """parallel_pool modules (or packages) a file imports, anywhere in it (lazy imports inside functions count);
+    `from parallel_pool.x import y` counts as parallel_pool.x.y when y is a module, else as parallel_pool.x."""
+    import ast
+    import glob
+
+    def exists(mod: str) -> bool:
+        rel = os.path.join(pkg_root, *mod.split("."))
+        return bool(glob.glob(rel + ".py") + glob.glob(rel + ".*.so") + glob.glob(os.path.join(rel, "__init__.py")))
+
+    out = set()
+    for node in ast.walk(ast.parse(open(path).read())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("parallel_pool"):
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                out.add(sub if exists(sub) else node.module)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("parallel_pool") and exists(a.name))
+    return out
+
+
+def test_no_import_cycle_anywhere_in_the_package():
+    pkg_dir = os.path.dirname(os.path.abspath(parallel_pool.__file__))
+    root = os.path.dirname(pkg_dir)
+    graph = {}
+    for dirpath, _, files in os.walk(pkg_dir):
+        for f in files:
+            if f.endswith(".py"):
+                rel = os.path.relpath(os.path.join(dirpath, f), root)[: -len(".py")].split(os.sep)
+                name = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
+                graph[name] = _imports_of(os.path.join(dirpath, f), root) - {name}
+    assert "parallel_pool.bench.report" in graph and "parallel_pool.bench.suites.atari" in graph
+    state: dict[str, int] = {}
+
+    def visit(m, stack):
+        if state.get(m) == 1:
+            raise AssertionError(f"import cycle: {' -> '.join(stack + [m])}")
+        if state.get(m) != 2:
+            state[m] = 1
+            for dep in sorted(graph.get(m, ())):
+                visit(dep, stack + [m])
+            state[m] = 2
+
+    for m in sorted(graph):
+        visit(m, [])
+
+
+def test_no_program_text_run_with_python_c():
+    """Every process the harness starts runs a module (`python -m ...`): no Python program inside a string."""
+    pkg_dir = os.path.dirname(os.path.abspath(parallel_pool.__file__))
+    found = []
+    for dirpath, _, files in os.walk(pkg_dir):
+        for f in files:
+            if f.endswith(".py"):
+                text = open(os.path.join(dirpath, f)).read()
+                if re.search(r"""["']-c["']""", text):
+                    found.append(os.path.join(dirpath, f))
+    assert not found, found
+
+
+def test_load_generators_are_modules():
+    from parallel_pool.bench.suites.contention import load_commands, running
+
+    cmds = load_commands("spin2", 2) + load_commands("torch", 3)
+    assert all(c[1:3] == ["-m", "parallel_pool.bench.load"] for c in cmds)
+    assert cmds[-1][3:] == ["torch", "--threads", "3"]
+    import psutil
+
+    with running("spin1", 2):  # the spinner is a live process that burns CPU
+        kids = psutil.Process().children()
+        assert len(kids) == 1 and kids[0].cmdline()[1:4] == ["-m", "parallel_pool.bench.load", "spin"]
+        import time
+
+        kids[0].cpu_percent()
+        time.sleep(0.3)
+        assert kids[0].cpu_percent() > 10
+    assert not psutil.Process().children()  # stopped afterwards
+
+
+def test_one_factory_builds_every_peer_env():
+    """The Atari contenders of every case come from peers.py: the throughput runners, the demo and the suites."""
+    from parallel_pool.bench import peers, runners
+
+    pong, _ = peers.gymnasium_peer("Pong-v5")
+    if pong is None:
+        pytest.skip("ale-py not installed")
+    r = runners.build(
+        {"task": "Pong-v5", "runner": "for_loop", "mode": "sync", "num_envs": 1, "batch_size": 1, "num_threads": 0}
+    )
+    try:
+        ref = peers.make_atari_env(pong.gym_id)
+        assert r.envs[0].observation_space == ref.observation_space
+        assert r.envs[0].spec.id == ref.spec.id == "ALE/Pong-v5"
+        ref.close()
+    finally:
+        r.close()

@@ -136,8 +136,10 @@ def test_per_call_line_prefers_the_in_process_measurement():
     assert pc["ours_us"] > 0 and pc["plain_us"] > 0
     assert pc["ratio"] == pytest.approx(pc["ours_us"] / pc["plain_us"])
     assert pc["arrays_ratio"] == pytest.approx(pc["arrays_us"] / pc["plain_us"])
+    assert 0 < pc["loop_us"] < pc["arrays_us"]  # the harness's own cost per call, named in the line
     line = per_call_markdown({"cases": [], "per_call": pc})[0]
     assert f"{pc['ratio']:.2f}× one plain gymnasium" in line and "best mean of 2 batches of 50 calls" in line
+    assert f"includes the harness's own {pc['loop_us']:.2f} µs per call" in line
     assert (
         f"`step_arrays()` (the engine's batch without gymnasium's tuple and info dict) {pc['arrays_us']:.2f} µs" in line
     )

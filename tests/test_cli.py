@@ -14,8 +14,8 @@ import pytest
 
 import parallel_pool
 from parallel_pool import families
+from parallel_pool.bench.peers import gymnasium_peer, make_atari_env
 from parallel_pool.cli import main
-from parallel_pool.peers import gymnasium_peer, make_atari_env
 
 PKG_DIR = os.path.dirname(os.path.abspath(parallel_pool.__file__))
 ROW = re.compile(r"^  (?P<name>.+?)\s+(?P<rate>[\d,]+|-)\s+(?P<ratio>[\d.]+x|-)  (?P<note>.*)$")
@@ -225,7 +225,7 @@ def test_console_script(tmp_path):
 
 def test_demo_peer_with_a_missing_optional_dependency(capsys, monkeypatch):
     """gymnasium's MuJoCo envs need imageio: without it the gymnasium row is skipped and says so, no crash."""
-    import parallel_pool.peers as peers
+    import parallel_pool.bench.peers as peers
 
     def make_env(peer):
         raise ModuleNotFoundError("No module named 'imageio'", name="imageio")

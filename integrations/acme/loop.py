@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import time
+from operator import itemgetter
 from typing import Any
 
 import dm_env
@@ -11,6 +12,7 @@ import numpy as np
 
 from acme import core
 from acme.utils import counting, loggers
+from parallel_pool.schema import tree_map
 
 from .environment import BatchedEnvironment
 
@@ -18,7 +20,7 @@ __all__ = ["BatchedEnvironmentLoop"]
 
 
 def _row(tree: Any, i: int) -> Any:
-    return {k: v[i] for k, v in tree.items()} if isinstance(tree, dict) else tree[i]
+    return tree_map(itemgetter(i), tree)
 
 
 def _takes_env_id(method) -> bool:

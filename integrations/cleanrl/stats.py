@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from parallel_pool.translate import final_value
+
 
 class EpisodeStatistics:
     """Records the return and length of every *real* episode of a pool, batch by batch.
@@ -83,14 +85,8 @@ class EpisodeStatistics:
 
     def _final(self, info: dict, key: str, done: np.ndarray):
         """info[key] as of the step's own (final) state: with same-step autoreset a finished row's info is the
-        reset state's, and its final state is in info["final_info"]."""
-        value = info.get(key)
-        if value is None or not self.same_step or not done.any():
-            return value
-        final = info.get("final_info") or {}
-        if key not in final:
-            return value
-        return np.where(done, final[key], value)
+        reset state's, and its final state is in info["final_info"] (translate.final_value)."""
+        return final_value(info, key, done) if self.same_step else info.get(key)
 
     def _record(self, obs, reward, terminated, truncated, info):
         ids = info["env_id"]

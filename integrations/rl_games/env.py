@@ -17,25 +17,13 @@ import gymnasium as gym
 import numpy as np
 
 import parallel_pool
-from parallel_pool.translate import successor_obs
+from parallel_pool.translate import final_value, successor_obs
 from rl_games.common.ivecenv import IVecEnv
 
 __all__ = ["ParallelPoolRLGamesEnv"]
 
 # info keys the pool gives that are not per-row step results (or are re-exposed under rl_games' names)
 _SKIP_INFO = ("players", "final_obs", "final_info", "lives")
-
-
-def _final(info: dict, key: str, done: np.ndarray) -> np.ndarray | None:
-    """info[key] as of the step that ended each row's episode: same-step autoreset puts the reset step's value in
-    info and the final step's in info["final_info"]."""
-    if key not in info:
-        return None
-    value = info[key]
-    final = info.get("final_info", {})
-    if done.any() and key in final:
-        value = np.where(done.reshape((-1,) + (1,) * (np.ndim(value) - 1)), final[key], value)  # rows, any row shape
-    return value
 
 
 def _flatten(obs: dict, keys: list[str]) -> np.ndarray:
@@ -135,7 +123,7 @@ class ParallelPoolRLGamesEnv(IVecEnv):
     def step(self, actions: Any):
         obs, reward, terminated, truncated, info = self.pool.step(self._action(actions))
         done = terminated | truncated
-        infos = {k: _final(info, k, done) for k in info if not k.startswith("_") and k not in _SKIP_INFO}
+        infos = {k: final_value(info, k, done) for k in info if not k.startswith("_") and k not in _SKIP_INFO}
         infos["time_outs"] = truncated & ~terminated  # so dones & ~time_outs are the terminations
         final_obs = successor_obs(obs, info["final_obs"], done) if done.any() else obs
         infos["final_obs"] = self._obs(final_obs)
@@ -152,17 +140,17 @@ class ParallelPoolRLGamesEnv(IVecEnv):
         is given: the engine reports 0 lives all along for games without lives, which the observer would read as a
         game end on every step (rl_games' ENVPOOL vecenv deletes the key for the same reason)."""
         done = terminated | truncated
-        raw = _final(info, "reward", done)
+        raw = final_value(info, "reward", done)
         self._scores += reward if raw is None else raw
         infos["scores"] = self._scores.copy()
         game_end = done
         if self.has_lives:
-            game_over = _final(info, "terminated", done)  # Atari: the real game-over flag under episodic life
+            game_over = final_value(info, "terminated", done)  # Atari: the real game-over flag under episodic life
             if game_over is None:
-                lives = _final(info, "lives", done)
+                lives = final_value(info, "lives", done)
                 game_over = lives == 0 if lives is not None else np.ones_like(done)
             game_end = truncated | (terminated & game_over.astype(bool))
-            lives = _final(info, "lives", done)
+            lives = final_value(info, "lives", done)
             lives = np.ones(len(done), np.int32) if lives is None else np.maximum(lives, 1)
             infos["lives"] = np.where(game_end, 0, lives)
         self._scores[game_end] = 0.0

@@ -5,11 +5,13 @@ Wiring only: `parallel_pool.translate.Translator` does the work."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
+from parallel_pool.schema import tree_map
 from parallel_pool.translate import Translator
 
 _ENV_METHODS = ("get_state", "set_state", "reset")
@@ -124,10 +126,7 @@ class ParallelPoolVecEnv(VecEnv):
         obs, infos = self._tr.reset(env_id=ids, **method_kwargs)
         for row, i in enumerate(ids):
             self.reset_infos[i] = infos[row]
-        return [
-            (obs[row] if not isinstance(obs, dict) else {k: v[row] for k, v in obs.items()}, infos[row])
-            for row in range(len(ids))
-        ]
+        return [(tree_map(itemgetter(row), obs), infos[row]) for row in range(len(ids))]
 
     def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
         return [False for _ in self._get_indices(indices)]

@@ -14,24 +14,25 @@ The focused cases live in parallel_pool/bench/suites/ and take their own options
     parallel-pool bench --case xla        # env.xla() in jitted loops vs Python loops
     parallel-pool bench --case adapters   # per-step cost of the framework adapters
     parallel-pool bench --case dmc        # DeepMind Control Suite: ParallelPool vs EnvPool vs dm_control
+    parallel-pool bench --case vizdoom    # ViZDoom: ParallelPool vs EnvPool vs vizdoom's gymnasium wrapper
+    parallel-pool bench --case contention # async ParallelPool / EnvPool under competing load
 
-See docs/benchmarks.md for the method.
+Every contender of every case is built by runners.build (peers' envs by peers.py) and measured by measure.py, one
+worker process per measurement. See docs/benchmarks.md for the method, docs/architecture.md for the path from this
+command to a table row.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
-import signal
-import subprocess
 import sys
 import time
 
 from parallel_pool.bench.cases import DEFAULT_TASKS, QUICK_TASKS, RUNNERS, TASKS, case_label, make_plan
 
-__all__ = ["main", "run", "worker_env", "CASES", "FULL_TIMING", "QUICK_TIMING"]
+__all__ = ["main", "run", "CASES", "FULL_TIMING", "QUICK_TIMING"]
 
 # --case name -> the module whose main(argv, prog) runs it (None: the throughput benchmark of this module)
 CASES = {
@@ -47,51 +48,6 @@ CASES = {
 
 FULL_TIMING = {"warmup": 0.5, "duration": 1.0, "repeats": 5, "action_batches": 64}
 QUICK_TIMING = {"warmup": 0.02, "duration": 0.05, "repeats": 2, "action_batches": 64}
-
-
-def _package_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # the worker and any processes it started
-    except ProcessLookupError:
-        pass
-    proc.communicate()
-
-
-def worker_env() -> dict:
-    """The environment for a benchmark worker process: it imports this same parallel_pool (installed or source)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([_package_root()] + [p for p in [env.get("PYTHONPATH")] if p])
-    return env
-
-
-def run_isolated(case: dict, timing: dict, timeout: float) -> dict:
-    """Measure a case in a fresh Python process (clean peak RSS); errors and timeouts become {'error': ...}."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "parallel_pool.bench.measure"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=worker_env(),
-        cwd=_package_root(),  # `-m` puts the cwd first on sys.path: import this same package
-        start_new_session=True,
-    )
-    try:
-        out, err = proc.communicate(json.dumps({"case": case, "timing": timing}), timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        return {"error": f"timed out after {timeout:.0f} s"}
-    except BaseException:  # Ctrl-C: the worker runs in its own session and would not see it
-        _kill_group(proc)
-        raise
-    for line in reversed(out.splitlines()):
-        if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT ") :])
-    return {"error": f"worker exited with code {proc.returncode}: {(err or out).strip()[-500:]}"}
 
 
 def run(
@@ -118,7 +74,7 @@ def run(
     parallel_pool.bench.suites.contention), `memory` RSS per env at `memory_num_envs` envs (default 1000). A full
     run does all three; --quick only the limit and memory (at 16 envs)."""
     from parallel_pool.bench import report
-    from parallel_pool.bench.measure import measure_case
+    from parallel_pool.bench.measure import measure_case, run_isolated
 
     started = time.time()
     load_before = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
@@ -227,10 +183,11 @@ def main(argv: list[str] | None = None, prog: str = "parallel-pool bench") -> in
     pick = argparse.ArgumentParser(add_help=False)
     pick.add_argument("--case", choices=list(CASES), default="throughput")
     case, rest = pick.parse_known_args(argv)
-    if CASES[case.case] is not None:
+    module = CASES[case.case]
+    if module is not None:
         import importlib
 
-        return importlib.import_module(CASES[case.case]).main(rest, prog=f"{prog} --case {case.case}")
+        return importlib.import_module(module).main(rest, prog=f"{prog} --case {case.case}")
     return _throughput_main(rest, prog)
 
 

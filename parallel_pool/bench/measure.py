@@ -1,8 +1,12 @@
-"""Measure one case: build the runner, warm up, time several repeats, read CPU and memory.
+"""The one measurement of every benchmark: build a case's runner (runners.build), warm up, time several repeats of
+its loop, read CPU and memory.
 
-Run as `python -m parallel_pool.bench.measure` it is the worker process of an isolated measurement: it reads
-{"case": ..., "timing": ...} as JSON on stdin and prints one line `RESULT <json>` on stdout. Each case in its own
-fresh process keeps peak-RSS figures clean (no memory left over from an earlier case, no other library loaded).
+`run_isolated(case, timing)` runs it in a fresh worker process (`python -m parallel_pool.bench.measure` reads
+{"case": ..., "timing": ...} as JSON on stdin and prints one line `RESULT <json>` on stdout): each case in its own
+process keeps peak-RSS figures clean (no memory left over from an earlier case, no other library loaded) and keeps
+one contender's threads and imports away from the next. `measure_rounds` runs a table's contenders that way, round
+robin. Every figure of `parallel-pool bench` comes from here, except the bare C++ loop (limit.py) and the per-call
+figure, which is measured in one process on purpose (summary.measure_per_call says why) with the same runners.
 """
 
 from __future__ import annotations
@@ -14,9 +18,14 @@ import math
 import os
 import re
 import resource
+import signal
+import subprocess
 import sys
+import tempfile
 import time
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -114,8 +123,16 @@ def _prime(case: dict) -> None:
     gc.collect()
 
 
+def seconds_timing(seconds: float, warmup: float = 0.5) -> dict:
+    """Timing for about `seconds` of timed calls: repeats of at most 1 s each (their median is the figure), after a
+    warm-up of at most `warmup` s."""
+    repeats = max(1, math.ceil(seconds))
+    return {"warmup": min(warmup, seconds / 4), "duration": seconds / repeats, "repeats": repeats}
+
+
 def measure_case(case: dict, timing: dict, isolated: bool) -> dict:
-    """Measure `case` (see cases.py); timing = {"warmup": s, "duration": s per repeat, "repeats": n}.
+    """Measure `case` (see runners.py); timing = {"warmup": s, "duration": s per repeat, "repeats": n}, or "calls":
+    n calls per repeat instead of "duration".
     case["pin_cpu"]: run on one CPU only (threads created by the runner inherit the affinity)."""
     if case.get("pin_cpu") and hasattr(os, "sched_setaffinity"):
         before = os.sched_getaffinity(0)
@@ -130,10 +147,11 @@ def measure_case(case: dict, timing: dict, isolated: bool) -> dict:
 def _measure(case: dict, timing: dict, isolated: bool) -> dict:
     warnings.filterwarnings("ignore")
     t0 = time.perf_counter()
-    runners._import_deps(case["runner"], case["task"])
+    runners._import_deps(case)
     _prime(case)
-    warmup, duration, repeats = float(timing["warmup"]), float(timing["duration"]), int(timing["repeats"])
-    cap = max(1000, int(duration * 2_000_000))  # the Python loop cannot make more than ~2M calls/s
+    warmup, duration, repeats = float(timing["warmup"]), float(timing.get("duration", 0.0)), int(timing["repeats"])
+    fixed = int(timing.get("calls") or 0)  # a fixed number of calls per repeat instead of `duration` seconds
+    cap = max(1000, fixed or int(duration * 2_000_000))  # the Python loop cannot make more than ~2M calls/s
     ts = array.array("d", bytes(8 * (cap + 1)))  # timestamps, allocated and touched before the memory baseline
     lat = np.ones(cap)  # per-call latencies of one repeat, computed in place (np.ones: pages touched now)
     _cpu_seconds(), _children_memory()  # imports psutil and reads /proc once, before the baseline
@@ -158,7 +176,7 @@ def _measure(case: dict, timing: dict, isolated: bool) -> dict:
         if spent >= warmup:
             break
         n = min(2 * n, cap)
-    calls = int(min(cap, max(3, math.ceil(duration * rate))))
+    calls = fixed or int(min(cap, max(3, math.ceil(duration * rate))))
 
     rates, medians, p99s = [], [], []
     k50, k99 = (calls - 1) // 2, min(calls - 1, int(math.ceil(0.99 * calls)) - 1)
@@ -174,7 +192,7 @@ def _measure(case: dict, timing: dict, isolated: bool) -> dict:
 
     # memory: this process's peak since the baseline (or its current RSS) plus the children's
     if peak_ok:
-        own = _status_kib("VmHWM") * 1024 - base_rss
+        own = (_status_kib("VmHWM") or 0) * 1024 - base_rss
         mem_method = "peak RSS since baseline (VmHWM reset)"
     elif isolated:
         own = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base_rss, _rss() - base_rss)
@@ -210,7 +228,79 @@ def _measure(case: dict, timing: dict, isolated: bool) -> dict:
 def _frame_skip(case: dict) -> int:
     from parallel_pool.bench.cases import TASKS
 
-    return TASKS[case["task"]].frame_skip
+    task = TASKS.get(case["task"])
+    return 1 if task is None else task.frame_skip
+
+
+def _package_root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the worker and any processes it started
+    except ProcessLookupError:
+        pass
+    proc.communicate()
+
+
+def worker_env() -> dict:
+    """The environment of a benchmark worker process: it imports this same parallel_pool (installed or source)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([_package_root()] + [p for p in [env.get("PYTHONPATH")] if p])
+    return env
+
+
+def run_isolated(case: dict, timing: dict, timeout: float) -> dict:
+    """Measure a case in a fresh Python process (clean peak RSS); errors and timeouts become {'error': ...}."""
+    with tempfile.TemporaryDirectory(prefix="pp-bench-") as cwd:
+        # an empty working directory: `-m` puts the cwd first on sys.path, so nothing there shadows the package
+        # on PYTHONPATH, and files some engines write into their cwd (ViZDoom's _vizdoom.ini) go away with it
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "parallel_pool.bench.measure"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=worker_env(),
+            cwd=cwd,
+            start_new_session=True,
+        )
+        try:
+            out, err = proc.communicate(json.dumps({"case": case, "timing": timing}), timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            return {"error": f"timed out after {timeout:.0f} s"}
+        except BaseException:  # Ctrl-C: the worker runs in its own session and would not see it
+            _kill_group(proc)
+            raise
+    for line in reversed(out.splitlines()):
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT ") :])
+    return {"error": f"worker exited with code {proc.returncode}: {(err or out).strip()[-500:]}"}
+
+
+def measure_rounds(
+    contenders: dict[str, dict],
+    timing: dict,
+    rounds: int = 1,
+    timeout: float = 900.0,
+    progress: Callable[[str, int, dict], Any] | None = None,
+) -> dict[str, list[dict]]:
+    """{name: [one result per round]} for a table's contenders ({name: case}), each measurement in its own worker
+    process, round robin with the order reversed every other round (a burst of load from elsewhere hits every
+    contender alike). A failed measurement raises, naming the contender."""
+    results: dict[str, list[dict]] = {name: [] for name in contenders}
+    names = list(contenders)
+    for r in range(rounds):
+        for name in names if r % 2 == 0 else names[::-1]:
+            res = run_isolated(contenders[name], timing, timeout)
+            if "error" in res:
+                raise RuntimeError(f"{name}: {res['error']}\n{res.get('traceback', '')}")
+            results[name].append(res)
+            if progress is not None:
+                progress(name, r, res)
+    return results
 
 
 def worker_main() -> int:

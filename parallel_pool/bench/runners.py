@@ -1,9 +1,16 @@
-"""The runners: each builds one kind of vectorised env for a case, precomputes random actions, and steps it in a
-tight loop that writes one `time.perf_counter()` timestamp after every call.
+"""The one factory of contenders: `build(case)` makes whatever a case names (our pool, EnvPool, a gymnasium vector
+env over the peer env, ale_py's vector env or bare emulator, dm_control's loop, a framework adapter, a jitted
+env.xla() scan), precomputes random actions, and returns a `Runner`.
 
-Every runner's timed loop has the same shape (one call, one timestamp), so the loop's own cost is the same for all.
-A *call* is one `step(actions)` in sync mode, or one `recv()` + one `send(actions, env_id)` in async mode; it
-advances `steps_per_call` env steps (num_envs in sync mode, batch_size in async mode).
+Every runner's timed loop has the same shape (one call, one `time.perf_counter()` timestamp after it), and
+`parallel_pool.bench.measure` is the one place that drives it, so the loop's own cost is the same for all. A *call*
+is one `step(actions)` in sync mode, or one `recv()` + one `send(actions, env_id)` in async mode (other runners:
+their own unit, e.g. one jitted scan of `scan` batches); it advances `steps_per_call` env steps.
+
+A case is a plain dict (JSON, for the worker process): task, runner, mode, num_envs, batch_size, num_threads, and
+optionally `config` (extra make() keys, ParallelPool and EnvPool alike), `call` (how a pool's sync step is made:
+"step", "step_arrays", "send_recv", or "xla" for a jitted scan of `scan` batches), `binary_actions` (actions drawn
+from {0, 1}: ViZDoom's buttons) and `autoreset_mode` (gymnasium vector envs).
 """
 
 from __future__ import annotations
@@ -11,18 +18,22 @@ from __future__ import annotations
 import functools
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from parallel_pool.bench import peers
 from parallel_pool.bench.cases import TASKS
 
 NUM_ACTION_BATCHES = 64  # distinct random action batches, cycled through
 
 
-def random_actions(space, rows: int, seed: int = 0, batches: int = NUM_ACTION_BATCHES) -> list[np.ndarray]:
-    """`batches` arrays of `rows` random actions from a single-env gymnasium space (Discrete or Box)."""
+def random_actions(
+    space: Any, rows: int, seed: int = 0, batches: int = NUM_ACTION_BATCHES, binary: bool = False
+) -> list[np.ndarray]:
+    """`batches` arrays of `rows` random actions from a single-env gymnasium space (Discrete or Box); `binary`:
+    each entry 0 or 1 (a Box of buttons)."""
     import gymnasium as gym
 
     rng = np.random.default_rng(seed)
@@ -30,6 +41,8 @@ def random_actions(space, rows: int, seed: int = 0, batches: int = NUM_ACTION_BA
         lo = int(space.start)
         return [rng.integers(lo, lo + int(space.n), size=rows).astype(np.int32) for _ in range(batches)]
     if isinstance(space, gym.spaces.Box):
+        if binary:
+            return [rng.integers(0, 2, size=(rows,) + space.shape).astype(space.dtype) for _ in range(batches)]
         low = np.where(np.isfinite(space.low), space.low, -1.0)
         high = np.where(np.isfinite(space.high), space.high, 1.0)
         return [rng.uniform(low, high, size=(rows,) + space.shape).astype(space.dtype) for _ in range(batches)]
@@ -37,12 +50,14 @@ def random_actions(space, rows: int, seed: int = 0, batches: int = NUM_ACTION_BA
 
 
 class Runner:
+    """A contender, ready to be timed: `start()`, then `loop()` as often as the measurement wants, then `close()`."""
+
     steps_per_call: int = 1
 
     def start(self) -> None:
         """Reset, and for async runners put every env in flight."""
 
-    def loop(self, n: int, ts: list, offset: int = 0) -> None:
+    def loop(self, n: int, ts: Any, offset: int = 0) -> None:
         """Make `n` calls; ts[0] = time before the first, ts[i + 1] = time after call i."""
         raise NotImplementedError
 
@@ -50,36 +65,50 @@ class Runner:
         pass
 
 
-class SyncStep(Runner):
-    """Any vector env with `step(actions)`: ParallelPool/EnvPool sync, gymnasium vector envs, AtariVectorEnv."""
+class Calls(Runner):
+    """One callable per call, given the next action batch: `step(actions)` of any vector env (ParallelPool and
+    EnvPool sync, gymnasium's vector envs, AtariVectorEnv, the adapters) or a runner's own unit of work."""
 
-    def __init__(self, env, actions: list[np.ndarray], steps_per_call: int, reset: Callable[[], Any]):
-        self.env, self.actions, self.steps_per_call, self._reset = env, actions, steps_per_call, reset
+    def __init__(
+        self,
+        step: Callable[[Any], Any],
+        actions: Sequence[Any],
+        steps_per_call: int,
+        start: Callable[[], Any],
+        close: Callable[[], Any],
+    ):
+        self._step, self.actions, self.steps_per_call, self._start, self._close = (
+            step,
+            actions,
+            steps_per_call,
+            start,
+            close,
+        )
 
     def start(self) -> None:
-        self._reset()
+        self._start()
 
-    def loop(self, n: int, ts: list, offset: int = 0) -> None:
-        step, acts, k, pc = self.env.step, self.actions, len(self.actions), time.perf_counter
+    def loop(self, n: int, ts: Any, offset: int = 0) -> None:
+        step, acts, k, pc = self._step, self.actions, len(self.actions), time.perf_counter
         ts[0] = pc()
         for i in range(n):
             step(acts[(offset + i) % k])
             ts[i + 1] = pc()
 
     def close(self) -> None:
-        self.env.close()
+        self._close()
 
 
 class AsyncSendRecv(Runner):
     """EnvPool-style async: `recv()` the batch_size envs that finished first, `send` their next actions by env_id."""
 
-    def __init__(self, env, actions: list[np.ndarray], batch_size: int):
+    def __init__(self, env: Any, actions: list[np.ndarray], batch_size: int):
         self.env, self.actions, self.steps_per_call = env, actions, batch_size
 
     def start(self) -> None:
         self.env.async_reset()
 
-    def loop(self, n: int, ts: list, offset: int = 0) -> None:
+    def loop(self, n: int, ts: Any, offset: int = 0) -> None:
         recv, send, acts, k, pc = self.env.recv, self.env.send, self.actions, len(self.actions), time.perf_counter
         ts[0] = pc()
         for i in range(n):
@@ -94,13 +123,13 @@ class AsyncSendRecv(Runner):
 class AleAsync(Runner):
     """ale_py's AtariVectorEnv async: `send(actions)` goes to the envs of the last batch, then `recv()`."""
 
-    def __init__(self, env, actions: list[np.ndarray], batch_size: int):
+    def __init__(self, env: Any, actions: list[np.ndarray], batch_size: int):
         self.env, self.actions, self.steps_per_call = env, actions, batch_size
 
     def start(self) -> None:
         self.env.reset(seed=0)  # returns the first batch_size envs
 
-    def loop(self, n: int, ts: list, offset: int = 0) -> None:
+    def loop(self, n: int, ts: Any, offset: int = 0) -> None:
         recv, send, acts, k, pc = self.env.recv, self.env.send, self.actions, len(self.actions), time.perf_counter
         ts[0] = pc()
         for i in range(n):
@@ -125,7 +154,7 @@ class ForLoop(Runner):
         for i, e in enumerate(self.envs):
             e.reset(seed=i)
 
-    def loop(self, n: int, ts: list, offset: int = 0) -> None:
+    def loop(self, n: int, ts: Any, offset: int = 0) -> None:
         envs, acts, k, pc = self.envs, self.actions, len(self.actions), time.perf_counter
         ts[0] = pc()
         for i in range(n):
@@ -140,81 +169,203 @@ class ForLoop(Runner):
             e.close()
 
 
-# ---- gymnasium env factories (module level, so AsyncVectorEnv can pickle them under any start method) ----------
-def make_gym_env(task: str):
-    warnings.filterwarnings("ignore")
-    import gymnasium as gym
-
-    t = TASKS[task]
-    if t.gym_id.startswith("ALE/"):
-        import ale_py
-
-        gym.register_envs(ale_py)
-        from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
-
-        # EnvPool's Pong-v5 defaults: no sticky actions, 4-frame skip with max-pooling, 30 no-ops, 84x84 gray,
-        # 4 stacked frames, 27000 steps (108000 frames) per episode, no reward clipping, no episodic life
-        env = gym.make(
-            t.gym_id,
-            frameskip=1,
-            repeat_action_probability=0.0,
-            full_action_space=False,
-            max_num_frames_per_episode=108000,
-        )
-        env = AtariPreprocessing(
-            env,
-            noop_max=30,
-            frame_skip=4,
-            screen_size=84,
-            terminal_on_life_loss=False,
-            grayscale_obs=True,
-            scale_obs=False,
-        )
-        return FrameStackObservation(env, 4)
-    return gym.make(t.gym_id)
-
-
-def _import_deps(runner: str, task: str) -> None:
+def _import_deps(case: dict) -> None:
     """Import what a runner needs (before the memory baseline is taken, so imports do not count as env memory)."""
     import gymnasium  # noqa: F401  (spaces for the actions, and every baseline)
 
     import parallel_pool  # noqa: F401
 
-    if runner == "envpool":
+    if case["runner"] == "envpool":
         import envpool  # noqa: F401
-    if runner in ("gym_sync", "gym_async", "for_loop", "gym_native", "ale_vector"):
-        gym_id = TASKS[task].gym_id or ""
-        if gym_id.startswith("ALE/"):
-            import ale_py  # noqa: F401
-            import ale_py.vector_env  # noqa: F401
-        if gym_id.startswith(("Ant", "HalfCheetah")):
-            import gymnasium.envs.mujoco  # noqa: F401
-            import mujoco  # noqa: F401
+    if case.get("call") == "xla":
+        import jax  # noqa: F401
+
+
+def _make_pool(case: dict, lib_name: str) -> Any:
+    import importlib
+
+    lib = importlib.import_module(lib_name)  # parallel_pool or envpool: the same make() call, EnvPool's API
+    n, b, t = case["num_envs"], case["batch_size"], case["num_threads"]
+    task = TASKS.get(case["task"])  # a throughput task's own config (cases.py), then the case's
+    config = {**(task.config if task is not None else {}), **case.get("config", {})}
+    return lib.make(case["task"], env_type="gymnasium", num_envs=n, batch_size=b, num_threads=t, seed=0, **config)
+
+
+def _pool(case: dict) -> Runner:
+    """ParallelPool or EnvPool (the same make() call, EnvPool's API)."""
+    env = _make_pool(case, case["runner"])
+    n, b, call = case["num_envs"], case["batch_size"], case.get("call", "step")
+    single = getattr(env, "single_action_space", None)
+    single = env.action_space if single is None else single  # EnvPool's action_space is the single-env one
+    binary = bool(case.get("binary_actions"))
+    if call == "xla":
+        return _xla_scan(env, random_actions(single, b, binary=binary)[0], case)
+    if case["mode"] == "async":
+        return AsyncSendRecv(env, random_actions(single, b, binary=binary), b)
+    actions = random_actions(single, n, binary=binary)
+    if call == "send_recv":
+        send, recv = env.send, env.recv
+
+        def send_recv(a: np.ndarray) -> None:
+            send(a)
+            recv()
+
+        return Calls(send_recv, actions, n, env.reset, env.close)
+    step = {"step": env.step, "step_arrays": getattr(env, "step_arrays", None)}.get(call)
+    if step is None:
+        raise ValueError(f"a {case['runner']} pool has no call {call!r}")
+    return Calls(step, actions, n, env.reset, env.close)
+
+
+def _xla_scan(env: Any, action: np.ndarray, case: dict) -> Runner:
+    """One call = one jitted `lax.scan` of `scan` batches through env.xla(): `step` in sync mode, recv then send to
+    the received env ids in async mode (the same action every batch; the handle carries over between calls)."""
+    import jax
+    import jax.numpy as jnp
+
+    handle, recv, send, step = env.xla()
+    act = jnp.asarray(action)
+    length, async_ = int(case["scan"]), case["mode"] == "async"
+
+    def body(h: Any, _: Any) -> tuple[Any, None]:
+        if async_:
+            h, s = recv(h)
+            return send(h, act, s[-1]["env_id"]), None
+        h, _s = step(h, act)
+        return h, None
+
+    run = jax.jit(lambda h: jax.lax.scan(body, h, None, length=length)[0])
+    state = {"h": handle}
+
+    def one(_a: Any) -> None:
+        state["h"] = jax.block_until_ready(run(state["h"]))
+
+    spc = length * (case["batch_size"] if async_ else case["num_envs"])
+    return Calls(one, [None], spc, env.async_reset if async_ else env.reset, env.close)
+
+
+def _ale_raw(case: dict) -> Runner:
+    """One ALEInterface, 4 frames per step: the emulator alone (the physical limit of ale_py's own loop)."""
+    import ale_py
+    from ale_py import roms
+
+    import parallel_pool
+
+    ale = ale_py.ALEInterface()
+    ale.setLoggerMode(ale_py.LoggerMode.Error)
+    ale.setFloat("repeat_action_probability", 0.0)
+    rom = roms.get_rom_path(parallel_pool.make_spec(case["task"]).config_dict["task"])
+    if rom is None:
+        raise ValueError(f"ale_py has no ROM for {case['task']}")
+    ale.loadROM(rom)
+    legal = ale.getMinimalActionSet()
+    rng = np.random.default_rng(0)
+    actions = [legal[i] for i in rng.integers(0, len(legal), size=4096)]
+    act, game_over, reset = ale.act, ale.game_over, ale.reset_game
+
+    def step(a: Any) -> None:
+        for _ in range(4):
+            act(a)
+        if game_over():
+            reset()
+
+    return Calls(step, actions, 1, reset, lambda: None)
+
+
+def _dm_control(case: dict) -> Runner:
+    """dm_control's own env for the task, stepped one step per call in Python (how dm_control runs)."""
+    env = peers.make_dm_control_env(case["task"])
+    spec = env.action_spec()
+    rng = np.random.default_rng(0)
+    actions = list(rng.uniform(spec.minimum, spec.maximum, (NUM_ACTION_BATCHES, *spec.shape)))
+    env_step, env_reset = env.step, env.reset
+
+    def step(a: np.ndarray) -> None:
+        if env_step(a).last():
+            env_reset()
+
+    return Calls(step, actions, 1, env.reset, env.close)
+
+
+def _adapter(case: dict) -> Runner:
+    """The framework adapters (and the frameworks' own in-process vector envs over gymnasium's env), one batched
+    step per call; Tianshou's loop also resets the envs that finished, as Tianshou's collector does."""
+    import parallel_pool
+
+    runner, task, n = case["runner"], case["task"], case["num_envs"]
+    actions = random_actions(parallel_pool.make_spec(task).action_space, n)  # the same for every contender
+    if runner == "translator":
+        from parallel_pool.translate import Translator
+
+        tr = Translator.make(
+            task, num_envs=n, final_obs_key="terminal_observation", truncated_key="TimeLimit.truncated"
+        )
+        return Calls(tr.step, actions, n, tr.reset, tr.close)
+    if runner in ("sb3", "sb3_dummy"):
+        if runner == "sb3":
+            from parallel_pool.integrations.sb3 import ParallelPoolVecEnv
+
+            venv: Any = ParallelPoolVecEnv(task, num_envs=n)
+        else:
+            from stable_baselines3.common.vec_env import DummyVecEnv
+
+            venv = DummyVecEnv([functools.partial(peers.make_env, _peer(task))] * n)
+        return Calls(venv.step, actions, n, venv.reset, venv.close)
+    if runner in ("tianshou", "tianshou_dummy"):
+        if runner == "tianshou":
+            from parallel_pool.integrations.tianshou import ParallelPoolVectorEnv
+
+            venv = ParallelPoolVectorEnv(task, num_envs=n)
+        else:
+            from tianshou.env import DummyVectorEnv
+
+            venv = DummyVectorEnv([functools.partial(peers.make_env, _peer(task))] * n)
+        ids = np.arange(n)
+
+        def step(a: np.ndarray) -> None:
+            out = venv.step(a, ids)
+            done = np.flatnonzero(out[2] | out[3])
+            if len(done):
+                venv.reset(done)
+
+        return Calls(step, actions, n, venv.reset, venv.close)
+    raise ValueError(f"unknown runner {runner!r}")
+
+
+ADAPTER_RUNNERS = ("translator", "sb3", "sb3_dummy", "tianshou", "tianshou_dummy")
+
+
+def _peer(task: str) -> peers.Peer:
+    peer, why_not = peers.gymnasium_peer(task)
+    if peer is None:
+        raise ValueError(f"no gymnasium peer for {task}: {why_not}")
+    return peer
 
 
 def build(case: dict) -> Runner:
     """The runner for a case, created and ready for `start()`."""
     warnings.filterwarnings("ignore")
-    task, runner, mode = TASKS[case["task"]], case["runner"], case["mode"]
+    runner, mode, task = case["runner"], case["mode"], case["task"]
     n, b, t = case["num_envs"], case["batch_size"], case["num_threads"]
+    env: Any  # each branch's own vector env
     if runner in ("parallel_pool", "envpool"):
-        if runner == "parallel_pool":
-            import parallel_pool as lib
-        else:
-            import envpool as lib
-        config = {**task.config, **case.get("config", {})}
-        env = lib.make(task.id, env_type="gymnasium", num_envs=n, batch_size=b, num_threads=t, seed=0, **config)
-        single = getattr(env, "single_action_space", None)
-        single = env.action_space if single is None else single  # EnvPool's action_space is the single-env one
-        if mode == "sync":
-            return SyncStep(env, random_actions(single, n), n, env.reset)
-        return AsyncSendRecv(env, random_actions(single, b), b)
+        return _pool(case)
+    if runner == "noop":  # the harness alone: what the timed loop itself costs per call
+        return Calls(lambda _a: None, [None], 0, lambda: None, lambda: None)
+    if runner == "ale_raw":
+        return _ale_raw(case)
+    if runner == "dm_control":
+        return _dm_control(case)
+    if runner in ADAPTER_RUNNERS:
+        return _adapter(case)
     if runner == "ale_vector":
         from ale_py.vector_env import AtariVectorEnv
 
-        game = task.gym_id.split("/")[1].split("-")[0].lower()
+        import parallel_pool
+
+        # EnvPool's <Name>-v5 defaults, as peers.make_atari_env
         env = AtariVectorEnv(
-            game,
+            parallel_pool.make_spec(task).config_dict["task"],
             num_envs=n,
             batch_size=b,
             num_threads=t,
@@ -229,20 +380,24 @@ def build(case: dict) -> Runner:
         )
         actions = random_actions(env.single_action_space, b)
         if mode == "sync":
-            return SyncStep(env, actions, n, functools.partial(env.reset, seed=0))
+            return Calls(env.step, actions, n, functools.partial(env.reset, seed=0), env.close)
         return AleAsync(env, actions, b)
+    peer = _peer(task)
     if runner == "gym_native":
         import gymnasium as gym
 
-        env = gym.make_vec(task.gym_id, num_envs=n, vectorization_mode="vector_entry_point")
-        return SyncStep(env, random_actions(env.single_action_space, n), n, functools.partial(env.reset, seed=0))
+        env = gym.make_vec(peer.gym_id, num_envs=n, vectorization_mode="vector_entry_point")
+        actions = random_actions(env.single_action_space, n)
+        return Calls(env.step, actions, n, functools.partial(env.reset, seed=0), env.close)
     if runner in ("gym_sync", "gym_async"):
-        from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv
+        from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 
-        fns = [functools.partial(make_gym_env, case["task"]) for _ in range(n)]
-        env = SyncVectorEnv(fns) if runner == "gym_sync" else AsyncVectorEnv(fns)
-        return SyncStep(env, random_actions(env.single_action_space, n), n, functools.partial(env.reset, seed=0))
+        fns = [functools.partial(peers.make_env, peer) for _ in range(n)]
+        kind = SyncVectorEnv if runner == "gym_sync" else AsyncVectorEnv
+        env = kind(fns, autoreset_mode=AutoresetMode(case.get("autoreset_mode", "NextStep")))
+        actions = random_actions(env.single_action_space, n)
+        return Calls(env.step, actions, n, functools.partial(env.reset, seed=0), env.close)
     if runner == "for_loop":
-        envs = [make_gym_env(case["task"]) for _ in range(n)]
+        envs = [peers.make_env(peer) for _ in range(n)]
         return ForLoop(envs, random_actions(envs[0].action_space, n))
     raise ValueError(f"unknown runner {runner!r}")

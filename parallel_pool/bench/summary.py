@@ -35,7 +35,7 @@ def measure_limits(tasks: list[str], cores: int, seconds: float, repeats: int) -
 def measure_memory(engines: dict[str, list[str]], num_envs: int, cores: int, timeout: float) -> list[dict]:
     """Peak RSS per env at num_envs envs (sync, num_threads = cores) of each task's engines ({task: [runner, ...]}),
     each in a fresh process."""
-    from parallel_pool.bench import run_isolated
+    from parallel_pool.bench.measure import run_isolated
 
     rows = []
     for task, runners in engines.items():
@@ -91,10 +91,15 @@ def fractions(results: dict) -> dict:
     return out
 
 
-def _rate(x: float | None) -> str:
-    from parallel_pool.bench.report import _fmt_rate
-
-    return _fmt_rate(x)
+def fmt_rate(x: float | None) -> str:
+    """A rate for a table cell: 1.23M, 45.6K, 789, or — when there is none."""
+    if x is None or not math.isfinite(x):
+        return "—"
+    if x >= 1e6:
+        return f"{x / 1e6:.2f}M"
+    if x >= 1e3:
+        return f"{x / 1e3:.1f}K"
+    return f"{x:.0f}"
 
 
 def _loaded_cell(results: dict, task: str) -> str:
@@ -145,7 +150,7 @@ def summary_markdown(results: dict) -> list[str]:
             if c is None:
                 cells.append("—")
                 continue
-            v = f"{_rate(c['steps_per_s'])} @{c['num_envs']}"
+            v = f"{fmt_rate(c['steps_per_s'])} @{c['num_envs']}"
             extra = []
             if c.get("vs_envpool"):
                 extra.append(f"{c['vs_envpool']:.2f}×")
@@ -154,7 +159,7 @@ def summary_markdown(results: dict) -> list[str]:
             cells.append(v + (f" ({', '.join(extra)})" if extra else ""))
         bare = lim.get("bare_steps_per_s")
         lines.append(
-            f"| {task} | {family(task)} | {_rate(bare) if bare else '—'} | {_rate(lim['limit_steps_per_s'])} | "
+            f"| {task} | {family(task)} | {fmt_rate(bare) if bare else '—'} | {fmt_rate(lim['limit_steps_per_s'])} | "
             + " | ".join(cells)
             + f" | {_loaded_cell(results, task)} | {_memory_cell(results, task)} |"
         )
@@ -163,52 +168,43 @@ def summary_markdown(results: dict) -> list[str]:
 
 
 def measure_per_call(calls: int, repeats: int) -> dict:
-    """1-env CartPole-v1: one gymnasium front-end `step()`, one arrays-only `step_arrays()` of the same pool and one
-    plain gymnasium step (`gymnasium.make` with its wrappers, reset when done), measured in this process,
-    alternating, each the best (lowest) mean over `repeats` batches of `calls` calls. Calls of a few µs vary
-    several-fold between processes on a shared VM (the runner's isolated cases), while the best batch within one
-    process is steady."""
-    import time
+    """1-env CartPole-v1: one gymnasium front-end `step()`, one arrays-only `step_arrays()` of the same kind of pool
+    and one plain gymnasium step (`gymnasium.make` with its wrappers, reset when done: the for-loop runner at one
+    env), each built by runners.build and timed by its loop, in this process, alternating, each the best (lowest)
+    mean over `repeats` batches of `calls` calls. Calls of a few µs vary several-fold between processes on a shared
+    VM (the runner's isolated cases), while the best batch within one process is steady. One contender is alive at
+    a time (a second idle pool's worker threads would compete for the cores), so each batch builds its runner and
+    warms it up first."""
+    import array
 
-    import gymnasium
-    import numpy as np
+    from parallel_pool.bench import runners
 
-    import parallel_pool
-
-    ours = parallel_pool.make("CartPole-v1", env_type="gymnasium", num_envs=1, seed=0)
-    ours.reset()
-    action = np.zeros(1, dtype=np.int64)
-    plain = gymnasium.make("CartPole-v1")
-    plain.reset(seed=0)
-
-    def ours_step() -> None:
-        ours.step(action)
-
-    def arrays_step() -> None:
-        ours.step_arrays(action)
-
-    def plain_step() -> None:
-        _, _, terminated, truncated, _ = plain.step(0)
-        if terminated or truncated:
-            plain.reset()
-
-    best = {"ours": math.inf, "arrays": math.inf, "plain": math.inf}
-    try:
-        for _ in range(repeats):
-            for name, step in (("ours", ours_step), ("arrays", arrays_step), ("plain", plain_step)):
-                t0 = time.perf_counter()
-                for _ in range(calls):
-                    step()
-                best[name] = min(best[name], (time.perf_counter() - t0) / calls)
-    finally:
-        ours.close()
-        plain.close()
+    one = {"task": "CartPole-v1", "mode": "sync", "num_envs": 1, "batch_size": 1, "num_threads": 1}
+    contenders = {
+        "ours": dict(one, runner="parallel_pool", call="step"),
+        "arrays": dict(one, runner="parallel_pool", call="step_arrays"),
+        "plain": dict(one, runner="for_loop", num_threads=0),
+        "loop": dict(one, runner="noop"),  # the timed loop's own cost per call, included in the three above
+    }
+    ts = array.array("d", bytes(8 * (calls + 1)))
+    best = {name: math.inf for name in contenders}
+    for _ in range(repeats):
+        for name, case in contenders.items():
+            r = runners.build(case)
+            try:
+                r.start()
+                r.loop(min(calls, 1000), ts)  # warm-up: first-call costs, caches
+                r.loop(calls, ts)
+                best[name] = min(best[name], (ts[calls] - ts[0]) / calls)
+            finally:
+                r.close()
     return {
         "ours_us": best["ours"] * 1e6,
         "plain_us": best["plain"] * 1e6,
         "ratio": best["ours"] / best["plain"],
         "arrays_us": best["arrays"] * 1e6,
         "arrays_ratio": best["arrays"] / best["plain"],
+        "loop_us": best["loop"] * 1e6,
         "calls": calls,
         "repeats": repeats,
     }
@@ -225,7 +221,8 @@ def per_call_markdown(results: dict) -> list[str]:
             f"{pc['ratio']:.2f}× one plain gymnasium CartPole-v1 step ({pc['plain_us']:.2f} µs, `gymnasium.make` with "
             f"its wrappers, reset when done; goal ≤ 0.15×); the arrays-only call `step_arrays()` (the engine's "
             f"batch without gymnasium's tuple and info dict) {pc['arrays_us']:.2f} µs, {pc['arrays_ratio']:.2f}×; "
-            f"all in one process, alternating, best mean of {pc['repeats']} batches of {pc['calls']:,} calls.",
+            f"all in one process, alternating, best mean of {pc['repeats']} batches of {pc['calls']:,} calls"
+            + (f" (each includes the harness's own {pc['loop_us']:.2f} µs per call)." if "loop_us" in pc else "."),
             "",
         ]
 

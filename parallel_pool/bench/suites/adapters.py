@@ -2,27 +2,38 @@
 frameworks' own in-process vector envs over gymnasium's CartPole, in one run.
 
     parallel-pool bench --case adapters [--steps 20000] [--num-envs 8] [--quick]
+
+Each row is one measurement in its own worker process (parallel_pool.bench.measure): `--steps` batched steps
+after a warm-up; the figure is the mean time per batched step.
 """
 
 from __future__ import annotations
 
 import argparse
-import time
+import importlib.util
 
-import gymnasium as gym
-import numpy as np
+from parallel_pool.bench.measure import measure_rounds
 
-import parallel_pool
-from parallel_pool.translate import Translator
+TASK = "CartPole-v1"
 
 
-def bench(step, actions, steps):
-    for a in actions[:50]:
-        step(a)
-    t0 = time.perf_counter()
-    for i in range(steps):
-        step(actions[i % len(actions)])
-    return (time.perf_counter() - t0) / steps * 1e6
+def contenders(n: int) -> dict[str, dict]:
+    """{row name: case}; a framework that is not installed has no rows."""
+    base = {"task": TASK, "mode": "sync", "num_envs": n, "batch_size": n, "num_threads": 0}
+    out = {
+        "parallel_pool gymnasium front-end (same_step)": dict(
+            base, runner="parallel_pool", config={"autoreset_mode": "same_step"}
+        ),
+        "Translator.step (per-env records)": dict(base, runner="translator"),
+    }
+    if importlib.util.find_spec("stable_baselines3") is not None:
+        out["SB3 ParallelPoolVecEnv.step"] = dict(base, runner="sb3")
+        out["SB3 DummyVecEnv(gymnasium CartPole).step"] = dict(base, runner="sb3_dummy")
+    if importlib.util.find_spec("tianshou") is not None:
+        out["Tianshou ParallelPoolVectorEnv.step (+reset of done)"] = dict(base, runner="tianshou")
+        out["Tianshou DummyVectorEnv(gymnasium CartPole).step (+reset)"] = dict(base, runner="tianshou_dummy")
+    out["gymnasium SyncVectorEnv (same_step)"] = dict(base, runner="gym_sync", autoreset_mode="SameStep")
+    return out
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
@@ -34,62 +45,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     if args.quick:
         args.steps = 200
     n = args.num_envs
-    actions = np.random.default_rng(0).integers(0, 2, (1000, n))
-    rows = []
-
-    pool = parallel_pool.make("CartPole-v1", num_envs=n, autoreset_mode="same_step")
-    pool.reset()
-    rows.append(("parallel_pool gymnasium front-end (same_step)", bench(lambda a: pool.step(a), actions, args.steps)))
-    tr = Translator.make(
-        "CartPole-v1", num_envs=n, final_obs_key="terminal_observation", truncated_key="TimeLimit.truncated"
-    )
-    tr.reset()
-    rows.append(("Translator.step (per-env records)", bench(tr.step, actions, args.steps)))
-    try:
-        from stable_baselines3.common.vec_env import DummyVecEnv
-
-        from parallel_pool.integrations.sb3 import ParallelPoolVecEnv
-
-        v = ParallelPoolVecEnv("CartPole-v1", num_envs=n)
-        v.reset()
-        rows.append(("SB3 ParallelPoolVecEnv.step", bench(v.step, actions, args.steps)))
-        d = DummyVecEnv([lambda: gym.make("CartPole-v1") for _ in range(n)])
-        d.reset()
-        rows.append(("SB3 DummyVecEnv(gymnasium CartPole).step", bench(d.step, actions, args.steps)))
-    except ImportError:
-        pass
-    try:
-        from tianshou.env import DummyVectorEnv
-
-        from parallel_pool.integrations.tianshou import ParallelPoolVectorEnv
-
-        ids = np.arange(n)
-
-        def ts_step(venv):
-            def step(a):
-                out = venv.step(a, ids)
-                done = np.flatnonzero(out[2] | out[3])
-                if len(done):
-                    venv.reset(done)
-
-            return step
-
-        t = ParallelPoolVectorEnv("CartPole-v1", num_envs=n)
-        t.reset()
-        rows.append(("Tianshou ParallelPoolVectorEnv.step (+reset of done)", bench(ts_step(t), actions, args.steps)))
-        dt = DummyVectorEnv([lambda: gym.make("CartPole-v1") for _ in range(n)])
-        dt.reset()
-        rows.append(
-            ("Tianshou DummyVectorEnv(gymnasium CartPole).step (+reset)", bench(ts_step(dt), actions, args.steps))
-        )
-    except ImportError:
-        pass
-    g = gym.vector.SyncVectorEnv(
-        [lambda: gym.make("CartPole-v1") for _ in range(n)], autoreset_mode=gym.vector.AutoresetMode.SAME_STEP
-    )
-    g.reset(seed=0)
-    rows.append(("gymnasium SyncVectorEnv (same_step)", bench(g.step, actions, args.steps)))
-    print(f"CartPole-v1, {n} envs, {args.steps} steps each; microseconds per batched step")
-    for name, us in rows:
+    runs = measure_rounds(contenders(n), {"warmup": 0.05, "calls": args.steps, "repeats": 1})
+    print(f"{TASK}, {n} envs, {args.steps} steps each; microseconds per batched step")
+    for name, res in runs.items():
+        us = res[0]["steps_per_call"] / res[0]["steps_per_s"] * 1e6  # the mean time of one call
         print(f"  {name:60s} {us:8.1f} us")
     return 0

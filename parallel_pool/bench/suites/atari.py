@@ -14,182 +14,45 @@ actions. RSS per env: resident memory added by creating, resetting and stepping 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
-import subprocess
-import sys
 import time
 
-WORKER = r"""
-import json, os, sys, time
-import numpy as np
-kind, task, seconds, cfg = sys.argv[1], sys.argv[2], float(sys.argv[3]), json.loads(sys.argv[4])
-import parallel_pool
-rom = parallel_pool.make_spec(task).config.task
-rng = np.random.default_rng(0)
-out = {}
-
-cpu0 = wall0 = 0.0
-
-
-def mark():
-    # start of the timed part: CPU time (this process and its reaped children) and wall time from here
-    global cpu0, wall0
-    import resource
-    ru = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
-    cpu0 = sum(r.ru_utime + r.ru_stime for r in ru)
-    wall0 = time.perf_counter()
-    return wall0
-
-
-def rss():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-def run_pool(env, n, batch):
-    acts = rng.integers(0, env_actions(env), size=(4096, max(batch, 1))).astype(np.int32)
-    steps = calls = 0
-    if batch == n:  # sync
-        env.reset()
-        t0 = mark()
-        while time.perf_counter() - t0 < seconds:
-            env.step(acts[calls % 4096, :n])
-            calls += 1
-            steps += n
-    else:
-        env.async_reset()
-        t0 = mark()
-        while time.perf_counter() - t0 < seconds:
-            obs, r, te, tr, info = env.recv()
-            ids = info["env_id"]
-            env.send(acts[calls % 4096, :len(ids)], ids)
-            calls += 1
-            steps += len(ids)
-    dt = time.perf_counter() - t0
-    return steps / dt, dt / calls
-
-def env_actions(env):
-    sp = getattr(env, "single_action_space", None) or env.action_space
-    return sp.n
-
-if kind == "raw":  # one ALEInterface, 4 frames per step: the emulator alone
-    import ale_py
-    from ale_py import roms
-    ale = ale_py.ALEInterface()
-    ale.setLoggerMode(ale_py.LoggerMode.Error)
-    ale.setFloat("repeat_action_probability", 0.0)
-    ale.loadROM(roms.get_rom_path(rom))
-    acts = ale.getMinimalActionSet()
-    idx = rng.integers(0, len(acts), size=4096)
-    steps = 0
-    t0 = mark()
-    while time.perf_counter() - t0 < seconds:
-        a = acts[idx[steps % 4096]]
-        for _ in range(4):
-            ale.act(a)
-        if ale.game_over():
-            ale.reset_game()
-        steps += 1
-    dt = time.perf_counter() - t0
-    out = {"sps": steps / dt, "call_us": dt / steps * 1e6}
-elif kind in ("pp", "envpool"):
-    n, batch = cfg["num_envs"], cfg.get("batch_size", cfg["num_envs"])
-    kw = dict(cfg)
-    if kind == "pp":
-        import parallel_pool as lib
-        mk = lambda: lib.make(task, env_type="gymnasium", **kw)
-    else:
-        import envpool as lib
-        mk = lambda: lib.make(task, env_type="gymnasium", **kw)
-    if cfg.get("rss"):
-        kw.pop("rss")
-        import gc
-        gc.collect()
-        before = rss()
-        env = mk()
-        env.reset()
-        for i in range(100):
-            env.step(rng.integers(0, env_actions(env), size=n).astype(np.int32))
-        out = {"rss_per_env_mb": (rss() - before) / n / 2**20}
-    else:
-        env = mk()
-        sps, call = run_pool(env, n, batch)
-        out = {"sps": sps, "call_us": call * 1e6}
-elif kind == "ale_vector":
-    from ale_py.vector_env import AtariVectorEnv
-    n, batch = cfg["num_envs"], cfg.get("batch_size", cfg["num_envs"])
-    env = AtariVectorEnv(rom, num_envs=n, batch_size=0 if batch == n else batch, reward_clipping=False)
-    acts = rng.integers(0, env.single_action_space.n, size=(4096, batch)).astype(np.int32)
-    steps = calls = 0
-    env.reset()
-    t0 = mark()
-    if batch == n:
-        while time.perf_counter() - t0 < seconds:
-            env.step(acts[calls % 4096])
-            calls += 1
-            steps += n
-    else:
-        env.send(acts[0])  # ALE's async API: send to the envs of the last batch, then recv
-        while time.perf_counter() - t0 < seconds:
-            env.recv()
-            env.send(acts[calls % 4096])
-            calls += 1
-            steps += batch
-        env.recv()
-    dt = time.perf_counter() - t0
-    out = {"sps": steps / dt, "call_us": dt / calls * 1e6}
-elif kind == "gym_async":
-    import gymnasium as gym, ale_py
-    from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
-    gym.register_envs(ale_py)
-    n = cfg["num_envs"]
-    def make():
-        import gymnasium as gym, ale_py
-        from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
-        gym.register_envs(ale_py)
-        e = gym.make("ALE/" + task, frameskip=1, repeat_action_probability=0.0)
-        return FrameStackObservation(AtariPreprocessing(e, noop_max=30, frame_skip=4, screen_size=84), 4)
-    env = gym.vector.AsyncVectorEnv([make] * n)
-    env.reset(seed=0)
-    acts = rng.integers(0, env.single_action_space.n, size=(4096, n))
-    steps = calls = 0
-    t0 = mark()
-    while time.perf_counter() - t0 < seconds:
-        env.step(acts[calls % 4096])
-        calls += 1
-        steps += n
-    dt = time.perf_counter() - t0
-    env.close()
-    out = {"sps": steps / dt, "call_us": dt / calls * 1e6}
-import resource
-ru = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
-out["cpu_s"] = sum(r.ru_utime + r.ru_stime for r in ru) - cpu0
-out["wall_s"] = time.perf_counter() - wall0
-print("RESULT " + json.dumps(out))
-"""
-
-
-def measure(kind: str, task: str, seconds: float, cfg: dict) -> dict:
-    from parallel_pool.bench import worker_env
-
-    p = subprocess.run(
-        [sys.executable, "-c", WORKER, kind, task, str(seconds), json.dumps(cfg)],
-        capture_output=True,
-        text=True,
-        timeout=seconds * 20 + 120,
-        env=worker_env(),
-    )
-    for line in p.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[7:])
-    raise RuntimeError(f"{kind} {cfg} failed:\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}")
+from parallel_pool.bench.measure import measure_rounds, seconds_timing
 
 
 def have(module: str) -> bool:
-    import importlib.util
-
     return importlib.util.find_spec(module) is not None
+
+
+def contenders(task: str, cores: int) -> dict[str, dict]:
+    """{name: case} of every contender this machine can run (runners.build makes each)."""
+
+    def case(runner: str, n: int, batch: int | None = None, threads: int = 0) -> dict:
+        b = n if batch is None else batch
+        mode = "sync" if b == n else "async"
+        return {"task": task, "runner": runner, "mode": mode, "num_envs": n, "batch_size": b, "num_threads": threads}
+
+    out = {RAW: case("ale_raw", 1)}
+    out["ParallelPool 1 env"] = case("parallel_pool", 1)
+    out["ParallelPool sync 8 envs"] = case("parallel_pool", 8)
+    out[OURS] = case("parallel_pool", 16, 8)
+    if have("envpool"):
+        out["EnvPool 1 env"] = case("envpool", 1)
+        out["EnvPool sync 8 envs"] = case("envpool", 8)
+        out["EnvPool async 16 envs, batch 8"] = case("envpool", 16, 8)
+        out[f"EnvPool async 16/8, num_threads={cores}"] = case("envpool", 16, 8, cores)
+    if have("ale_py"):
+        out["ale_py AtariVectorEnv 8 envs"] = case("ale_vector", 8)
+        out["ale_py AtariVectorEnv async 16, batch 8"] = case("ale_vector", 16, 8)
+        out["gymnasium AsyncVectorEnv 8 envs"] = case("gym_async", 8)
+    return out
+
+
+RAW = "ALEInterface, 1 env (raw emulation)"
+OURS = "ParallelPool async 16 envs, batch 8"
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
@@ -209,59 +72,39 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     if args.quick:
         args.seconds, args.rounds = 0.2, 1
     cores = os.cpu_count() or 1
-
-    contenders = [("raw", "ALEInterface, 1 env (raw emulation)", {})]
-    contenders += [
-        ("pp", "ParallelPool 1 env", {"num_envs": 1}),
-        ("pp", "ParallelPool sync 8 envs", {"num_envs": 8}),
-        ("pp", "ParallelPool async 16 envs, batch 8", {"num_envs": 16, "batch_size": 8}),
-    ]
-    if have("envpool"):
-        contenders += [
-            ("envpool", "EnvPool 1 env", {"num_envs": 1}),
-            ("envpool", "EnvPool sync 8 envs", {"num_envs": 8}),
-            ("envpool", "EnvPool async 16 envs, batch 8", {"num_envs": 16, "batch_size": 8}),
-            (
-                "envpool",
-                f"EnvPool async 16/8, num_threads={cores}",
-                {"num_envs": 16, "batch_size": 8, "num_threads": cores},
-            ),
-        ]
-    if have("ale_py"):
-        contenders += [
-            ("ale_vector", "ale_py AtariVectorEnv 8 envs", {"num_envs": 8}),
-            ("ale_vector", "ale_py AtariVectorEnv async 16, batch 8", {"num_envs": 16, "batch_size": 8}),
-            ("gym_async", "gymnasium AsyncVectorEnv 8 envs", {"num_envs": 8}),
-        ]
-
+    named = contenders(args.task, cores)
     if args.only:
         keys = [k.strip() for k in args.only.split(",")]
-        contenders = [c for c in contenders if c[0] == "raw" or any(k in c[1] for k in keys)]
+        named = {name: c for name, c in named.items() if name == RAW or any(k in name for k in keys)}
+    timing = seconds_timing(args.seconds)
+
+    def show(name: str, r: int, res: dict) -> None:
+        print(f"  round {r + 1}: {name:45s} {res['steps_per_s']:9.0f} steps/s", flush=True)
+
     load_before = os.getloadavg()
-    results: dict[str, list[dict]] = {name: [] for _, name, _ in contenders}
     t_start = time.time()
-    for r in range(args.rounds):
-        for kind, name, cfg in contenders:
-            res = measure(kind, args.task, args.seconds, cfg)
-            results[name].append(res)
-            print(f"  round {r + 1}: {name:45s} {res['sps']:9.0f} steps/s", flush=True)
-    rss = {}
-    for kind in ("pp", "envpool"):
-        if kind == "envpool" and not have("envpool"):
-            continue
-        rss[kind] = measure(kind, args.task, 0, {"num_envs": 16, "rss": True})["rss_per_env_mb"]
+    results = measure_rounds(named, timing, args.rounds, timeout=args.seconds * 20 + 180, progress=show)
+    # memory: resident memory added by creating, resetting and stepping the pool's 16 envs (the async case), per env
+    rss = {
+        lib: statistics.median(x["mem_per_env_bytes"] for x in results[name]) / 2**20
+        for lib, name in (("pp", OURS), ("envpool", "EnvPool async 16 envs, batch 8"))
+        if name in results
+    }
     load_after = os.getloadavg()
 
-    med = {name: statistics.median(x["sps"] for x in v) for name, v in results.items()}
-    best = {name: max(x["sps"] for x in v) for name, v in results.items()}
-    call = {name: statistics.median(x["call_us"] for x in v) for name, v in results.items()}
+    med = {name: statistics.median(x["steps_per_s"] for x in v) for name, v in results.items()}
+    best = {name: max(x["steps_per_s"] for x in v) for name, v in results.items()}
+    # mean time per call (a call of an async pool often returns at once: its median says little)
+    call = {
+        name: statistics.median(x["steps_per_call"] / x["steps_per_s"] * 1e6 for x in v) for name, v in results.items()
+    }
     # load-robust view: steps per CPU-second (all threads and child processes) and cores kept busy
     per_cpu = {
-        name: statistics.median(x["sps"] * x["wall_s"] / max(x["cpu_s"], 1e-9) for x in v)
+        name: statistics.median(x["steps_per_s"] / max(x["cpu_cores_used"], 1e-9) for x in v)
         for name, v in results.items()
     }
-    busy = {name: statistics.median(x["cpu_s"] / x["wall_s"] for x in v) for name, v in results.items()}
-    raw_name = "ALEInterface, 1 env (raw emulation)"
+    busy = {name: statistics.median(x["cpu_cores_used"] for x in v) for name, v in results.items()}
+    raw_name = RAW
     print(
         f"\n{args.task}, {cores} cores, {args.rounds} rounds x {args.seconds:.0f} s, "
         f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} "
@@ -277,7 +120,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
             f"{per_cpu[name]:11.0f} {per_cpu[name] / per_cpu[raw_name]:6.2f} {busy[name]:10.2f}"
         )
     limit = cores * med[raw_name]
-    ours = med.get("ParallelPool async 16 envs, batch 8", float("nan"))
+    ours = med.get(OURS, float("nan"))
     print(f"\nphysical limit (cores x raw): {limit:.0f} steps/s")
     ratios = {"ParallelPool async / physical limit (target >= 0.9)": ours / limit}
     pairs = [

@@ -16,36 +16,20 @@ Engines run async: num_envs = 4 x cores (at least 16; --num-envs), batch_size = 
 from __future__ import annotations
 
 import argparse
-import array
 import os
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from parallel_pool.bench.cases import available_cores
+from parallel_pool.bench.measure import run_isolated, worker_env
 
 TASKS = ("Ant-v5", "HalfCheetah-v5", "Pong-v5")
 LOADS = ("quiet", "spin1", "spin2", "spin4", "torch")
-
-_SPIN = "while True:\n    pass\n"
-_TORCH = """
-import torch
-torch.set_num_threads({threads})
-torch.manual_seed(0)
-net = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512), torch.nn.ReLU(),
-                          torch.nn.Linear(512, 64))
-opt = torch.optim.Adam(net.parameters(), lr=1e-4)
-x = torch.randn(512, 256)
-print("ready", flush=True)
-while True:
-    loss = net(x).pow(2).mean()
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
-"""
 
 
 def default_loads() -> list[str]:
@@ -59,10 +43,11 @@ def load_commands(load: str, cores: int) -> list[list[str]]:
     """The processes of a load shape (empty for "quiet")."""
     if load == "quiet":
         return []
+    gen = [sys.executable, "-m", "parallel_pool.bench.load"]
     if load.startswith("spin") and load[4:].isdigit():
-        return [[sys.executable, "-c", _SPIN] for _ in range(int(load[4:]))]
+        return [gen + ["spin"] for _ in range(int(load[4:]))]
     if load == "torch":
-        return [[sys.executable, "-c", _TORCH.format(threads=cores)]]
+        return [gen + ["torch", "--threads", str(cores)]]
     raise ValueError(f"unknown load {load!r}; choose quiet, spinN (N processes) or torch")
 
 
@@ -70,13 +55,13 @@ def load_commands(load: str, cores: int) -> list[list[str]]:
 def running(load: str, cores: int) -> Iterator[None]:
     """Start the load's processes, wait until each runs, stop them afterwards."""
     procs = [
-        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=worker_env())
         for cmd in load_commands(load, cores)
     ]
     try:
         for p, cmd in zip(procs, load_commands(load, cores)):
             # torch's load says "ready" once torch is imported and the model built
-            if "torch" in cmd[-1] and p.stdout is not None and p.stdout.readline().strip() != "ready":
+            if "torch" in cmd and p.stdout is not None and p.stdout.readline().strip() != "ready":
                 raise RuntimeError(f"the {load!r} load did not start (is torch installed?)")
         time.sleep(0.2)  # let the spinners reach their steady state
         yield
@@ -88,24 +73,13 @@ def running(load: str, cores: int) -> Iterator[None]:
 
 
 def async_rate(runner: str, task: str, num_envs: int, batch: int, threads: int, seconds: float) -> float:
-    """Async env steps/s of one engine (fresh pool, 0.3 s warm-up, then `seconds` of recv/send calls)."""
-    from parallel_pool.bench import runners
-
+    """Async env steps/s of one engine: a fresh pool in its own worker process, 0.3 s warm-up, then `seconds` of
+    recv/send calls (the harness's one measurement)."""
     case = {"task": task, "runner": runner, "mode": "async", "num_envs": num_envs, "batch_size": batch}
-    r = runners.build(dict(case, num_threads=threads))
-    try:
-        r.start()
-        ts = array.array("d", bytes(8 * 65))
-        t_end = time.perf_counter() + 0.3
-        while time.perf_counter() < t_end:
-            r.loop(8, ts)
-        calls, t0, t_end = 0, time.perf_counter(), time.perf_counter() + seconds
-        while time.perf_counter() < t_end:
-            r.loop(8, ts)
-            calls += 8
-        return calls * r.steps_per_call / (time.perf_counter() - t0)
-    finally:
-        r.close()
+    res = run_isolated(dict(case, num_threads=threads), {"warmup": 0.3, "duration": seconds, "repeats": 1}, 300.0)
+    if "error" in res:
+        raise RuntimeError(f"{runner} {task} under load: {res['error']}")
+    return float(res["steps_per_s"])
 
 
 def default_num_envs(cores: int) -> int:
@@ -113,20 +87,20 @@ def default_num_envs(cores: int) -> int:
 
 
 def measure(
-    tasks,
-    loads,
+    tasks: list[str],
+    loads: list[str],
     repeats: int = 3,
     seconds: float = 1.0,
     cores: int | None = None,
     num_envs: int | None = None,
-    progress=None,
-) -> list:
+    progress: Callable[[dict], Any] | None = None,
+) -> list[dict]:
     """One row per (task, load): each engine's median async steps/s and the ratio ParallelPool / EnvPool."""
     cores = cores or available_cores()
     num_envs = num_envs or default_num_envs(cores)
     batch = num_envs // 2
     engines = ["parallel_pool", "envpool"]
-    rows = []
+    rows: list[dict] = []
     for task in tasks:
         for load in loads:
             rates: dict[str, list[float]] = {e: [] for e in engines}

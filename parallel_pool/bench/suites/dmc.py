@@ -6,47 +6,22 @@ Columns (steps/s = env steps per second, all envs together):
   parallel_pool, envpool   num_envs=16, batch_size=8, recv()/send() in a loop (EnvPool's async pattern)
   dm_control               one `suite.load(domain, task)` env stepped in a Python loop (how dm_control runs)
 A default task that this build does not register is skipped with a note (the DMC ids arrive domain by domain); if
-none is registered the run falls back to CartpoleSwingup-v1. Runs alternate between the libraries and the best of
-`repeats` is reported (the machine may be shared); the load average before and after is printed with the table.
+none is registered the run falls back to CartpoleSwingup-v1. Each measurement runs in its own worker process
+(parallel_pool.bench.measure); runs alternate between the libraries and the best of `repeats` is reported (the
+machine may be shared); the load average before and after is printed with the table.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
-import re
-import time
 
-import numpy as np
-
-from parallel_pool.bench.suites.mujoco import bench_async
+from parallel_pool.bench.measure import measure_rounds
+from parallel_pool.bench.suites.mujoco import pool_case
 
 DEFAULT_TASKS = ["CheetahRun-v1", "WalkerWalk-v1", "HumanoidRun-v1"]
 FALLBACK_TASK = "CartpoleSwingup-v1"
-
-
-def dm_control_name(task_id: str) -> tuple[str, str]:
-    """EnvPool's DMC id -> dm_control's (domain, task) from our config (the domain from the engine type)."""
-    import parallel_pool
-
-    spec = parallel_pool.make_spec(task_id)
-    domain = re.sub(r"(?<!^)(?=[A-Z])", "_", spec.engine_type.removeprefix("Dmc")).lower()
-    return {"humanoid_c_m_u": "humanoid_CMU"}.get(domain, domain), spec.config.task_name
-
-
-def bench_dm_control(task_id: str, steps: int, seed: int = 0) -> float:
-    from dm_control import suite
-
-    domain, task = dm_control_name(task_id)
-    env = suite.load(domain, task, task_kwargs={"random": seed})
-    spec = env.action_spec()
-    acts = np.random.default_rng(seed).uniform(spec.minimum, spec.maximum, (64, *spec.shape))
-    env.reset()
-    t0 = time.perf_counter()
-    for i in range(steps):
-        if env.step(acts[i % 64]).last():
-            env.reset()
-    return steps / (time.perf_counter() - t0)
 
 
 def available_tasks(wanted: list[str]) -> list[str]:
@@ -74,22 +49,19 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     if args.quick:
         tasks, args.steps, args.repeats = tasks[:1], 200, 1
     libs = ["parallel_pool", "envpool", "dm_control"]
-    for lib, module in (("envpool", "envpool"), ("dm_control", "dm_control")):
-        try:
-            __import__(module)
-        except ImportError:
-            print(f"{module} not installed: no {lib} column")
+    for lib in ("envpool", "dm_control"):
+        if importlib.util.find_spec(lib) is None:
+            print(f"{lib} not installed: no {lib} column")
             libs.remove(lib)
     load0 = os.getloadavg()
     for task in tasks:
-        best = {lib: 0.0 for lib in libs}
-        for _ in range(args.repeats):
-            for lib in libs:
-                if lib == "dm_control":
-                    rate = bench_dm_control(task, args.steps)
-                else:
-                    rate, _cpu = bench_async(lib, task, 16, 8, args.steps)
-                best[lib] = max(best[lib], rate)
+        named = {lib: pool_case(lib, task, 16, 8) for lib in libs if lib != "dm_control"}
+        one = {"task": task, "runner": "dm_control", "mode": "sync", "num_envs": 1, "batch_size": 1, "num_threads": 0}
+        runs = measure_rounds(named, {"warmup": 0.05, "calls": max(1, args.steps // 8), "repeats": 1}, args.repeats)
+        if "dm_control" in libs:
+            timing = {"warmup": 0.05, "calls": args.steps, "repeats": 1}
+            runs.update(measure_rounds({"dm_control": one}, timing, args.repeats))
+        best = {lib: max(r["steps_per_s"] for r in runs[lib]) for lib in libs}
         ratios = "".join(
             f"  vs {lib} {best['parallel_pool'] / best[lib]:.2f}x" for lib in libs if lib != "parallel_pool"
         )

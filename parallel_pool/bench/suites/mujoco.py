@@ -3,65 +3,38 @@
     parallel-pool bench --case mujoco [--tasks Ant-v5 HalfCheetah-v5] [--steps 3000] [--repeats 3] [--quick]
 
 Modes (steps/s = env steps per second, all envs together):
-  sync1   num_envs=1, step() in a loop
-  async   num_envs=16, batch_size=8, recv()/send() in a loop (EnvPool's async pattern)
-  syncN   num_envs=8 (batch_size=8), step() in a loop
-Runs alternate between the two libraries and the best of `repeats` is reported, because the machine may be
-shared; the load average before and after is printed with the table. The process CPU time per env step (all
-threads, including spinning) is printed too: it is less sensitive to other load than wall-clock throughput.
+  sync1   num_envs=1, step() in a loop (`--steps` calls)
+  async   num_envs=16, batch_size=8, recv()/send() in a loop (EnvPool's async pattern; 2 x `--steps` env steps)
+  syncN   num_envs=8 (batch_size=8), step() in a loop (2 x `--steps` env steps)
+Each measurement runs in its own worker process (parallel_pool.bench.measure); runs alternate between the two
+libraries and the best of `repeats` is reported, because the machine may be shared; the load average before and
+after is printed with the table. The CPU time per env step (all threads, including spinning) is printed too: it is
+less sensitive to other load than wall-clock throughput.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
-import time
 
-import numpy as np
+from parallel_pool.bench.measure import measure_rounds
 
-
-def make(lib: str, task: str, **kw):
-    if lib == "parallel_pool":
-        import parallel_pool
-
-        return parallel_pool.make(task, env_type="gymnasium", **kw)
-    import envpool
-
-    return envpool.make_gymnasium(task, **kw)
+# mode -> (num_envs, batch_size, env steps per measurement as a multiple of --steps)
+MODES = {"sync1": (1, 1, 1), "async": (16, 8, 2), "syncN": (8, 8, 2)}
 
 
-def bench_sync(lib, task, num_envs, steps, seed=0):
-    env = make(lib, task, num_envs=num_envs, seed=seed)
-    nu = env.action_space.shape[-1]
-    acts = np.random.default_rng(seed).uniform(-1, 1, (64, num_envs, nu))
-    env.reset()
-    for i in range(20):
-        env.step(acts[i % 64])
-    n = max(1, steps // num_envs)
-    c0, t0 = time.process_time(), time.perf_counter()
-    for i in range(n):
-        env.step(acts[i % 64])
-    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
-    env.close()
-    return n * num_envs / dt, cpu / (n * num_envs) * 1e6
+def pool_case(lib: str, task: str, num_envs: int, batch_size: int) -> dict:
+    """A pool contender of the MuJoCo and DMC cases (num_threads 0: the pool's default, min(batch, cores))."""
+    mode = "sync" if batch_size == num_envs else "async"
+    return {"task": task, "runner": lib, "mode": mode, "num_envs": num_envs, "batch_size": batch_size, "num_threads": 0}
 
 
-def bench_async(lib, task, num_envs, batch_size, steps, seed=0):
-    env = make(lib, task, num_envs=num_envs, batch_size=batch_size, seed=seed)
-    nu = env.action_space.shape[-1]
-    acts = np.random.default_rng(seed).uniform(-1, 1, (64, batch_size, nu))
-    env.async_reset()
-    for i in range(20):
-        info = env.recv()[-1]
-        env.send(acts[i % 64], info["env_id"])
-    n = max(1, steps // batch_size)
-    c0, t0 = time.process_time(), time.perf_counter()
-    for i in range(n):
-        info = env.recv()[-1]
-        env.send(acts[i % 64], info["env_id"])
-    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
-    env.close()
-    return n * batch_size / dt, cpu / (n * batch_size) * 1e6
+def libraries() -> list[str]:
+    if importlib.util.find_spec("envpool") is None:
+        print("envpool not installed: ParallelPool only")
+        return ["parallel_pool"]
+    return ["parallel_pool", "envpool"]
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
@@ -69,35 +42,21 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     ap.add_argument("--tasks", nargs="+", default=["Ant-v5", "HalfCheetah-v5"])
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--modes", nargs="+", default=["sync1", "async", "syncN"])
+    ap.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
     ap.add_argument("--quick", action="store_true", help="Ant-v5 only, 50 steps, 1 repeat (a smoke run)")
     args = ap.parse_args(argv)
     if args.quick:
         args.tasks, args.steps, args.repeats = ["Ant-v5"], 50, 1
-    libs = ["parallel_pool"]
-    try:
-        import envpool  # noqa: F401
-
-        libs.append("envpool")
-    except ImportError:
-        print("envpool not installed: ParallelPool only")
+    libs = libraries()
     load0 = os.getloadavg()
-    rows = []
     for task in args.tasks:
         for mode in args.modes:
-            best = {lib: 0.0 for lib in libs}
-            cpu = {lib: float("inf") for lib in libs}
-            for _ in range(args.repeats):
-                for lib in libs:
-                    if mode == "sync1":
-                        r, c = bench_sync(lib, task, 1, args.steps)
-                    elif mode == "syncN":
-                        r, c = bench_sync(lib, task, 8, args.steps * 2)
-                    else:
-                        r, c = bench_async(lib, task, 16, 8, args.steps * 2)
-                    best[lib] = max(best[lib], r)
-                    cpu[lib] = min(cpu[lib], c)
-            rows.append((task, mode, best))
+            n, b, factor = MODES[mode]
+            timing = {"warmup": 0.05, "calls": max(1, args.steps * factor // b), "repeats": 1}
+            runs = measure_rounds({lib: pool_case(lib, task, n, b) for lib in libs}, timing, args.repeats)
+            best = {lib: max(r["steps_per_s"] for r in runs[lib]) for lib in libs}
+            # CPU time per env step: cores busy / steps per second, the lowest run
+            cpu = {lib: min(r["cpu_cores_used"] / r["steps_per_s"] * 1e6 for r in runs[lib]) for lib in libs}
             ratio = best["parallel_pool"] / best["envpool"] if "envpool" in best else float("nan")
             print(
                 f"{task:16s} {mode:6s} "
@@ -112,6 +71,6 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     )
     print(
         "modes: sync1 = 1 env step(); async = 16 envs, batch 8, recv/send; syncN = 8 envs step(); best of "
-        f"{args.repeats} alternating runs; cpu = process CPU time (all threads) per env step, lowest run"
+        f"{args.repeats} alternating runs; cpu = CPU time (all threads) per env step, lowest run"
     )
     return 0

@@ -4,8 +4,8 @@ gymnasium's AsyncVectorEnv, 16 envs each (the pools async with batch 8), random 
     parallel-pool bench --case vizdoom                # Basic-v1, 8 s per measurement
     parallel-pool bench --case vizdoom --quick        # 1 s per measurement (a smoke run)
 
-Each measurement runs in a fresh subprocess; engine start-up is not timed. Every env is an engine process, so the
-figures depend on the cores the engines get: compare them only within one run.
+Each measurement runs in a fresh worker process (parallel_pool.bench.measure); engine start-up is not timed. Every
+env is an engine process, so the figures depend on the cores the engines get: compare them only within one run.
 """
 
 from __future__ import annotations
@@ -13,70 +13,25 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
-import tempfile
 import time
 
+from parallel_pool.bench.measure import measure_rounds, seconds_timing
+from parallel_pool.bench.peers import gymnasium_peer
 from parallel_pool.bench.suites.atari import have
 
-WORKER = r"""
-import json, sys, time
-import numpy as np
-kind, task, seconds, n, batch = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-rng = np.random.default_rng(0)
-if kind in ("pp", "envpool"):
-    lib = __import__("parallel_pool" if kind == "pp" else "envpool")
-    env = lib.make(task, env_type="gymnasium", num_envs=n, batch_size=batch)
-    buttons = (getattr(env, "single_action_space", None) or env.action_space).shape[-1]
-    acts = rng.integers(0, 2, size=(64, batch, buttons)).astype(np.float64)
-    env.async_reset()
-    steps = calls = 0
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        obs, r, te, tr, info = env.recv()
-        ids = info["env_id"]
-        env.send(acts[calls % 64, : len(ids)], ids)
-        calls += 1
-        steps += len(ids)
-    dt = time.perf_counter() - t0
-else:  # vizdoom's gymnasium wrapper in gymnasium's AsyncVectorEnv
-    import gymnasium as gym
 
-    def make():
-        import gymnasium as gym
-        import vizdoom.gymnasium_wrapper  # noqa: F401  (registers the Vizdoom*-v1 ids)
-        return gym.make("VizdoomBasic-v1", frame_skip=4)
-
-    env = gym.vector.AsyncVectorEnv([make] * n)
-    env.reset(seed=0)
-    steps = calls = 0
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        env.step(env.action_space.sample())
-        calls += 1
-        steps += n
-    dt = time.perf_counter() - t0
-env.close()
-print("RESULT " + json.dumps({"sps": steps / dt, "call_us": dt / calls * 1e6}))
-"""
-
-
-def measure(kind: str, task: str, seconds: float, n: int, batch: int) -> dict:
-    from parallel_pool.bench import worker_env
-
-    p = subprocess.run(
-        [sys.executable, "-c", WORKER, kind, task, str(seconds), str(n), str(batch)],
-        capture_output=True,
-        text=True,
-        timeout=seconds * 20 + 180,
-        env=worker_env(),
-        cwd=tempfile.gettempdir(),  # EnvPool's and the wrapper's engines write _vizdoom.ini into their working dir
-    )
-    for line in p.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[7:])
-    raise RuntimeError(f"{kind} failed:\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}")
+def contenders(task: str, n: int) -> dict[str, dict]:
+    """{name: case}: the pools async (batch n / 2, random button presses), the wrapper's envs in AsyncVectorEnv."""
+    b = max(n // 2, 1)
+    pool = {"task": task, "mode": "async", "num_envs": n, "batch_size": b, "num_threads": 0, "binary_actions": True}
+    out = {f"ParallelPool async {n} envs, batch {b}": dict(pool, runner="parallel_pool")}
+    if have("envpool"):
+        out[f"EnvPool async {n} envs, batch {b}"] = dict(pool, runner="envpool")
+    peer, _ = gymnasium_peer(task)
+    if peer is not None:  # vizdoom's gymnasium wrapper has the scenario
+        gym = {"task": task, "runner": "gym_async", "mode": "sync", "num_envs": n, "batch_size": n, "num_threads": 0}
+        out[f"gymnasium AsyncVectorEnv {n} envs ({peer.gym_id})"] = gym
+    return out
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
@@ -89,15 +44,15 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     args = ap.parse_args(argv)
     if args.quick:
         args.seconds = 1.0
-    n = args.num_envs
-    contenders = [("pp", f"ParallelPool async {n} envs, batch {n // 2}")]
-    if have("envpool"):
-        contenders.append(("envpool", f"EnvPool async {n} envs, batch {n // 2}"))
-    if args.task == "Basic-v1":  # the wrapper's id for the same scenario
-        contenders.append(("gym_async", f"gymnasium AsyncVectorEnv {n} envs (VizdoomBasic-v1)"))
     load_before = os.getloadavg()
     t_start = time.time()
-    results = {name: measure(kind, args.task, args.seconds, n, max(n // 2, 1)) for kind, name in contenders}
+    timing = seconds_timing(args.seconds)
+    runs = measure_rounds(contenders(args.task, args.num_envs), timing, timeout=args.seconds * 20 + 180)
+    # call_us: the mean time per call (an async call often returns at once: its median says little)
+    results = {
+        name: {"sps": r[0]["steps_per_s"], "call_us": r[0]["steps_per_call"] / r[0]["steps_per_s"] * 1e6}
+        for name, r in runs.items()
+    }
     print(
         f"\n{args.task}, {os.cpu_count()} cores, one run x {args.seconds:.0f} s, load average before "
         f"{load_before[0]:.2f}, after {os.getloadavg()[0]:.2f} (wall {time.time() - t_start:.0f} s)"

@@ -6,7 +6,8 @@
   ep-xla      EnvPool 1.2.5's xla(), the same jitted scan (if envpool is installed)
   ep-python   EnvPool, the plain Python loop (reference)
 
-Each loop runs `--iters` batches; the figure is the best of `--repeats` interleaved repeats (steps/s = env steps,
+Each loop runs `--iters` batches in its own worker process (parallel_pool.bench.measure); the figure is the
+best of `--repeats` interleaved repeats (steps/s = env steps,
 i.e. batches x batch_size). Compilation is excluded (one warm-up call per loop).
 
     parallel-pool bench --case xla [--task CartPole-v1] [--configs 8:8,64:64,16:8] [--iters 20000] [--quick]
@@ -15,87 +16,26 @@ i.e. batches x batch_size). Compilation is excluded (one warm-up call per loop).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
-import time
 
-import numpy as np
-
-
-def python_loop(env, iters: int, n: int, bs: int, async_: bool):
-    act = np.zeros(bs if async_ else n, np.int32)
-    if async_:
-        env.async_reset()
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            info = env.recv()[-1]
-            env.send(act, info["env_id"])
-        dt = time.perf_counter() - t0
-        for _ in range(n // bs):  # drain what is still in flight so the next loop starts clean
-            env.recv()
-        return dt
-    env.reset()
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        env.send(act)
-        env.recv()
-    return time.perf_counter() - t0
+from parallel_pool.bench.measure import measure_rounds
 
 
-def python_step_loop(env, iters: int, n: int):
-    act = np.zeros(n, np.int32)
-    env.reset()
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        env.step(act)
-    return time.perf_counter() - t0
-
-
-def make_xla_loop(env, iters: int, n: int, bs: int, async_: bool):
-    import jax
-    import jax.numpy as jnp
-
-    handle, recv, send, step = env.xla()
-    act = jnp.zeros(bs if async_ else n, jnp.int32)
-
-    if async_:
-
-        @jax.jit
-        def run(h):
-            def body(h, _):
-                h, s = recv(h)
-                h = send(h, act, s[-1]["env_id"])
-                return h, None
-
-            h, _ = jax.lax.scan(body, h, None, length=iters)
-            return h
-    else:
-
-        @jax.jit
-        def run(h):
-            def body(h, _):
-                h, _s = step(h, act)
-                return h, None
-
-            h, _ = jax.lax.scan(body, h, None, length=iters)
-            return h
-
-    state = {"h": handle}
-
-    def go():
-        if async_:
-            env.async_reset()
-        else:
-            env.reset()
-        t0 = time.perf_counter()
-        state["h"] = jax.block_until_ready(run(state["h"]))
-        dt = time.perf_counter() - t0
-        if async_:
-            for _ in range(n // bs):  # drain what is still in flight
-                env.recv()
-        return dt
-
-    go()  # compile + warm up
-    return go
+def contenders(task: str, n: int, bs: int, threads: int, iters: int) -> dict[str, dict]:
+    """{system: case} for one num_envs:batch_size config (async when bs < n)."""
+    mode = "async" if bs < n else "sync"
+    base = {"task": task, "mode": mode, "num_envs": n, "batch_size": bs, "num_threads": threads}
+    pp = dict(base, runner="parallel_pool")
+    out = {"pp-python": dict(pp, call="send_recv") if mode == "sync" else pp}
+    if mode == "sync":
+        out["pp-py-step"] = dict(pp, call="step")
+    out["pp-xla"] = dict(pp, call="xla", scan=iters)
+    if importlib.util.find_spec("envpool") is not None:
+        ep = dict(base, runner="envpool")
+        out["ep-xla"] = dict(ep, call="xla", scan=iters)
+        out["ep-python"] = dict(ep, call="send_recv") if mode == "sync" else ep
+    return out
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
@@ -109,44 +49,30 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     args = p.parse_args(argv)
     if args.quick:
         args.configs, args.iters, args.repeats = "8:8,16:8", 200, 1
-
-    import parallel_pool
-
-    try:
-        import envpool
-    except ImportError:
-        envpool = None
-
+    configs = []
+    for cfg in args.configs.split(","):
+        n, bs = (int(x) for x in cfg.split(":"))
+        if n % bs:
+            raise SystemExit(f"num_envs must be a multiple of batch_size, got {cfg}")
+        configs.append((cfg, n, bs))
     print(
         f"task {args.task}, {args.iters} batches per loop, best of {args.repeats}; cores {os.cpu_count()}; "
         f"load {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}"
     )
     header = f"{'num_envs:batch':>14} {'system':>10} {'steps/s':>12} {'us/batch':>9} {'vs pp-python':>12}"
     print(header)
-    for cfg in args.configs.split(","):
-        n, bs = (int(x) for x in cfg.split(":"))
-        async_ = bs < n
-        if n % bs:
-            raise SystemExit(f"num_envs must be a multiple of batch_size, got {cfg}")
-        kw = dict(num_envs=n, batch_size=bs, num_threads=args.num_threads, seed=0)
-        runners = {}
-        pp_env = parallel_pool.make(args.task, env_type="gymnasium", **kw)
-        runners["pp-python"] = lambda e=pp_env, n=n, bs=bs, a=async_: python_loop(e, args.iters, n, bs, a)
-        if not async_:
-            runners["pp-py-step"] = lambda e=pp_env, n=n: python_step_loop(e, args.iters, n)
-        runners["pp-xla"] = make_xla_loop(pp_env, args.iters, n, bs, async_)
-        if envpool is not None:
-            ep_env = envpool.make(args.task, env_type="gymnasium", **kw)
-            runners["ep-xla"] = make_xla_loop(ep_env, args.iters, n, bs, async_)
-            ep_py = envpool.make(args.task, env_type="gymnasium", **kw)
-            runners["ep-python"] = lambda e=ep_py, n=n, bs=bs, a=async_: python_loop(e, args.iters, n, bs, a)
-        best = {k: float("inf") for k in runners}
-        for _ in range(args.repeats):
-            for k, f in runners.items():
-                best[k] = min(best[k], f())
+    for cfg, n, bs in configs:
+        named = contenders(args.task, n, bs, args.num_threads, args.iters)
+        # the Python loops make --iters calls of one batch; the jitted loops one call of --iters batches
+        python = {k: c for k, c in named.items() if c.get("call") != "xla"}
+        jitted = {k: c for k, c in named.items() if c.get("call") == "xla"}
+        runs = measure_rounds(python, {"warmup": 0.05, "calls": args.iters, "repeats": 1}, args.repeats)
+        # the jitted loop's warm-up call compiles it (compilation is not timed)
+        runs.update(measure_rounds(jitted, {"warmup": 0.0, "calls": 1, "repeats": 1}, args.repeats))
+        best = {k: max(r["steps_per_s"] for r in runs[k]) for k in named}
         base = best["pp-python"]
-        for k, t in best.items():
-            sps = args.iters * bs / t
-            print(f"{cfg:>14} {k:>10} {sps:12,.0f} {t / args.iters * 1e6:9.2f} {base / t:11.2f}x")
+        for k, sps in best.items():
+            t = args.iters * bs / sps
+            print(f"{cfg:>14} {k:>10} {sps:12,.0f} {t / args.iters * 1e6:9.2f} {sps / base:11.2f}x")
     print(f"load after: {os.getloadavg()[0]:.2f}")
     return 0

@@ -1,16 +1,20 @@
-"""The gymnasium env that stands for one of our task ids, for side-by-side runs (the demo, the benchmark).
+"""The peers' equivalent of one of our task ids: the one place that builds the env another library runs for a
+side-by-side measurement (the benchmark's contenders and `parallel-pool demo` both come here).
 
 Our ids are EnvPool's. gymnasium spells some differently: Atari games are `ALE/<Name>-v5` (registered by ale_py)
-with the preprocessing EnvPool does built in, and some toy-text / classic ids exist only at another version
-(gymnasium 1.x has Taxi-v4, not Taxi-v3). A peer is found in that order: Atari, the same id, the same name at the
-newest version gymnasium has; otherwise there is none (our own envs: Dummy, Corridor, Catch, NChain, ...).
+with the preprocessing EnvPool does built in, ViZDoom scenarios are `Vizdoom<Name>-v1` (registered by vizdoom's
+gymnasium wrapper), and some toy-text / classic ids exist only at another version (gymnasium 1.x has Taxi-v4, not
+Taxi-v3). A gymnasium peer is found in that order: Atari, ViZDoom, the same id, the same name at the newest version
+gymnasium has; otherwise there is none (our own envs: Dummy, Corridor, Catch, NChain, ...). DeepMind Control ids
+map to dm_control's (domain, task) for its own Python loop.
 """
 
 from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 _VERSIONED = re.compile(r"^(?P<name>[A-Za-z0-9]+)-v(?P<version>\d+)$")
 
@@ -20,9 +24,10 @@ class Peer:
     gym_id: str  # the gymnasium id
     atari: bool  # build with EnvPool's Atari preprocessing (make_atari_env)
     note: str  # how it differs from our task, "" when it is the same id
+    kwargs: dict[str, Any] = field(default_factory=dict)  # for gymnasium.make (vizdoom's wrapper: frame_skip=4)
 
 
-def make_atari_env(gym_id: str):
+def make_atari_env(gym_id: str) -> Any:
     """An `ALE/<Name>-v5` env preprocessed as EnvPool's `<Name>-v5` defaults: no sticky actions, 4-frame skip with
     max-pooling, up to 30 no-ops, 84x84 grayscale, 4 stacked frames, 108000 frames per episode, no reward clipping,
     no episodic life (gymnasium has no fire-reset wrapper; EnvPool presses FIRE after reset)."""
@@ -40,14 +45,16 @@ def make_atari_env(gym_id: str):
     return FrameStackObservation(env, 4)
 
 
-def make_env(peer: Peer):
+def make_env(peer: Peer) -> Any:
     """One gymnasium env for `peer` (module level: picklable for AsyncVectorEnv)."""
     warnings.filterwarnings("ignore")
     if peer.atari:
         return make_atari_env(peer.gym_id)
     import gymnasium as gym
 
-    return gym.make(peer.gym_id)
+    if peer.gym_id.startswith("Vizdoom"):
+        import vizdoom.gymnasium_wrapper  # noqa: F401  (registers the Vizdoom*-v1 ids in this process)
+    return gym.make(peer.gym_id, **peer.kwargs)
 
 
 def _gym_registry() -> dict:
@@ -61,7 +68,8 @@ def gymnasium_peer(task_id: str) -> tuple[Peer | None, str]:
     from parallel_pool.registry import task_type
 
     registry = _gym_registry()
-    if task_type(task_id) == "Atari":
+    kind = task_type(task_id)
+    if kind == "Atari":
         gym_id = f"ALE/{task_id}"
         try:
             import ale_py
@@ -73,6 +81,15 @@ def gymnasium_peer(task_id: str) -> tuple[Peer | None, str]:
         if gym_id not in registry:
             return None, f"ale_py registers no {gym_id}"
         return Peer(gym_id, True, f"{gym_id} with EnvPool's preprocessing wrappers"), ""
+    if kind == "Vizdoom":
+        try:
+            import vizdoom.gymnasium_wrapper  # noqa: F401
+        except ImportError:
+            return None, "vizdoom is not installed (pip install vizdoom)"
+        gym_id = f"Vizdoom{task_id}"
+        if gym_id not in registry:
+            return None, f"vizdoom's gymnasium wrapper registers no {gym_id}"
+        return Peer(gym_id, False, f"{gym_id} (vizdoom's gymnasium wrapper, frame skip 4)", {"frame_skip": 4}), ""
     if task_id in registry:
         return Peer(task_id, False, ""), ""
     m = _VERSIONED.match(task_id)
@@ -84,3 +101,20 @@ def gymnasium_peer(task_id: str) -> tuple[Peer | None, str]:
             gym_id = others[-1][1]
             return Peer(gym_id, False, f"gymnasium has no {task_id}; compared with {gym_id}"), ""
     return None, f"gymnasium has no {task_id} (nor another version of it)"
+
+
+def dm_control_task(task_id: str) -> tuple[str, str]:
+    """EnvPool's DMC id -> dm_control's (domain, task), from our config (the domain from the engine type)."""
+    import parallel_pool
+
+    spec = parallel_pool.make_spec(task_id)
+    domain = re.sub(r"(?<!^)(?=[A-Z])", "_", spec.engine_type.removeprefix("Dmc")).lower()
+    return {"humanoid_c_m_u": "humanoid_CMU"}.get(domain, domain), spec.config_dict["task_name"]
+
+
+def make_dm_control_env(task_id: str, seed: int = 0) -> Any:
+    """dm_control's own env for one of our DMC ids (`suite.load`)."""
+    from dm_control import suite
+
+    domain, task = dm_control_task(task_id)
+    return suite.load(domain, task, task_kwargs={"random": seed})
