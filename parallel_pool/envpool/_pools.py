@@ -55,6 +55,7 @@ class FaceGymnasiumPool(_Face, GymnasiumPool, protocol.GymnasiumEnvPool, gymnasi
     one env's, as EnvPool's; info has EnvPool's keys only (no `_key` masks)."""
 
     _info_masks = False
+    is_vector_env = True  # EnvPool's flag for gymnasium wrappers of its era
 
     def __init__(self, spec: FaceSpec, render_mode: str | None = None, render_env_id: int = 0):
         GymnasiumPool.__init__(self, spec, render_mode)
