@@ -62,7 +62,7 @@ KNOWN: dict[str, set[str]] = {
     "LqrLqr21-v1": {"config-frame_stack"},
     "Pong-v5": _ATARI,
     "Breakout-v5": _ATARI,
-    # path keys: where each package finds its files
+    # where vizdoom finds its files (the vizdoom wheel here); the reward tables as the text the engine reads
     "D1Basic-v1": {
         "config:vzd_path",
         "config:iwad_path",
