@@ -518,3 +518,12 @@ def test_legacy_gym_api_is_the_default_only_with_old_gym(monkeypatch):
         env = face.make_gym("CartPole-v1")
         assert len(env.step(np.zeros(1, np.int32))) == (4 if legacy else 5), version
         assert len(face.make_gymnasium("CartPole-v1").step(np.zeros(1, np.int32))) == 5
+
+
+def test_face_imports_alone():
+    """`import parallel_pool.envpool` in a fresh process, as an EnvPool program does first."""
+    from pyproc import run_python
+
+    r = run_python("import parallel_pool.envpool as envpool; print(envpool.make_gym('CartPole-v1'))", timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("CartPoleGymnasiumEnvPool(num_envs=1, batch_size=1,")
