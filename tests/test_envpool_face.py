@@ -487,7 +487,10 @@ def test_legacy_gym_api_is_envpool_08s():
     obs, info = face.make_gym("CartPole-v1", legacy_gym=True, gym_reset_return_info=True).reset()
     assert obs.shape == (1, 4) and "env_id" in info
     env.async_reset()
-    assert env.recv(reset=True).shape == (2, 4)
+    obs, info = env.recv(reset=True)
+    assert obs.shape == (2, 4) and info["env_id"].tolist() == [0, 1]
+    env.async_reset()
+    assert env.recv(reset=True, return_info=False).shape == (2, 4)
     jax = pytest.importorskip("jax")
     handle, recv, send, step = env.xla()
     handle, result = jax.jit(step)(handle, jax.numpy.zeros(2, jax.numpy.int32))

@@ -127,10 +127,11 @@ class LegacyGymPool(_Face, GymPool, protocol.EnvPool):  # type: ignore[misc]
         return (obs, info) if self._return_info else obs
 
     def recv(self, reset: bool = False, return_info: bool = True) -> Any:
-        """The next batch as step() returns it; reset=True: as reset() returns it."""
+        """The next batch as step() returns it; reset=True: (obs, info), or obs with return_info=False (EnvPool
+        0.8's recv; its reset() passes return_info=gym_reset_return_info)."""
         result = GymPool.recv(self)
         if reset:
-            return (result[0], result[-1]) if return_info and self._return_info else result[0]
+            return (result[0], result[-1]) if return_info else result[0]
         return self._legacy(result)
 
 
