@@ -1,3 +1,3 @@
-"""Test shim: EnvPool's import paths mapped onto parallel_pool, to run EnvPool's own unit tests against our pool."""
+"""Test shim: EnvPool's import paths mapped onto parallel_pool's EnvPool face."""
 
-from parallel_pool import list_all_envs, make, make_dm, make_gym, make_gymnasium, make_spec  # noqa: F401
+from parallel_pool.envpool.registration import *  # noqa: F403

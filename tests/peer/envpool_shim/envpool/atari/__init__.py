@@ -1,4 +1,4 @@
-from parallel_pool import make_spec
+from parallel_pool.envpool import make_spec
 
 
 class AtariEnvSpec:

@@ -1,2 +1,3 @@
-from parallel_pool.frontends import DmPool as DMEnvPool, GymnasiumPool as GymnasiumEnvPool, GymPool as EnvPool  # noqa
-from parallel_pool.spec import EnvSpec  # noqa
+"""Test shim: EnvPool's import paths mapped onto parallel_pool's EnvPool face."""
+
+from parallel_pool.envpool.python.protocol import *  # noqa: F403

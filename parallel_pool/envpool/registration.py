@@ -1,0 +1,94 @@
+"""EnvPool's `make*` functions over ParallelPool's engine (EnvPool's module path: `envpool.registration`)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from typing import Any, Literal, overload
+
+from parallel_pool.envpool._pools import FaceDmPool, FaceGymnasiumPool, LegacyGymPool
+from parallel_pool.envpool._spec import FaceSpec, family_class, make_face_spec
+from parallel_pool.envpool.python.protocol import DMEnvPool, EnvPool, EnvSpec, GymnasiumEnvPool
+from parallel_pool.registry import list_all_envs as _list_all_envs
+from parallel_pool.registry import task_type
+
+__all__ = ["EnvSpec", "list_all_envs", "make", "make_dm", "make_gym", "make_gymnasium", "make_spec"]
+
+_ENV_TYPES = ("gym", "gymnasium", "dm")
+
+
+def old_gym_installed() -> bool:
+    """Whether gym < 0.26 is installed (read from its metadata, without importing it): EnvPool <= 0.8 then gave
+    make_gym()'s pools gym's 4-tuple API."""
+    try:
+        version = importlib.metadata.version("gym")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    major, minor = (int("".join(c for c in part if c.isdigit()) or 0) for part in version.split(".")[:2])
+    return (major, minor) < (0, 26)
+
+
+def make_spec(task_id: str, **kwargs: Any) -> FaceSpec:
+    """The task's spec, as EnvPool's make_spec: config namedtuple, single-env spaces, dm specs."""
+    kwargs.pop("render_mode", None)  # EnvPool's make_spec takes make()'s kwargs
+    kwargs.pop("render_env_id", None)
+    return make_face_spec(task_id, **kwargs)
+
+
+@overload
+def make(task_id: str, env_type: Literal["dm"], **kwargs: Any) -> DMEnvPool: ...
+@overload
+def make(task_id: str, env_type: Literal["gym", "gymnasium"], **kwargs: Any) -> GymnasiumEnvPool: ...
+@overload
+def make(task_id: str, env_type: str, **kwargs: Any) -> EnvPool: ...
+
+
+def make(task_id: str, env_type: str, **kwargs: Any) -> EnvPool:
+    """EnvPool's make: env_type "gymnasium" or "gym" (the same gymnasium pool, as EnvPool 1.2), or "dm".
+
+    legacy_gym (env_type="gym" only): True gives EnvPool 0.6-0.8's gym API (step -> (obs, reward, done, info),
+    reset -> obs); None (default) gives it when gym < 0.26 is installed, as those EnvPool versions did.
+    gym_reset_return_info: True (EnvPool 1.2's only value); False only with the legacy gym API (reset -> obs).
+    render_mode="rgb_array", render_env_id (the env render() shows by default). Other kwargs: the task's config
+    keys (parallel_pool.envpool.make_spec(task_id).config), plus ours (e.g. autoreset_mode)."""
+    if env_type not in _ENV_TYPES:
+        raise ValueError(f"env_type must be one of {list(_ENV_TYPES)}, got {env_type!r}")
+    render_mode = kwargs.pop("render_mode", None)
+    render_env_id = kwargs.pop("render_env_id", 0)
+    legacy = kwargs.pop("legacy_gym", None)
+    if legacy and env_type != "gym":
+        raise ValueError(f"legacy_gym=True is the gym API (env_type='gym'), not env_type={env_type!r}")
+    legacy = env_type == "gym" and (old_gym_installed() if legacy is None else bool(legacy))
+    return_info = kwargs.pop("gym_reset_return_info", not legacy)
+    if not return_info and not legacy:
+        raise ValueError(
+            "gym_reset_return_info=False is EnvPool 0.8's gym API: reset() returns (obs, info) here; "
+            "for obs-only resets use make(..., env_type='gym', legacy_gym=True)"
+        )
+    spec = make_spec(task_id, gym_reset_return_info=return_info, **kwargs)
+    base: type = {"dm": FaceDmPool, "gymnasium": FaceGymnasiumPool, "gym": FaceGymnasiumPool}[env_type]
+    suffix = {"dm": "DMEnvPool", "gymnasium": "GymnasiumEnvPool", "gym": "GymnasiumEnvPool"}[env_type]
+    if legacy:
+        base, suffix = LegacyGymPool, "GymEnvPool"
+    cls = family_class(base, task_type(task_id), suffix)
+    pool: EnvPool = cls(spec, render_mode=render_mode, render_env_id=render_env_id)
+    return pool
+
+
+def make_gym(task_id: str, **kwargs: Any) -> EnvPool:
+    """make(task_id, "gym", **kwargs): EnvPool 1.2's gymnasium pool, or the 4-tuple API with old gym."""
+    return make(task_id, "gym", **kwargs)
+
+
+def make_gymnasium(task_id: str, **kwargs: Any) -> GymnasiumEnvPool:
+    """make(task_id, "gymnasium", **kwargs)."""
+    return make(task_id, "gymnasium", **kwargs)
+
+
+def make_dm(task_id: str, **kwargs: Any) -> DMEnvPool:
+    """make(task_id, "dm", **kwargs)."""
+    return make(task_id, "dm", **kwargs)
+
+
+def list_all_envs() -> list[str]:
+    """All task ids ParallelPool registers (EnvPool's ids of the families it has)."""
+    return _list_all_envs()
