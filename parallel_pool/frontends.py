@@ -169,6 +169,11 @@ def merge_rows(old: Any, old_owner: np.ndarray, new: Any, new_owner: np.ndarray)
     return _tree(lambda o, n: np.concatenate([o[keep], n])[order], old, new), owner[order]
 
 
+def _backend(spec: EnvSpec) -> str:
+    """The repr's note of a pool of Python envs (C++ pools keep EnvPool's repr)."""
+    return ", backend='python'" if spec.backend == "python" else ""
+
+
 class _GymStyle(BasePool):
     """What the gymnasium and gym front-ends share: the 5-tuple step and (obs, info) reset, with gymnasium's
     reset(seed=, options={"reset_mask": mask}) returning the whole batch."""
@@ -366,7 +371,7 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
         )
 
     def __repr__(self) -> str:
-        return f"GymnasiumPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"
+        return f"GymnasiumPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size}{_backend(self.spec)})"
 
 
 class GymPool(_GymStyle, gymnasium.Env):  # type: ignore[misc]
@@ -403,7 +408,7 @@ class GymPool(_GymStyle, gymnasium.Env):  # type: ignore[misc]
         return BasePool.render(self, env_ids)
 
     def __repr__(self) -> str:
-        return f"GymPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"
+        return f"GymPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size}{_backend(self.spec)})"
 
 
 class DmPool(BasePool, dm_env.Environment):
@@ -452,4 +457,4 @@ class DmPool(BasePool, dm_env.Environment):
         return self._result(self.step_arrays(action, env_id))
 
     def __repr__(self) -> str:
-        return f"DmPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"
+        return f"DmPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size}{_backend(self.spec)})"
