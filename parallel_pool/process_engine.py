@@ -137,8 +137,8 @@ class _Worker:
         from gymnasium import spaces
 
         def fields(prefix: str) -> list[tuple[Any, np.ndarray]]:
-            if isinstance(space, spaces.Dict):
-                return [(k, self.v[prefix + "obs:" + str(k)]) for k in space.spaces]
+            if isinstance(space, spaces.Dict):  # the keys the batch holds (Text keys are left out)
+                return [(k, self.v[prefix + "obs:" + k]) for k in space.spaces if prefix + "obs:" + k in self.v]
             if isinstance(space, spaces.Tuple):
                 return [(i, self.v[prefix + "obs:" + str(i)]) for i in range(len(space.spaces))]
             return [(None, self.v[prefix + "obs"])]
@@ -261,9 +261,15 @@ def _worker_main(conn: Any, shm_name: str, layout: _Layout, env_fn_bytes: bytes,
         views = layout.views(buf)
         worker = _Worker(env_fn, first, count, views, config)
     except BaseException:
-        conn.send_bytes(_ERR + traceback.format_exc().encode())
+        try:
+            conn.send_bytes(_ERR + traceback.format_exc().encode())
+        except OSError:
+            pass  # the parent gave up already (another worker failed first)
         return
-    conn.send_bytes(_READY)
+    try:
+        conn.send_bytes(_READY)
+    except OSError:
+        return
     worker.serve(conn)
     for env in worker.envs:
         try:
@@ -615,7 +621,7 @@ class ProcessEngine:
         if self._pending[ids].any():
             raise ValueError("render() of envs with a result pending: recv() first")
         owners = self._owner[ids]
-        workers = [self._procs[int(w)] for w in dict.fromkeys(owners.tolist())]
+        workers = [self._procs[int(w)] for w in np.unique(owners)]  # ascending: their frames in owner order
         for p in workers:
             if p.dead:
                 raise RuntimeError(f"render(): {p.dead}; reset its envs to start a new worker")
@@ -628,7 +634,9 @@ class ProcessEngine:
         failed = [f for f in frames if isinstance(f, Exception)]
         if failed:
             raise failed[0]
-        return np.concatenate(frames)[np.argsort(np.argsort(owners, kind="stable"), kind="stable")]
+        out = np.concatenate(frames)
+        out[np.argsort(owners, kind="stable")] = out.copy()  # row k of the concatenation is env ids[order[k]]
+        return out
 
     def num_players(self, env_id: int) -> int:
         self._ids(env_id)

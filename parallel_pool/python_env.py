@@ -93,6 +93,14 @@ def space_arrays(space: Any, single_name: str) -> tuple[list[dict[str, Any]], An
 
     if isinstance(space, (spaces.Dict, spaces.Tuple)):
         items = list(space.spaces.items()) if isinstance(space, spaces.Dict) else list(enumerate(space.spaces))
+        text = [k for k, sub in items if isinstance(sub, spaces.Text)]
+        if text and isinstance(space, spaces.Dict):
+            # a string per env is not an array (MiniGrid's "mission"): the batch leaves it out, as its docs say
+            import warnings
+
+            warnings.warn(f"the Text {single_name} keys {text} are not arrays: the pool's batches leave them out",
+                          stacklevel=4)
+            items = [(k, sub) for k, sub in items if k not in text]
         arrays = []
         for key, sub in items:
             if isinstance(sub, (spaces.Dict, spaces.Tuple)):
