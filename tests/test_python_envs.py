@@ -495,3 +495,37 @@ def test_xla_in_jit_equals_recv():
     finally:
         a.close()
         b.close()
+
+
+def test_xla_async_recv_send_in_scan():
+    jax = pytest.importorskip("jax")
+    env = pp.make(env_fn=Counter, num_envs=4, batch_size=2, num_threads=2, seed=1)
+    ref = pp.make(env_fn=Counter, num_envs=4, num_threads=2, seed=1)
+    try:
+        handle, recv, send, _ = env.xla()
+        env.async_reset()
+
+        @jax.jit
+        def rollout(handle):
+            def body(h, _):
+                h, (obs, rew, term, trunc, info) = recv(h)
+                h = send(h, jax.numpy.full(2, 2, jax.numpy.int32), info["env_id"])
+                return h, (obs, info["env_id"])
+
+            return jax.lax.scan(body, handle, length=12)
+
+        _, (obs, ids) = rollout(handle)
+        rows: dict[int, list] = {i: [] for i in range(4)}
+        for t in range(12):
+            for o, e in zip(np.asarray(obs[t]), np.asarray(ids[t])):
+                rows[int(e)].append(o)
+        robs, _ = ref.reset()
+        for e in range(4):
+            assert rows[e], f"env {e} never came back"
+            np.testing.assert_array_equal(rows[e][0], robs[e])
+            for k in range(1, len(rows[e])):
+                o, *_ = ref.step(np.array([2]), env_id=np.array([e]))
+                np.testing.assert_allclose(rows[e][k], o[0])
+    finally:
+        env.close()
+        ref.close()
