@@ -69,7 +69,9 @@ def make_spec(
     """The task's resolved config and its single-env spaces (kwargs as make's). A C++ task creates no env; a Python
     env (backend="python", or env_fn) is built once here to read its spaces."""
     if backend not in (None, *_BACKENDS):
-        raise ValueError(f"backend must be one of {list(_BACKENDS)} (or None: C++ where the id has a port), got {backend!r}")
+        raise ValueError(
+            f"backend must be one of {list(_BACKENDS)} (or None: C++ where the id has a port), got {backend!r}"
+        )
     if env_fn is not None:
         if task_id is not None:
             raise ValueError("give either a task_id or env_fn, not both")

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from parallel_pool import _core
+from parallel_pool.engine import env_error
 from parallel_pool.frontends import DmPool, GymnasiumPool, GymPool
 from parallel_pool.spec import EnvSpec
 
@@ -47,19 +48,10 @@ class _Failed:
 
     def exception(self) -> Exception:
         if self.type_name == "EnvError":
-            return _env_error(self.message, self.env_ids, self.messages, batch_kept=False)
+            return env_error(self.message, self.env_ids, self.messages, batch_kept=False)
         return {"ValueError": ValueError, "TypeError": TypeError, "IndexError": IndexError}[self.type_name](
             self.message
         )
-
-
-def _env_error(message: str, env_ids: Sequence[int], messages: Sequence[str], batch_kept: bool) -> Exception:
-    """An `EnvError` carrying the same attributes as the engine's."""
-    err = _core.EnvError(message)
-    err.env_ids = list(env_ids)
-    err.messages = list(messages)
-    err.batch_kept = batch_kept
-    return err
 
 
 class PoolActor:
@@ -212,7 +204,7 @@ class RayEngine:
         what = f"Ray actor {k} (env_ids {first}..{last}) died: {type(cause).__name__}"
         if not self._restart:
             self._dead[k] = True
-            return _env_error(
+            return env_error(
                 f"{what}; env_ids {lost.tolist()} are lost (make the pool with restart=True to restart them)",
                 lost.tolist(),
                 [str(cause)] * len(lost),
@@ -225,7 +217,7 @@ class RayEngine:
             ray.get(self.actors[k].run.remote(None, lost, True, None))
         else:  # an async pool gets their reset rows from later recv()s, as after async_reset
             self._dispatch(None, lost, True, None)
-        return _env_error(
+        return env_error(
             f"{what}; a new actor took over env_ids {lost.tolist()}, which restart from their initial seeds"
             + ("" if self._sync else " (their reset rows come through recv())"),
             lost.tolist(),
@@ -271,7 +263,7 @@ class RayEngine:
         ids = self._ids(env_id)
         dead = ids[self._dead[self._owner[ids]]]
         if len(dead):
-            raise _env_error(
+            raise env_error(
                 f"env_ids {dead.tolist()} were lost with their Ray actor", dead.tolist(), [], batch_kept=False
             )
         pending = ids[self._busy[ids]]

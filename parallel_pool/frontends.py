@@ -371,7 +371,8 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
         )
 
     def __repr__(self) -> str:
-        return f"GymnasiumPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size}{_backend(self.spec)})"
+        sizes = f"num_envs={self.num_envs}, batch_size={self.batch_size}"
+        return f"GymnasiumPool({self.spec.id!r}, {sizes}{_backend(self.spec)})"
 
 
 class GymPool(_GymStyle, gymnasium.Env):  # type: ignore[misc]

@@ -169,7 +169,7 @@ class BasePool:
         gymnasium's info dict or dm's TimeStep costs as much as the env step. `actions` and `env_id` as in step()."""
         if env_id is None and type(actions) is np.ndarray and actions.ndim and not self.is_async:
             try:  # the common call, kept to the engine's own cost (see the gym front-end's step)
-                arrays = self._engine.step(actions, None)
+                arrays = self._engine.step(actions, None)  # type: ignore[union-attr]  # None: the except below
             except Exception:
                 self.engine  # noqa: B018 -- a closed pool's own error
                 raise

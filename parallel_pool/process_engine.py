@@ -323,8 +323,9 @@ class ProcessEngine:
     """The envs of a `PythonEnvSpec` in `num_threads` worker processes; the calls of `_core.Pool`."""
 
     def __init__(self, spec: Any):
-        import cloudpickle
         from multiprocessing import shared_memory
+
+        import cloudpickle
 
         self._closed = True  # until started (close() works on a half-made engine)
         self._pid = os.getpid()

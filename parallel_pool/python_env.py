@@ -92,19 +92,24 @@ def space_arrays(space: Any, single_name: str) -> tuple[list[dict[str, Any]], An
     from gymnasium import spaces
 
     if isinstance(space, (spaces.Dict, spaces.Tuple)):
-        items = list(space.spaces.items()) if isinstance(space, spaces.Dict) else list(enumerate(space.spaces))
+        items: list[tuple[Any, Any]] = (
+            list(space.spaces.items()) if isinstance(space, spaces.Dict) else list(enumerate(space.spaces))
+        )
         text = [k for k, sub in items if isinstance(sub, spaces.Text)]
         if text and isinstance(space, spaces.Dict):
             # a string per env is not an array (MiniGrid's "mission"): the batch leaves it out, as its docs say
             import warnings
 
-            warnings.warn(f"the Text {single_name} keys {text} are not arrays: the pool's batches leave them out",
-                          stacklevel=4)
+            warnings.warn(
+                f"the Text {single_name} keys {text} are not arrays: the pool's batches leave them out", stacklevel=4
+            )
             items = [(k, sub) for k, sub in items if k not in text]
         arrays = []
         for key, sub in items:
             if isinstance(sub, (spaces.Dict, spaces.Tuple)):
-                raise ValueError(f"nested {type(sub).__name__} space under {key!r}: one level of Dict/Tuple is supported")
+                raise ValueError(
+                    f"nested {type(sub).__name__} space under {key!r}: one level of Dict/Tuple is supported"
+                )
             arrays.append(_leaf_array(str(key), sub))
         presented = space if isinstance(space, spaces.Dict) else spaces.Dict({str(k): s for k, s in items})
         return arrays, presented
@@ -132,9 +137,7 @@ class PythonEnvSpec(EnvSpec):
 
     backend = "python"
 
-    def __init__(
-        self, task_id: str | None, env_fn: Callable[[], Any] | None, render_mode: str | None, **kwargs: Any
-    ):
+    def __init__(self, task_id: str | None, env_fn: Callable[[], Any] | None, render_mode: str | None, **kwargs: Any):
         import os
 
         from parallel_pool.registry import _random_seed
@@ -194,7 +197,7 @@ class PythonEnvSpec(EnvSpec):
             **kwargs,
         }
         Config = namedtuple("Config", list(self.config_dict))  # type: ignore[misc]
-        self.config = Config(**self.config_dict)
+        self.config = Config(**self.config_dict)  # type: ignore[assignment]
         self._raw = {"obs": obs_arrays, "action": act_arrays, "info": [], "max_players": 1, "reward_dtype": "float64"}
         self.reward_threshold = threshold
         self.max_episode_steps = limit

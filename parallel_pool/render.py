@@ -1,7 +1,8 @@
 """RGB frames of a pool's envs: `render_frames(spec, core_pool, env_ids)` -> uint8 (n, H, W, 3).
 
 Envs that draw themselves in C++ (Atari: ALE's full screen) declare a render size in their spec and are drawn by
-`_core.Pool.render` on the calling thread; envs written in Python draw themselves in their worker process. The others are drawn exactly as gymnasium draws them: each env's state
+`_core.Pool.render` on the calling thread; envs written in Python draw themselves in their worker process. The
+others are drawn exactly as gymnasium draws them: each env's state
 (`_get_state`) is put into a gymnasium env made with render_mode="rgb_array", whose render() draws it, so the
 pictures (and, for MuJoCo, the default camera of each task) are gymnasium's own.
 

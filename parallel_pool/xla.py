@@ -99,7 +99,7 @@ def make_xla(env: Any) -> XlaFunctions:
         raise RuntimeError("env.xla() on a closed pool; create a new one with parallel_pool.make(...)")
     pool = env.engine
     task_id = env.spec.task_id
-    check_xla_spec(task_id, pool.spec)
+    check_xla_spec(task_id, env.spec._raw)
     if not on_host:
         _register(jax)
 

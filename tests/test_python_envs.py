@@ -101,7 +101,13 @@ class TupleObs(gym.Env):
 
     def step(self, action):
         self.t += 1
-        return (self.np_random.random(3).astype(np.float32), int(action.sum())), float(action[0]), False, self.t >= 4, {}
+        return (
+            (self.np_random.random(3).astype(np.float32), int(action.sum())),
+            float(action[0]),
+            False,
+            self.t >= 4,
+            {},
+        )
 
 
 def _as_tree(x):
