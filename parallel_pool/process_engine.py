@@ -221,9 +221,13 @@ class _Worker:
             if op == _RENDER:
                 try:
                     frames = [self.envs[e - self.first].render() for e in ids]
-                    conn.send_bytes(_FRAMES + pickle.dumps(np.stack(frames).astype(np.uint8, copy=False)))
+                    reply = _FRAMES + pickle.dumps(np.stack(frames).astype(np.uint8, copy=False))
                 except Exception:
-                    conn.send_bytes(_ERR + pickle.dumps([(e, traceback.format_exc()) for e in ids]))
+                    reply = _ERR + pickle.dumps([(e, traceback.format_exc()) for e in ids])
+                try:
+                    conn.send_bytes(reply)
+                except OSError:
+                    return
                 continue
             seeds = None
             if op == _RESET:
@@ -238,7 +242,10 @@ class _Worker:
                 except Exception:
                     errors.append((e, traceback.format_exc()))
                     self.failed(e)
-            conn.send_bytes(_ERR + pickle.dumps(errors) if errors else _OK)
+            try:
+                conn.send_bytes(_ERR + pickle.dumps(errors) if errors else _OK)
+            except OSError:  # the parent closed the pool while this command ran
+                return
 
 
 def _worker_main(conn: Any, shm_name: str, layout: _Layout, env_fn_bytes: bytes, first: int, count: int, config: dict):
