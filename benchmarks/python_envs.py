@@ -169,9 +169,8 @@ def main() -> None:
     cores = os.cpu_count() or 1
     results: dict = {"cores": cores, "throughput": [], "machine_load_at_start": os.getloadavg()}
     print(f"{cores} cores; load average at start {os.getloadavg()}")
-    print(
-        "| env | num_envs | ours sync | ours async (batch n/2) | gymnasium Async | PufferLib MP | sync ratio | async ratio |"
-    )
+    columns = ["env", "num_envs", "ours sync", "ours async (batch n/2)", "gymnasium Async", "PufferLib MP"]
+    print("| " + " | ".join(columns + ["sync ratio", "async ratio"]) + " |")
     print("|---|---|---|---|---|---|---|---|")
     for name, fn in (("LunarLander-v3", lunar), ("MiniGrid-DoorKey-8x8-v0", minigrid)):
         for n in args.sizes:
