@@ -95,13 +95,15 @@ def space_arrays(space: Any, single_name: str) -> tuple[list[dict[str, Any]], An
         items: list[tuple[Any, Any]] = (
             list(space.spaces.items()) if isinstance(space, spaces.Dict) else list(enumerate(space.spaces))
         )
-        text = [k for k, sub in items if isinstance(sub, spaces.Text)]
+        arrays_only = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary, spaces.Dict, spaces.Tuple)
+        text = [k for k, sub in items if not isinstance(sub, arrays_only)]
         if text and isinstance(space, spaces.Dict):
-            # a string per env is not an array (MiniGrid's "mission"): the batch leaves it out, as its docs say
+            # a string per env is not an array (MiniGrid's "mission"): the batch leaves such keys out, as its docs say
             import warnings
 
             warnings.warn(
-                f"the Text {single_name} keys {text} are not arrays: the pool's batches leave them out", stacklevel=4
+                f"the {single_name} keys {text} are not arrays (e.g. Text): the pool's batches leave them out",
+                stacklevel=4,
             )
             items = [(k, sub) for k, sub in items if k not in text]
         arrays = []
@@ -111,7 +113,7 @@ def space_arrays(space: Any, single_name: str) -> tuple[list[dict[str, Any]], An
                     f"nested {type(sub).__name__} space under {key!r}: one level of Dict/Tuple is supported"
                 )
             arrays.append(_leaf_array(str(key), sub))
-        presented = space if isinstance(space, spaces.Dict) else spaces.Dict({str(k): s for k, s in items})
+        presented = space if isinstance(space, spaces.Dict) and not text else spaces.Dict({str(k): s for k, s in items})
         return arrays, presented
     leaf = _leaf_array(single_name, space)
     leaf["per_player"] = True
