@@ -476,6 +476,9 @@ class ProcessEngine:
                 if a.dtype.kind not in "biu":
                     raise TypeError(f"action {name!r} must be integers (dtype {dtype}), got dtype {a.dtype}")
                 lo, hi = np.asarray(low).reshape(-1), np.asarray(high).reshape(-1)
+                if lo.size == 1 and hi.size == 1 and a.size and lo[0] <= a.min() and a.max() <= hi[0]:
+                    out.append(a)
+                    continue
                 flat = a.reshape(n, -1)
                 outside = (flat < (lo if lo.size > 1 else lo[0])) | (flat > (hi if hi.size > 1 else hi[0]))
                 if outside.any():
@@ -494,13 +497,15 @@ class ProcessEngine:
     def send(self, actions: Any, env_id: Any, reset: bool = False, seeds: Any = None) -> None:
         self._check_open()
         ids = self._ids(env_id)
-        pending = ids[self._pending[ids]]
+        every = ids is self._all  # the common call (all envs, in order) skips the index work
+        pending = (self._all if every else ids)[self._pending if every else self._pending[ids]]
         if len(pending):
             raise ValueError(
                 f"env {int(pending[0])} already has an action pending; recv() its result before sending again"
             )
-        owners = self._owner[ids]
-        dead = [p for p in {int(w) for w in np.unique(owners)} if self._procs[p].dead]
+        owners = self._owner if every else self._owner[ids]
+        workers = range(len(self._procs)) if every else np.unique(owners).tolist()
+        dead = [w for w in workers if self._procs[w].dead]
         if dead and not reset:
             lost = np.concatenate([self._procs[w].ids for w in dead])
             lost = lost[np.isin(lost, ids)].tolist()
@@ -511,6 +516,7 @@ class ProcessEngine:
                 [self._procs[w].dead or "" for w in dead],
                 batch_kept=False,
             )
+        seed_arr = None
         if reset:
             seed_arr = np.full(len(ids), -1, np.int64) if seeds is None else np.asarray(seeds, dtype=np.int64)
             if seed_arr.shape != (len(ids),):
@@ -521,19 +527,28 @@ class ProcessEngine:
                 self._restart(self._procs[w])
         else:
             for rows, a in zip(self._act, self._actions(actions, len(ids))):
-                rows[ids] = a
-        self._dispatch(ids, owners, _RESET if reset else _STEP, seed_arr if reset else None)
+                if every:
+                    rows[:] = a
+                else:
+                    rows[ids] = a
+        self._dispatch(ids, owners, workers, _RESET if reset else _STEP, seed_arr)
         if self._sync:
             self._sends.append(ids)
 
-    def _dispatch(self, ids: np.ndarray, owners: np.ndarray, op: int, seeds: np.ndarray | None) -> None:
+    def _dispatch(self, ids: np.ndarray, owners: np.ndarray, workers: Any, op: int, seeds: np.ndarray | None) -> None:
         """One command per worker that owns some of `ids`."""
-        self._pending[ids] = True
-        workers = np.unique(owners) if len(self._procs) > 1 else (0,)
+        every = ids is self._all
+        if every:
+            self._pending[:] = True
+        else:
+            self._pending[ids] = True
         for w in workers:
-            p = self._procs[int(w)]
-            sel = np.flatnonzero(owners == w) if len(self._procs) > 1 else slice(None)
-            sub = ids[sel]
+            p = self._procs[w]
+            if every:
+                sub, sel = p.ids, slice(int(p.ids[0]), int(p.ids[-1]) + 1)
+            else:
+                sel = np.flatnonzero(owners == w)
+                sub = ids[sel]
             msg = _HEADER.pack(op, len(sub)) + sub.tobytes() + (b"" if seeds is None else seeds[sel].tobytes())
             p.inflight.append((op, sub))
             try:
@@ -546,13 +561,14 @@ class ProcessEngine:
         busy = [p for p in self._procs if p.inflight]
         if not busy:
             raise RuntimeError("recv() would wait forever: no env has an action in flight; send() first")
-        for conn in connection.wait([p.conn for p in busy]):
+        # a sync recv needs every busy worker's answer: read them in turn (a blocking read, no poll per answer)
+        ready = [busy[0].conn] if self._sync or len(busy) == 1 else connection.wait([p.conn for p in busy])
+        for conn in ready:
             p = next(q for q in busy if q.conn is conn)
             try:
-                while p.inflight:
+                self._answer(p, p.conn.recv_bytes())
+                while p.inflight and p.conn.poll():
                     self._answer(p, p.conn.recv_bytes())
-                    if not p.conn.poll():
-                        break
             except (EOFError, OSError):
                 self._died(p)
 
@@ -602,10 +618,14 @@ class ProcessEngine:
             if not self._sends:
                 raise RuntimeError("recv() called but no actions were sent: call send() first")
             ids = self._sends[0]
-            while not self._done[ids].all():
+            every = ids is self._all
+            while not (self._done.all() if every else self._done[ids].all()):
                 self._wait()
             self._sends.popleft()
-            self._done[ids] = False
+            if every:
+                self._done[:] = False
+            else:
+                self._done[ids] = False
             self._raise_faults(batch_kept=False)
             return self._gather(ids)
         while len(self._ready) < self.batch_size and not self._lost and not self._errors:
