@@ -474,6 +474,7 @@ def test_render_returns_each_envs_frame():
         ref.close()
 
 
+@pytest.mark.filterwarnings("ignore:parallel_pool xla")  # float64 rewards pass through jax as float32
 def test_xla_in_jit_equals_recv():
     jax = pytest.importorskip("jax")
     jnp = jax.numpy
@@ -503,6 +504,7 @@ def test_xla_in_jit_equals_recv():
         b.close()
 
 
+@pytest.mark.filterwarnings("ignore:parallel_pool xla")
 def test_xla_async_recv_send_in_scan():
     jax = pytest.importorskip("jax")
     env = pp.make(env_fn=Counter, num_envs=4, batch_size=2, num_threads=2, seed=1)
