@@ -542,6 +542,7 @@ class ProcessEngine:
             self._pending[:] = True
         else:
             self._pending[ids] = True
+        sel: Any
         for w in workers:
             p = self._procs[w]
             if every:

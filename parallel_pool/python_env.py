@@ -207,6 +207,19 @@ class PythonEnvSpec(EnvSpec):
         self.autoreset_mode = AutoresetMode(mode)
         self.render_mode = render_mode
 
+    def with_config(self, **changes: Any) -> PythonEnvSpec:
+        """This spec with some config keys changed (a Ray actor's share of the envs: num_envs, batch_size, seed)."""
+        import copy
+
+        spec = copy.copy(self)
+        spec.config_dict = dict(self.config_dict, **changes)
+        if "num_envs" in changes:
+            n = spec.config_dict["num_envs"]
+            spec.config_dict["num_threads"] = min(spec.config_dict["num_threads"], n)
+        Config = namedtuple("Config", list(spec.config_dict))  # type: ignore[misc]
+        spec.config = Config(**spec.config_dict)  # type: ignore[assignment]
+        return spec
+
     @property
     def observation_space(self) -> Any:
         return self._obs_space
