@@ -557,3 +557,43 @@ def test_minigrid_id_leaves_the_mission_string_out():
     finally:
         env.close()
         ref.close()
+
+
+def test_adapters_run_unchanged_on_python_envs():
+    """The SB3, Tianshou, ACME and CleanRL adapters on Python envs (task id with backend="python", or a pool made
+    with env_fn): terminal observations and truncation come through as they do from C++ envs."""
+    pytest.importorskip("stable_baselines3")
+    from parallel_pool.integrations.cleanrl import EpisodeStatistics
+    from parallel_pool.integrations.sb3 import ParallelPoolVecEnv
+
+    venv = ParallelPoolVecEnv(pp.make(env_fn=lambda: Counter(length=3), num_envs=2, autoreset_mode="same_step"))
+    obs = venv.reset()
+    assert obs.shape == (2, 2)
+    for _ in range(3):
+        venv.step_async(np.array([1, 1]))
+        obs, rew, done, infos = venv.step_wait()
+    assert done.all() and all(i["TimeLimit.truncated"] for i in infos)
+    assert [i["terminal_observation"][1] for i in infos] == [3.0, 3.0] and obs[:, 1].tolist() == [0.0, 0.0]
+    venv.close()
+
+    tianshou = pytest.importorskip("parallel_pool.integrations.tianshou")
+    tv = tianshou.ParallelPoolVectorEnv("CartPole-v1", num_envs=2, seed=0, backend="python")
+    obs, _ = tv.reset()
+    obs, rew, term, trunc, info = tv.step(np.array([0, 1]))
+    assert obs.shape == (2, 4) and tv._tr.env.spec.backend == "python"
+    tv.close()
+
+    acme = pytest.importorskip("parallel_pool.integrations.acme")
+    be = acme.BatchedEnvironment("CartPole-v1", num_envs=2, backend="python")
+    ts = be.reset()
+    ts = be.step(np.array([0, 1]))
+    assert ts.observation.shape == (2, 4)
+    be.close()
+
+    stats = EpisodeStatistics(pp.make(env_fn=lambda: Counter(length=4), num_envs=2))
+    stats.reset(seed=0)
+    for _ in range(4):  # action 1: reward 0 and the position stays near its start, so step 4 truncates
+        *_, info = stats.step(np.array([1, 1]))
+    assert info["_episode"].all() and info["episode"]["l"].tolist() == [4, 4]
+    assert stats.episode_count == 2
+    stats.close()
