@@ -597,3 +597,38 @@ def test_adapters_run_unchanged_on_python_envs():
     assert info["_episode"].all() and info["episode"]["l"].tolist() == [4, 4]
     assert stats.episode_count == 2
     stats.close()
+
+
+def test_script_without_main_guard_and_env_class_in_main(tmp_path):
+    """A user's script: its env class lives in __main__ and there is no `if __name__ == "__main__":` guard; the
+    workers must neither run the script again nor fail to find the class."""
+    import subprocess
+
+    from tests.pyproc import IMPORT_ROOT
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import numpy as np, gymnasium as gym, parallel_pool as pp\n"
+        "print('script body ran', flush=True)\n"
+        "class Mine(gym.Env):\n"
+        "    observation_space = gym.spaces.Box(0, 9, (1,), np.float32)\n"
+        "    action_space = gym.spaces.Discrete(2)\n"
+        "    def reset(self, *, seed=None, options=None):\n"
+        "        return np.zeros(1, np.float32), {}\n"
+        "    def step(self, a):\n"
+        "        return np.full(1, 7, np.float32), 1.0, False, False, {}\n"
+        "env = pp.make(env_fn=Mine, num_envs=3, num_threads=2)\n"
+        "env.reset()\n"
+        "print(env.step(np.ones(3, np.int64))[0].ravel().tolist(), flush=True)\n"
+        "env.close()\n"
+    )
+    r = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=IMPORT_ROOT,
+        env=dict(os.environ, PYTHONPATH=IMPORT_ROOT),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["script body ran", "[7.0, 7.0, 7.0]"], r.stdout
