@@ -14,6 +14,9 @@ each front-end's result from the raw arrays.
 - an actor that dies makes recv/step raise `EnvError` naming its env ids (Ray reports the death to `ray.wait`, so
   this never hangs); with restart=True a new actor takes over the range and its envs are reset.
 
+Envs written in Python (`env_fn=...`, `backend="python"`, ids without a C++ port) run the same way: each actor holds
+a `ProcessEngine` of its env range instead of a `_core.Pool`.
+
 Ray is an optional dependency: `pip install "parallel-pool[ray]"`.
 """
 
