@@ -560,7 +560,7 @@ def test_minigrid_id_leaves_the_mission_string_out():
 
 
 def test_adapters_run_unchanged_on_python_envs():
-    """The SB3, Tianshou, ACME and CleanRL adapters on Python envs (task id with backend="python", or a pool made
+    """The SB3, Tianshou, ACME, rl_games and CleanRL adapters on Python envs (task id with backend="python", or a pool made
     with env_fn): terminal observations and truncation come through as they do from C++ envs."""
     pytest.importorskip("stable_baselines3")
     from parallel_pool.integrations.cleanrl import EpisodeStatistics
@@ -589,6 +589,13 @@ def test_adapters_run_unchanged_on_python_envs():
     ts = be.step(np.array([0, 1]))
     assert ts.observation.shape == (2, 4)
     be.close()
+
+    rl_games = pytest.importorskip("parallel_pool.integrations.rl_games")
+    rg = rl_games.ParallelPoolRLGamesEnv("parallel_pool", 2, env_name="CartPole-v1", backend="python", seed=0)
+    obs = rg.reset()
+    obs, rew, dones, infos = rg.step(np.array([0, 1]))
+    assert np.asarray(obs).shape == (2, 4) and rg.pool.spec.backend == "python"
+    rg.pool.close()
 
     stats = EpisodeStatistics(pp.make(env_fn=lambda: Counter(length=4), num_envs=2))
     stats.reset(seed=0)
