@@ -560,8 +560,8 @@ def test_minigrid_id_leaves_the_mission_string_out():
 
 
 def test_adapters_run_unchanged_on_python_envs():
-    """The SB3, Tianshou, ACME, rl_games and CleanRL adapters on Python envs (task id with backend="python", or a pool made
-    with env_fn): terminal observations and truncation come through as they do from C++ envs."""
+    """The SB3, Tianshou, ACME, rl_games and CleanRL adapters on Python envs (task id with backend="python", or a
+    pool made with env_fn): terminal observations and truncation come through as they do from C++ envs."""
     pytest.importorskip("stable_baselines3")
     from parallel_pool.integrations.cleanrl import EpisodeStatistics
     from parallel_pool.integrations.sb3 import ParallelPoolVecEnv
