@@ -17,7 +17,9 @@ from gymnasium import spaces
 from gymnasium.vector import SyncVectorEnv
 
 import parallel_pool as pp
-from tests.pyproc import run_python
+
+sys.path.insert(0, os.path.dirname(__file__))
+from pyproc import IMPORT_ROOT, run_python  # noqa: E402
 
 # the envs below are defined in this module: pickle them by value, as cloudpickle does for a user's script
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -610,8 +612,6 @@ def test_script_without_main_guard_and_env_class_in_main(tmp_path):
     """A user's script: its env class lives in __main__ and there is no `if __name__ == "__main__":` guard; the
     workers must neither run the script again nor fail to find the class."""
     import subprocess
-
-    from tests.pyproc import IMPORT_ROOT
 
     script = tmp_path / "train.py"
     script.write_text(
