@@ -27,12 +27,14 @@ no file descriptors with one another.
 
 from __future__ import annotations
 
+import atexit
 import os
 import pickle
 import signal
 import struct
 import sys
 import traceback
+import weakref
 from collections import deque
 from collections.abc import Sequence
 from multiprocessing import connection
@@ -378,6 +380,7 @@ class ProcessEngine:
             self._owner[ids] = w
             self._procs.append(_Proc(ids))
         self._closed = False
+        _LIVE.add(self)
         try:
             for p in self._procs:
                 self._start(p)
@@ -721,6 +724,20 @@ class ProcessEngine:
     def __del__(self) -> None:
         try:
             self.close()
+        except Exception:
+            pass
+
+
+_LIVE: weakref.WeakSet[ProcessEngine] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_engines() -> None:
+    """At interpreter exit, pools still referenced (by a traceback, a global) stop their workers and unlink their
+    shared memory now, while the modules they use are still there."""
+    for engine in list(_LIVE):
+        try:
+            engine.close()
         except Exception:
             pass
 
