@@ -112,9 +112,7 @@ class _Worker:
         from gymnasium import spaces
 
         self.env_fn, self.first = env_fn, first
-        self.envs: list[Any] = [None] * count
-        for k in range(count):
-            self.envs[k] = env_fn()
+        self.envs: list[Any] = [env_fn() for _ in range(count)]  # None: broken by an exception, rebuilt at reset
         self.v = views
         self.seed = int(config["seed"])
         self.limit = int(config["max_episode_steps"])
@@ -124,7 +122,7 @@ class _Worker:
         self.needs_reset = [True] * count  # fresh, after an episode ended (next_step) or after an env error
         self.seeded = [False] * count
         env = self.envs[0]
-        self.bind(env.observation_space)
+        self._bind_obs(env.observation_space)
         act_space = env.action_space
         self.act_tuple = isinstance(act_space, spaces.Tuple)
         if isinstance(act_space, (spaces.Dict, spaces.Tuple)):
@@ -134,8 +132,8 @@ class _Worker:
             self.act_keys = None
             self.act = views["act:action"]
 
-    # the views of the observation arrays: (key or None, rows); keys index the env's Dict/Tuple observation
-    def bind(self, space: Any) -> None:
+    def _bind_obs(self, space: Any) -> None:
+        """The rows of each observation array: (key or None, rows), the key indexing a Dict/Tuple observation."""
         from gymnasium import spaces
 
         def fields(prefix: str) -> list[tuple[Any, np.ndarray]]:
