@@ -14,6 +14,9 @@ each front-end's result from the raw arrays.
 - an actor that dies makes recv/step raise `EnvError` naming its env ids (Ray reports the death to `ray.wait`, so
   this never hangs); with restart=True a new actor takes over the range and its envs are reset.
 
+Envs written in Python (`env_fn=...`, `backend="python"`, ids without a C++ port) run the same way: each actor holds
+a `ProcessEngine` of its env range instead of a `_core.Pool`.
+
 Ray is an optional dependency: `pip install "parallel-pool[ray]"`.
 """
 
@@ -27,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from parallel_pool import _core
+from parallel_pool.engine import Engine, env_error
 from parallel_pool.frontends import DmPool, GymnasiumPool, GymPool
 from parallel_pool.spec import EnvSpec
 
@@ -47,26 +51,25 @@ class _Failed:
 
     def exception(self) -> Exception:
         if self.type_name == "EnvError":
-            return _env_error(self.message, self.env_ids, self.messages, batch_kept=False)
+            return env_error(self.message, self.env_ids, self.messages, batch_kept=False)
         return {"ValueError": ValueError, "TypeError": TypeError, "IndexError": IndexError}[self.type_name](
             self.message
         )
 
 
-def _env_error(message: str, env_ids: Sequence[int], messages: Sequence[str], batch_kept: bool) -> Exception:
-    """An `EnvError` carrying the same attributes as the engine's."""
-    err = _core.EnvError(message)
-    err.env_ids = list(env_ids)
-    err.messages = list(messages)
-    err.batch_kept = batch_kept
-    return err
-
-
 class PoolActor:
     """Runs on a Ray worker: a local sync pool of the envs first_id .. first_id + num_envs - 1 (global ids)."""
 
-    def __init__(self, engine_type: str, config: dict[str, Any], first_id: int):
-        self.pool = _core.Pool(engine_type, config)
+    def __init__(self, engine: str | EnvSpec, config: dict[str, Any], first_id: int):
+        """engine: a C++ engine type, or the spec of Python envs (their ProcessEngine, on this actor's node)."""
+        if isinstance(engine, str):
+            self.pool: Engine = _core.Pool(engine, config)
+        else:
+            from parallel_pool.process_engine import ProcessEngine
+            from parallel_pool.python_env import PythonEnvSpec
+
+            assert isinstance(engine, PythonEnvSpec)
+            self.pool = ProcessEngine(engine.with_config(**config))
         self.offset = first_id
         names = [name for name, *_ in self.pool.output_specs]
         self._id_fields = [names.index("env_id"), names.index("players.env_id")]
@@ -183,7 +186,10 @@ class RayEngine:
         n = int(np.count_nonzero(self._owner == k))
         seed = self._spec.config_dict["seed"] + self._first[k]  # env i keeps seed + i
         config = dict(self._spec.config_dict, num_envs=n, batch_size=n, seed=seed)
-        return _remote_actor_class().options(**options).remote(self._spec.engine_type, config, self._first[k])
+        engine = self._spec if self._spec.backend == "python" else self._spec.engine_type
+        if self._spec.backend == "python":  # the actor's share of the workers (num_threads: per actor, as for C++)
+            config = {k: config[k] for k in ("num_envs", "batch_size", "seed")}
+        return _remote_actor_class().options(**options).remote(engine, config, self._first[k])
 
     def _wait_ready(self, ray: Any, actor: Any, k: int) -> int:
         try:
@@ -212,7 +218,7 @@ class RayEngine:
         what = f"Ray actor {k} (env_ids {first}..{last}) died: {type(cause).__name__}"
         if not self._restart:
             self._dead[k] = True
-            return _env_error(
+            return env_error(
                 f"{what}; env_ids {lost.tolist()} are lost (make the pool with restart=True to restart them)",
                 lost.tolist(),
                 [str(cause)] * len(lost),
@@ -225,7 +231,7 @@ class RayEngine:
             ray.get(self.actors[k].run.remote(None, lost, True, None))
         else:  # an async pool gets their reset rows from later recv()s, as after async_reset
             self._dispatch(None, lost, True, None)
-        return _env_error(
+        return env_error(
             f"{what}; a new actor took over env_ids {lost.tolist()}, which restart from their initial seeds"
             + ("" if self._sync else " (their reset rows come through recv())"),
             lost.tolist(),
@@ -271,7 +277,7 @@ class RayEngine:
         ids = self._ids(env_id)
         dead = ids[self._dead[self._owner[ids]]]
         if len(dead):
-            raise _env_error(
+            raise env_error(
                 f"env_ids {dead.tolist()} were lost with their Ray actor", dead.tolist(), [], batch_kept=False
             )
         pending = ids[self._busy[ids]]
@@ -470,7 +476,7 @@ _FRONT_ENDS = {"gymnasium": RayGymnasiumPool, "gym": RayGymPool, "dm": RayDmPool
 
 
 def make(
-    task_id: str,
+    task_id: str | None = None,
     env_type: str = "gymnasium",
     num_workers: int = 2,
     actor_options: dict[str, Any] | None = None,
@@ -478,6 +484,9 @@ def make(
     restart: bool = False,
     start_timeout_s: float = 120.0,
     render_mode: str | None = None,
+    *,
+    env_fn: Any = None,
+    backend: str | None = None,
     **config: Any,
 ) -> Any:
     """parallel_pool.make's pool, its envs spread over `num_workers` Ray actors (each a local pool of about
@@ -488,11 +497,14 @@ def make(
     node; restart: a new actor replaces one that died (its envs restart from their initial seeds);
     start_timeout_s: how long to wait for the actors to be placed and started before raising.
     config: parallel_pool.make's config keys (num_envs, batch_size, seed, num_threads per actor, ...).
+    env_fn / backend: as parallel_pool.make's; Python envs run in worker processes on each actor's node.
     Multi-player envs and env.xla() are not available on Ray.
     """
     if env_type not in _FRONT_ENDS:
         raise ValueError(f"env_type must be one of {list(_FRONT_ENDS)}, got {env_type!r}")
-    spec = EnvSpec(task_id, **config)
+    from parallel_pool import make_spec
+
+    spec = make_spec(task_id, env_fn=env_fn, backend=backend, render_mode=render_mode, **config)
     if spec.max_num_players != 1:
         raise ValueError(f"max_num_players={spec.max_num_players}: multi-player envs do not run on Ray actors yet")
     num_envs = spec.config_dict["num_envs"]

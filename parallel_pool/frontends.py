@@ -162,6 +162,15 @@ def merge_rows(old: Any, old_owner: np.ndarray, new: Any, new_owner: np.ndarray)
     return tree_map(lambda o, n: np.concatenate([o[keep], n])[order], old, new), owner[order]
 
 
+def _backend(spec: EnvSpec) -> str:
+    """The repr's note of a pool of Python envs (C++ pools keep EnvPool's repr)."""
+    return ", backend='python'" if spec.backend == "python" else ""
+
+
+def _where(spec: EnvSpec) -> str:
+    return "in worker processes" if spec.backend == "python" else "in C++"
+
+
 class _GymStyle(BasePool):
     """What the gymnasium and gym front-ends share: the 5-tuple step and (obs, info) reset, with gymnasium's
     reset(seed=, options={"reset_mask": mask}) returning the whole batch."""
@@ -335,7 +344,8 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
         attrs = self._env_attrs()
         if name not in attrs:
             raise AttributeError(
-                f"{self.spec.id} envs run in C++ and have no attribute {name!r}; available: {sorted(attrs)}"
+                f"{self.spec.id} envs run {_where(self.spec)} and have no attribute {name!r}; "
+                f"available: {sorted(attrs)}"
             )
         return tuple(attrs[name] for _ in range(self.num_envs))
 
@@ -354,12 +364,13 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
     def set_attr(self, name: str, values: Any) -> None:
         """The envs run in C++ with a fixed config: nothing can be set; make a new pool with the key instead."""
         raise AttributeError(
-            f"cannot set {name!r} on {self.spec.id} envs: they run in C++; pass config keys to "
+            f"cannot set {name!r} on {self.spec.id} envs: they run {_where(self.spec)}; pass config keys to "
             f"parallel_pool.make({self.spec.id!r}, {name}=...) instead"
         )
 
     def __repr__(self) -> str:
-        return f"GymnasiumPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"
+        sizes = f"num_envs={self.num_envs}, batch_size={self.batch_size}"
+        return f"GymnasiumPool({self.spec.id!r}, {sizes}{_backend(self.spec)})"
 
 
 class GymPool(_GymStyle, gymnasium.Env):  # type: ignore[misc]
@@ -396,7 +407,7 @@ class GymPool(_GymStyle, gymnasium.Env):  # type: ignore[misc]
         return BasePool.render(self, env_ids)
 
     def __repr__(self) -> str:
-        return f"GymPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"
+        return f"GymPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size}{_backend(self.spec)})"
 
 
 class DmPool(BasePool, dm_env.Environment):
@@ -445,4 +456,4 @@ class DmPool(BasePool, dm_env.Environment):
         return self._result(self.step_arrays(action, env_id))
 
     def __repr__(self) -> str:
-        return f"DmPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"
+        return f"DmPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size}{_backend(self.spec)})"

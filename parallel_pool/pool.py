@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from parallel_pool import _core
+from parallel_pool.engine import Engine
 from parallel_pool.schema import Schema, action_list, split_action_dict
 from parallel_pool.spec import AutoresetMode, EnvSpec
 
@@ -35,7 +36,7 @@ class BasePool:
     Subclasses (the front-ends) define `_result(arrays)`, the one function from a raw engine batch to their result.
     """
 
-    _engine: Any = None  # class default: an object whose __init__ never ran still reads as closed
+    _engine: Engine | None = None  # class default: an object whose __init__ never ran still reads as closed
     _next_seed: Any = None  # a seed given to the deprecated seed(), used by the next reset
 
     def __init__(self, spec: EnvSpec, render_mode: str | None = None):
@@ -61,16 +62,22 @@ class BasePool:
 
     # ---- the engine ---------------------------------------------------------------------------------------
     @property
-    def engine(self) -> Any:
-        """The `_core.Pool` behind this front-end (for parallel_pool.xla and parallel_pool.render)."""
+    def engine(self) -> Engine:
+        """The engine behind this front-end (for parallel_pool.xla and parallel_pool.render): a `_core.Pool`, or
+        for envs written in Python a `process_engine.ProcessEngine`."""
         if self._engine is None or self._engine.closed:
             raise RuntimeError(
                 f"this {type(self).__name__} has been closed; create a new one with parallel_pool.make(...)"
             )
         return self._engine
 
-    def _new_engine(self, spec: EnvSpec) -> Any:
-        """The engine: a local `_core.Pool` (parallel_pool.distributed gives one with the same calls on Ray actors)."""
+    def _new_engine(self, spec: EnvSpec) -> Engine:
+        """The engine: a local `_core.Pool`, or worker processes for envs written in Python (parallel_pool.distributed
+        gives one with the same calls on Ray actors)."""
+        if spec.backend == "python":
+            from parallel_pool.process_engine import ProcessEngine
+
+            return ProcessEngine(spec)
         return _core.Pool(spec.engine_type, spec.config_dict)
 
     def _result(self, arrays: Sequence[np.ndarray]) -> Any:
@@ -162,7 +169,7 @@ class BasePool:
         gymnasium's info dict or dm's TimeStep costs as much as the env step. `actions` and `env_id` as in step()."""
         if env_id is None and type(actions) is np.ndarray and actions.ndim and not self.is_async:
             try:  # the common call, kept to the engine's own cost (see the gym front-end's step)
-                arrays = self._engine.step(actions, None)
+                arrays = self._engine.step(actions, None)  # type: ignore[union-attr]  # None: the except below
             except Exception:
                 self.engine  # noqa: B018 -- a closed pool's own error
                 raise

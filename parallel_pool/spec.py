@@ -127,7 +127,10 @@ class EnvSpec:
     make()'s `env_type`, the front-end kind). `config`: every config key, resolved (a namedtuple).
     `observation_space` / `action_space` are single-env gymnasium spaces (as EnvPool's spec has them);
     the gymnasium front-end's own `observation_space` is batched, as gymnasium's vector convention says.
+    `backend`: "cpp" here; `parallel_pool.python_env.PythonEnvSpec` (envs written in Python) says "python".
     """
+
+    backend = "cpp"
 
     def __init__(self, task_id: str, **kwargs: Any):
         self.task_id = task_id

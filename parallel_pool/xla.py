@@ -24,7 +24,9 @@ The result is built by the front-end's own function (`env.from_arrays(arrays, jn
 so it equals recv()'s value for value. Differences forced by fixed shapes: same-step autoreset's `final_obs` /
 `final_info` are always present and dense (zeros where no episode ended; `_final_obs` is the mask), where the
 Python API follows gymnasium (an object array, keys only on steps where an episode ended); multi-player envs are
-refused. This module imports only the engine and the schema: it sits below the front-ends it serves.
+refused. Envs written in Python (parallel_pool.process_engine) have no FFI target: their engine's send/recv/step
+are called from XLA through `jax.experimental.io_callback(..., ordered=True)`, with the same checks and results.
+This module imports only the engine and the schema: it sits below the front-ends it serves.
 """
 
 from __future__ import annotations
@@ -87,7 +89,8 @@ def make_xla(env: Any) -> XlaFunctions:
     `batch_size`, `is_async` and `from_arrays(arrays, xp)`, the front-end's own function from a raw batch to its
     result, which is called here on the jax arrays the FFI call returns."""
     jax, jnp = _import_jax()
-    if not _core.has_xla:
+    on_host = env.spec.backend == "python"  # Python envs: their engine is called back on the host (io_callback)
+    if not on_host and not _core.has_xla:
         raise RuntimeError(
             "this build of parallel_pool has no XLA support: jaxlib's FFI headers were not found when it was "
             f"compiled; {_INSTALL_HINT} (jaxlib must be importable while building)"
@@ -96,10 +99,11 @@ def make_xla(env: Any) -> XlaFunctions:
         raise RuntimeError("env.xla() on a closed pool; create a new one with parallel_pool.make(...)")
     pool = env.engine
     task_id = env.spec.task_id
-    check_xla_spec(task_id, pool.spec)
-    _register(jax)
+    check_xla_spec(task_id, env.spec._raw)
+    if not on_host:
+        _register(jax)
 
-    pool_id = np.int64(pool._handle_id)
+    pool_id = np.int64(0 if on_host else pool._handle_id)
     handle0 = np.frombuffer(pool_id.tobytes(), dtype=np.uint8).copy()
     outputs = [(f.name, f.dtype, f.shape) for f in env.schema.fields]
     actions = [(a["name"], np.dtype(a["dtype"]), tuple(a["shape"])) for a in env.spec.action_arrays]
@@ -126,10 +130,29 @@ def make_xla(env: Any) -> XlaFunctions:
         check_x64()
         return [jax.ShapeDtypeStruct((rows, *shape), jax.dtypes.canonicalize_dtype(dt)) for _, dt, shape in outputs]
 
+    def on_host_call(target: str, *args):
+        """The engine call an FFI target makes, made from Python (jax.experimental.io_callback)."""
+        if target == "parallel_pool_recv":
+            return pool.recv()
+        acts, ids = list(args[:-1]), np.asarray(args[-1])
+        given = acts if len(acts) > 1 else acts[0]
+        if target == "parallel_pool_send":
+            pool.send(given, ids)
+            return []
+        return pool.step(given, ids)
+
     def call(target: str, handle, args, results):
         handle = jnp.asarray(handle)
         if handle.dtype != jnp.uint8 or handle.shape != (8,):
             raise TypeError(f"handle must be the uint8[8] array from env.xla(), got {handle.dtype}{handle.shape}")
+        if on_host:
+            from jax.experimental import io_callback
+
+            def host(h, *a):
+                outs = on_host_call(target, *(np.asarray(x) for x in a))
+                return (np.asarray(h), *(np.asarray(o).astype(r.dtype, copy=False) for o, r in zip(outs, results)))
+
+            return io_callback(host, (jax.ShapeDtypeStruct((8,), jnp.uint8), *results), handle, *args, ordered=True)
         f = jax.ffi.ffi_call(
             target,
             (jax.ShapeDtypeStruct(handle.shape, handle.dtype), *results),

@@ -71,6 +71,28 @@ def test_sync_trajectory_equals_a_local_pool(autoreset_mode):
     ref.close()
 
 
+@pytest.mark.parametrize("autoreset_mode", ["next_step", "same_step"])
+def test_python_envs_on_ray_equal_a_local_python_pool(autoreset_mode):
+    """Envs written in Python (backend="python"): each actor runs a ProcessEngine of its range of envs."""
+    kw = dict(num_envs=4, seed=5, autoreset_mode=autoreset_mode, max_episode_steps=30, backend="python")
+    env = distributed.make("CartPole-v1", num_workers=2, num_threads=1, **kw)
+    ref = parallel_pool.make("CartPole-v1", **kw)
+    try:
+        assert env.spec.backend == "python"
+        assert_same(env.reset(), ref.reset())
+        rng = np.random.default_rng(1)
+        ended = 0
+        for _ in range(80):
+            a = rng.integers(0, 2, 4)
+            got, want = env.step(a), ref.step(a)
+            assert_same(got, want)
+            ended += int((want[2] | want[3]).sum())
+        assert ended > 2
+    finally:
+        env.close()
+        ref.close()
+
+
 def test_dm_front_end_runs_on_ray():
     env = distributed.make("CartPole-v1", env_type="dm", num_workers=2, num_envs=4, seed=3)
     ref = parallel_pool.make("CartPole-v1", env_type="dm", num_envs=4, seed=3)

@@ -1,0 +1,51 @@
+"""The Engine contract: the calls every front-end makes on the object that steps the envs.
+
+Three engines implement it: `_core.Pool` (C++ envs on C++ worker threads), `process_engine.ProcessEngine` (Python
+envs in worker processes) and `distributed.RayEngine` (local pools on Ray actors). `BasePool` holds one of them and
+turns its batches into each front-end's result with `Schema`, so the front-ends and adapters never learn which
+engine runs the envs. This module sits at the bottom of the package, next to schema.py: it imports only the engine
+module for `EnvError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from parallel_pool import _core
+
+__all__ = ["Engine", "env_error"]
+
+
+class Engine(Protocol):
+    """What `BasePool`, `parallel_pool.render` and `parallel_pool.xla` call on an engine (see _core.pyi for the
+    meaning of each call: `_core.Pool` is the reference implementation)."""
+
+    def send(self, actions: Any, env_id: Any, reset: bool = False, seeds: Any = None) -> None: ...
+    def recv(self) -> tuple[np.ndarray, ...]: ...
+    def step(self, actions: Any, env_id: Any = None) -> tuple[np.ndarray, ...]: ...
+    def reset(self, env_id: Any = None, seeds: Any = None) -> tuple[np.ndarray, ...]: ...
+    def close(self) -> None: ...
+    def num_players(self, env_id: int) -> int: ...
+    def _get_state(self, env_id: int) -> list[float]: ...
+    def _set_state(self, env_id: int, state: Sequence[float]) -> None: ...
+    def render(self, env_ids: Any) -> np.ndarray: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def num_envs(self) -> int: ...
+    @property
+    def batch_size(self) -> int: ...
+    @property
+    def output_specs(self) -> list[tuple[str, str, tuple[int, ...], bool]]: ...
+
+
+def env_error(message: str, env_ids: Sequence[int], messages: Sequence[str], batch_kept: bool) -> Exception:
+    """An `EnvError` carrying the same attributes as the C++ engine's (for the engines written in Python)."""
+    err = _core.EnvError(message)
+    err.env_ids = list(env_ids)
+    err.messages = list(messages)
+    err.batch_kept = batch_kept
+    return err
