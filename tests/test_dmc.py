@@ -359,3 +359,33 @@ def test_cache_cleans_the_temp_folders_of_dead_writers(cache, tmp_path):
         (d / "sub").mkdir(parents=True)
     cache.model_path(_POLES)
     assert not stale.exists() and live.exists() and other.exists()
+
+
+# ---- the time limit in the default run (the full-episode alignment of every task is `slow`)
+
+
+def test_time_limit_last_step_and_discount():
+    """DMC's 1000-step time limit: aligned with dm_control to the end (step 1000 is LAST with dm_control's discount,
+    1.0: a truncation, not a termination); the dm front-end then starts a new episode (FIRST), and gymnasium's says
+    truncated, not terminated, at step 1000."""
+    assert align("CartpoleSwingup-v1", steps=1001) == 1000
+    env = pp.make("CartpoleSwingup-v1", env_type="dm", num_envs=1, seed=0)
+    env.reset()
+    zero = np.zeros((1, 1))
+    types = [int(env.step(zero).step_type[0]) for _ in range(999)]
+    assert types == [1] * 999  # MID
+    ts = env.step(zero)
+    assert int(ts.step_type[0]) == 2 and float(ts.discount[0]) == 1.0 and ts.observation.elapsed_step[0] == 1000
+    ts = env.step(zero)
+    assert int(ts.step_type[0]) == 0 and ts.observation.elapsed_step[0] == 0  # FIRST: the next episode
+    env.close()
+    gym_env = pp.make("CartpoleSwingup-v1", num_envs=1, seed=0)
+    gym_env.reset()
+    ends = [
+        (t, term[0], trunc[0])
+        for t in range(1, 1002)
+        for _, _, term, trunc, _ in [gym_env.step(zero)]
+        if term[0] or trunc[0]
+    ]
+    assert ends == [(1000, False, True)]
+    gym_env.close()
