@@ -5,11 +5,13 @@
 
 #include <cxxabi.h>
 
+#include <atomic>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -195,8 +197,15 @@ class PyPool {
   }
 
   // Safe from any thread, any number of times; in a forked child it leaves the parent's pool alone.
+  // From a signal handler that runs inside this thread's own call (recv checks for signals while it waits), the
+  // API lock is this thread's already: the close is left to that call, which stops waiting, closes the pool when
+  // it lets go of the lock and raises the closed-pool error (locking here would wait for itself forever).
   void Close() {
     if (handle_->stamp.Forked()) return;
+    if (holder_.load(std::memory_order_acquire) == std::this_thread::get_id()) {
+      close_requested_.store(true, std::memory_order_release);
+      return;
+    }
     Lock lk(this);
     WithoutGil([&](PyThreadState*&) { pool_->Close(); });
   }
@@ -213,7 +222,7 @@ class PyPool {
     }
   }
 
-  bool closed() const { return pool_->closed(); }
+  bool closed() const { return pool_->closed() || close_requested_.load(std::memory_order_acquire); }
   py::list output_names() const { return names_; }
   py::list output_per_player() const { return per_player_; }
   int num_envs() const { return pool_->options().num_envs; }
@@ -255,17 +264,27 @@ class PyPool {
   // Serialises API calls; taken with the GIL released when contended so a waiting recv never deadlocks.
   // Refuses the parent's pool in a forked child before touching its mutex (a copy that may be locked forever).
   struct Lock {
-    explicit Lock(PyPool* p) : lk(CheckNotForked(p)->mu, std::try_to_lock) {
+    explicit Lock(PyPool* p) : pool(p), lk(CheckNotForked(p)->mu, std::try_to_lock) {
       if (!lk.owns_lock()) WithoutGil([&](PyThreadState*&) { lk.lock(); });
+      pool->holder_.store(std::this_thread::get_id(), std::memory_order_release);
     }
+    ~Lock() { pool->holder_.store(std::thread::id(), std::memory_order_release); }
     static PoolHandle* CheckNotForked(PyPool* p) {
       if (p->handle_->stamp.Forked()) throw std::runtime_error(PoolHandle::kForkedMessage);
       return p->handle_.get();
     }
+    PyPool* pool;
     std::unique_lock<std::mutex> lk;
   };
 
+  // Under the API lock, with the GIL: the close a signal handler asked for inside this thread's call.
+  void CloseIfRequested() {
+    if (close_requested_.load(std::memory_order_acquire) && !pool_->closed())
+      WithoutGil([&](PyThreadState*&) { pool_->Close(); });
+  }
+
   void SendLocked(py::object actions, py::object env_id, bool reset, py::object seeds) {
+    CloseIfRequested();  // asked for during an earlier call that could not close itself
     if (pool_->closed())
       throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
     // env ids
@@ -458,7 +477,7 @@ class PyPool {
         return pool_->Recv([&] {
           // Ctrl-C: signal handlers run only on the main thread, with the GIL
           PyEval_RestoreThread(st);
-          interrupted = PyErr_CheckSignals() != 0;
+          interrupted = PyErr_CheckSignals() != 0 || close_requested_.load(std::memory_order_acquire);
           st = PyEval_SaveThread();
           return interrupted;
         });
@@ -466,7 +485,10 @@ class PyPool {
         return RecvResult{};
       }
     });
-    if (interrupted) throw py::error_already_set();
+    CloseIfRequested();  // a signal handler closed the pool while this recv waited (see Close)
+    if (interrupted && PyErr_Occurred()) throw py::error_already_set();
+    if (interrupted)
+      throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
     const Layout& L = pool_->layout();
     auto* owner = new BlockOwner{pool_->block_pool(), r.block};
     py::capsule base(owner, [](void* p) {
@@ -501,6 +523,9 @@ class PyPool {
   std::vector<ActionInput> inputs_;  // the action arrays of the call in progress (reused: calls hold the API lock)
   py::list names_, per_player_;
   std::vector<int> all_ids_;
+  // the thread inside an API call (holding the lock), and a close asked for from inside that call (see Close)
+  std::atomic<std::thread::id> holder_{};
+  std::atomic<bool> close_requested_{false};
 };
 
 }  // namespace
