@@ -36,8 +36,12 @@ from parallel_pool.spec import EnvSpec
 
 __all__ = ["make", "RayEngine"]
 
-# the exceptions a local pool raises for bad input or a failing env: sent back as values, re-raised by the driver
-_PASSED_ON = (ValueError, TypeError, IndexError, _core.EnvError)
+# the exceptions a local pool raises for bad input, a failing env or a refused call (RuntimeError, EnvError's base):
+# sent back as values, re-raised by the driver, the envs left usable
+_PASSED_ON = (ValueError, TypeError, IndexError, RuntimeError)
+_EXCEPTIONS = {e.__name__: e for e in _PASSED_ON}
+# the per-env calls an actor runs for the driver (PoolActor.call): nothing else of the pool is reachable by name
+_PER_ENV_CALLS = ("num_players", "_get_state", "_set_state")
 
 
 class _Failed:
@@ -52,24 +56,26 @@ class _Failed:
     def exception(self) -> Exception:
         if self.type_name == "EnvError":
             return env_error(self.message, self.env_ids, self.messages, batch_kept=False)
-        return {"ValueError": ValueError, "TypeError": TypeError, "IndexError": IndexError}[self.type_name](
-            self.message
-        )
+        return _EXCEPTIONS.get(self.type_name, RuntimeError)(self.message)
 
 
 class PoolActor:
-    """Runs on a Ray worker: a local sync pool of the envs first_id .. first_id + num_envs - 1 (global ids)."""
+    """Runs on a Ray worker: a local sync pool of the envs first_id .. first_id + num_envs - 1 (global ids).
 
-    def __init__(self, engine: str | EnvSpec, config: dict[str, Any], first_id: int):
-        """engine: a C++ engine type, or the spec of Python envs (their ProcessEngine, on this actor's node)."""
-        if isinstance(engine, str):
-            self.pool: Engine = _core.Pool(engine, config)
+    It gets the task id and the config keys as the user gave them and resolves them here, in its own process: the
+    package folders (Atari ROMs, MuJoCo XMLs) and the DMC model cache are those of the node it runs on. Python envs
+    come as their spec (the env_fn travels pickled) and run in a ProcessEngine on this actor's node."""
+
+    def __init__(self, task: str | EnvSpec, kwargs: dict[str, Any], first_id: int):
+        if isinstance(task, str):
+            spec = EnvSpec(task, **kwargs)
+            self.pool: Engine = _core.Pool(spec.engine_type, spec.config_dict)
         else:
             from parallel_pool.process_engine import ProcessEngine
             from parallel_pool.python_env import PythonEnvSpec
 
-            assert isinstance(engine, PythonEnvSpec)
-            self.pool = ProcessEngine(engine.with_config(**config))
+            assert isinstance(task, PythonEnvSpec)
+            self.pool = ProcessEngine(task.with_config(**kwargs))
         self.offset = first_id
         names = [name for name, *_ in self.pool.output_specs]
         self._id_fields = [names.index("env_id"), names.index("players.env_id")]
@@ -92,7 +98,9 @@ class PoolActor:
         return tuple(out)
 
     def call(self, name: str, env_id: int, *args: Any) -> Any:
-        """A per-env engine call (_get_state, _set_state, num_players) by global env id."""
+        """A per-env engine call (one of _PER_ENV_CALLS) by global env id."""
+        if name not in _PER_ENV_CALLS:
+            raise ValueError(f"a Ray pool's actor runs only the per-env calls {list(_PER_ENV_CALLS)}, not {name!r}")
         return getattr(self.pool, name)(env_id - self.offset, *args)
 
     def render(self, env_id: np.ndarray) -> np.ndarray:
@@ -148,7 +156,9 @@ class RayEngine:
         self._dead = np.zeros(num_workers, dtype=bool)
         self._action_keys = len(spec.action_arrays)
         self._inflight: dict[Any, tuple[int, np.ndarray]] = {}  # object ref -> (actor, its env ids)
-        self._sends: deque[tuple[list[Any], np.ndarray]] = deque()  # sync pools: each send's refs and ids
+        # sync pools: each send's refs, env ids and the held rows it hands out in place of a step
+        self._sends: deque[tuple[list[Any], np.ndarray, list[tuple[np.ndarray, ...]]]] = deque()
+        self._held: dict[int, tuple[np.ndarray, ...]] = {}  # sync pools: env id -> its restarted actor's reset row
         self._ready: list[tuple[np.ndarray, ...]] = []  # async pools: received rows not yet returned
         self._busy = np.zeros(self.num_envs, dtype=bool)  # sent, result not yet returned by recv
         try:
@@ -185,11 +195,11 @@ class RayEngine:
             options["scheduling_strategy"] = PlacementGroupSchedulingStrategy(self._pg, placement_group_bundle_index=k)
         n = int(np.count_nonzero(self._owner == k))
         seed = self._spec.config_dict["seed"] + self._first[k]  # env i keeps seed + i
-        config = dict(self._spec.config_dict, num_envs=n, batch_size=n, seed=seed)
-        engine = self._spec if self._spec.backend == "python" else self._spec.engine_type
         if self._spec.backend == "python":  # the actor's share of the workers (num_threads: per actor, as for C++)
-            config = {k: config[k] for k in ("num_envs", "batch_size", "seed")}
-        return _remote_actor_class().options(**options).remote(engine, config, self._first[k])
+            config = {"num_envs": n, "batch_size": n, "seed": seed}
+            return _remote_actor_class().options(**options).remote(self._spec, config, self._first[k])
+        kwargs = dict(self._spec.kwargs, num_envs=n, batch_size=n, seed=seed)  # resolved by the actor
+        return _remote_actor_class().options(**options).remote(self._spec.task_id, kwargs, self._first[k])
 
     def _wait_ready(self, ray: Any, actor: Any, k: int) -> int:
         try:
@@ -227,13 +237,21 @@ class RayEngine:
         ray.kill(self.actors[k], no_restart=True)
         self.actors[k] = self._start(k)
         self.pids[k] = self._wait_ready(ray, self.actors[k], k)
-        if self._sync:  # the next step finds them reset
-            ray.get(self.actors[k].run.remote(None, lost, True, None))
+        if self._sync:  # their reset rows are the next step's result for them (the action is ignored, as in autoreset)
+            rows = ray.get(self.actors[k].run.remote(None, lost, True, None))
+            if isinstance(rows, _Failed):
+                raise rows.exception()
+            for i, env in enumerate(lost):
+                self._held[int(env)] = tuple(a[i : i + 1] for a in rows)
         else:  # an async pool gets their reset rows from later recv()s, as after async_reset
             self._dispatch(None, lost, True, None)
         return env_error(
             f"{what}; a new actor took over env_ids {lost.tolist()}, which restart from their initial seeds"
-            + ("" if self._sync else " (their reset rows come through recv())"),
+            + (
+                " (their next step returns their reset rows)"
+                if self._sync
+                else " (their reset rows come through recv())"
+            ),
             lost.tolist(),
             [str(cause)] * len(lost),
             batch_kept=True,
@@ -292,18 +310,25 @@ class RayEngine:
         self._dispatch(actions, ids, reset, seeds)
 
     def _dispatch(self, actions: Any, ids: np.ndarray, reset: bool, seeds: np.ndarray | None) -> None:
-        """One remote call per actor owning some of `ids`."""
+        """One remote call per actor owning some of `ids` (sync pools: none for an env with a held reset row)."""
+        held = []
+        if self._sync and self._held:
+            for i in ids:
+                row = self._held.pop(int(i), None)
+                if row is not None and not reset:  # a reset replaces the held row
+                    held.append(row)
         owners = self._owner[ids]
+        sent = ~np.isin(ids, [int(b[self._env_id][0]) for b in held])
         refs = []
-        for k in np.unique(owners):
-            rows = np.flatnonzero(owners == k)
+        for k in np.unique(owners[sent]):
+            rows = np.flatnonzero((owners == k) & sent)
             part = None if reset else _take(actions, rows)
             ref = self.actors[k].run.remote(part, ids[rows], reset, None if seeds is None else seeds[rows])
             self._inflight[ref] = (int(k), ids[rows])
             refs.append(ref)
         self._busy[ids] = True
         if self._sync:
-            self._sends.append((refs, ids))
+            self._sends.append((refs, ids, held))
 
     def _fetch(self, ref: Any) -> tuple[np.ndarray, ...]:
         """The rows of a finished call; its failure raised (a dead actor as EnvError)."""
@@ -314,6 +339,9 @@ class RayEngine:
             out = ray.get(ref)
         except ray.exceptions.RayActorError as e:
             raise self._lost(k, e) from None
+        except ray.exceptions.RayTaskError as e:  # an exception run() does not pass on: the actor lives on
+            self._busy[ids] = False
+            raise e.as_instanceof_cause() from None
         if isinstance(out, _Failed):
             self._busy[ids] = False  # the local pool rejected the call or an env threw: nothing is pending
             raise out.exception()
@@ -329,10 +357,11 @@ class RayEngine:
 
         if not self._sends:
             raise RuntimeError("recv() called but no actions were sent: call send() first")
-        refs, ids = self._sends[0]
-        ray.wait(refs, num_returns=len(refs))
+        refs, ids, held = self._sends[0]
+        if refs:
+            ray.wait(refs, num_returns=len(refs))
         self._sends.popleft()
-        blocks, error = [], None
+        blocks, error = list(held), None
         for ref in refs:  # every call of the send is collected, even after one of them failed
             try:
                 blocks.append(self._fetch(ref))
@@ -340,6 +369,8 @@ class RayEngine:
                 error = error or e
         if error is not None:
             self._free(blocks)
+            for b in held:  # not handed out: still the next step's result for their envs
+                self._held[int(b[self._env_id][0])] = b
             raise error
         arrays = self._hand_out(blocks, len(ids))
         where = np.empty(self.num_envs, dtype=np.int64)
@@ -436,6 +467,7 @@ class RayEngine:
             remove_placement_group(self._pg)
         self._inflight.clear()
         self._sends.clear()
+        self._held.clear()
         self._ready = []
 
 

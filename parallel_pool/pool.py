@@ -30,6 +30,64 @@ class SeedDeprecationWarning(DeprecationWarning, UserWarning):
     """seed() is deprecated. Also a UserWarning, the category EnvPool warns with, so filters written for it match."""
 
 
+class KeptRows:
+    """Every env's latest observation rows in a sync pool: what reset(options={"reset_mask": mask}) returns for the
+    envs it leaves alone (as gymnasium's SyncVectorEnv does).
+
+    Fed every batch the pool returns (step, step_arrays, send/recv, reset). The rows are the pool's own copy, so a
+    user who edits in place the observation they were given does not change what the next masked reset returns."""
+
+    def __init__(self, schema: Schema, num_envs: int, max_num_players: int):
+        self._schema = schema
+        self._obs_at = [schema.index[schema.obs_name(k)] for k in schema.obs_keys]
+        ids = np.arange(num_envs, dtype=np.int32)
+        # one player per env: the rows of a batch of every env in env order belong to envs 0..n-1 (nothing to copy)
+        self._ids, self._one_player = ids, max_num_players == 1
+        # the per-call fast path's case, decided once: one observation array, one player per env
+        self._only_at = self._obs_at[0] if len(self._obs_at) == 1 and max_num_players == 1 else -1
+        # before the first reset: zeros, as SyncVectorEnv holds then
+        self._owner = np.repeat(ids, max_num_players)
+        fields = [schema.fields[i] for i in self._obs_at]
+        self._obs = [np.zeros((len(self._owner), *f.shape), f.dtype) for f in fields]
+        # the fast path's copy as bytes (tobytes() costs a third of an array copy), not yet in _obs/_owner (_settle)
+        self._full: bytes | None = None
+        self._full_shape = (num_envs, *fields[0].shape)
+
+    def every_env(self, arrays: Sequence[np.ndarray]) -> None:
+        """A batch of every env in env order (a sync step or reset of all envs): copied, nothing merged. On the
+        per-call fast path (one observation array, one player per env): one copy, as bytes."""
+        at = self._only_at
+        if at >= 0:
+            self._full = arrays[at].tobytes()
+        else:
+            self._full = None
+            self._obs = [arrays[i].copy() for i in self._obs_at]
+            self._owner = self._ids if self._one_player else arrays[self._schema.players_env_id].copy()
+
+    def _settle(self) -> None:
+        """The fast path's copy into the general form (one observation array, the rows of envs 0..n-1)."""
+        if self._full is not None:
+            obs = np.frombuffer(self._full, self._obs[0].dtype).reshape(self._full_shape)
+            self._obs, self._owner, self._full = [obs], self._ids, None
+
+    def add(self, arrays: Sequence[np.ndarray]) -> None:
+        """A batch of some envs, in any order: their rows replace those kept for them (multi-player rows move with
+        their env; players.env_id names each row's env). The merge makes new arrays: nothing is shared."""
+        self._settle()
+        new_owner = arrays[self._schema.players_env_id]
+        keep = ~np.isin(self._owner, new_owner)
+        owner = np.concatenate([self._owner[keep], new_owner])
+        order = np.argsort(owner, kind="stable")
+        self._obs = [np.concatenate([old[keep], arrays[i]])[order] for old, i in zip(self._obs, self._obs_at)]
+        self._owner = owner[order]
+
+    def rows(self) -> tuple[Any, np.ndarray]:
+        """(the observation of every env, in the front-end's form; the env of each row): copies for the caller."""
+        self._settle()
+        obs = [o.copy() for o in self._obs]
+        return (obs[0] if self._schema.single_obs else dict(zip(self._schema.obs_keys, obs))), self._owner.copy()
+
+
 class BasePool:
     """A pool of C++ envs stepped on worker threads. Sync when batch_size == num_envs, async otherwise.
 
@@ -38,6 +96,7 @@ class BasePool:
 
     _engine: Engine | None = None  # class default: an object whose __init__ never ran still reads as closed
     _next_seed: Any = None  # a seed given to the deprecated seed(), used by the next reset
+    _kept: KeptRows | None = None  # set by a front-end that offers reset_mask on a sync pool (the gym-style ones)
 
     def __init__(self, spec: EnvSpec, render_mode: str | None = None):
         self._engine = None  # set first, so that close() / __del__ work on a half-constructed pool
@@ -57,8 +116,6 @@ class BasePool:
         self._all_ids = np.arange(self.num_envs, dtype=np.int32)
         # env ids of the last batch received (async pools: step() without env_id acts on them)
         self._last_ids: np.ndarray | None = None
-        # sync pools: the last raw batch of every env from step_arrays() (the gym front-ends' reset_mask reads it)
-        self._last_batch: Sequence[np.ndarray] | None = None
 
     # ---- the engine ---------------------------------------------------------------------------------------
     @property
@@ -83,9 +140,14 @@ class BasePool:
     def _result(self, arrays: Sequence[np.ndarray]) -> Any:
         raise NotImplementedError
 
-    def _received(self, arrays: Sequence[np.ndarray]) -> Sequence[np.ndarray]:
-        """Book-keeping on every batch the engine returns."""
+    def _received(self, arrays: Sequence[np.ndarray], every_env: bool = False) -> Sequence[np.ndarray]:
+        """Book-keeping on every batch the engine returns; every_env: it holds every env in env order."""
         self._last_ids = arrays[self.schema.env_id]
+        if self._kept is not None:
+            if every_env:
+                self._kept.every_env(arrays)
+            else:
+                self._kept.add(arrays)
         return arrays
 
     # ---- argument forms (values are the engine's to validate) -------------------------------------------------
@@ -152,13 +214,13 @@ class BasePool:
         if self.is_async:
             self.engine.send(None, env_id, True, seeds)
             return self._received(self.engine.recv())
-        return self._received(self.engine.reset(env_id, seeds))
+        return self._received(self.engine.reset(env_id, seeds), env_id is None)
 
-    def _step_raw(self, action: Any, env_id: Any = None) -> tuple[Sequence[np.ndarray], bool]:
-        """The engine's batch, and whether it holds every env in env order (a sync step of all envs)."""
+    def _step_raw(self, action: Any, env_id: Any = None) -> Sequence[np.ndarray]:
+        """The engine's batch."""
         action, env_id = self._action(action, env_id)
-        arrays = self._received(self.engine.step(action, self._default_ids(env_id)))
-        return arrays, env_id is None and not self.is_async
+        every_env = env_id is None and not self.is_async
+        return self._received(self.engine.step(action, self._default_ids(env_id)), every_env)
 
     # ---- arrays-only calls -----------------------------------------------------------------------------------
     def step_arrays(self, actions: Any, env_id: Any = None) -> Sequence[np.ndarray]:
@@ -173,18 +235,14 @@ class BasePool:
             except Exception:
                 self.engine  # noqa: B018 -- a closed pool's own error
                 raise
-            self._last_batch = arrays
+            if self._kept is not None:
+                self._kept.every_env(arrays)
             return arrays
-        arrays, every_env = self._step_raw(actions, env_id)
-        self._kept_rows(arrays, every_env)
-        return arrays
+        return self._step_raw(actions, env_id)
 
     def recv_arrays(self) -> Sequence[np.ndarray]:
         """recv() without the front-end's result objects: the engine's batch as step_arrays() returns it."""
         return self._received(self.engine.recv())
-
-    def _kept_rows(self, arrays: Sequence[np.ndarray], every_env: bool) -> None:
-        """Hook for a front-end that keeps every env's latest rows (the gym front-ends, for reset_mask)."""
 
     # ---- rendering --------------------------------------------------------------------------------------------
     def render(self, env_ids: Any = None) -> np.ndarray:

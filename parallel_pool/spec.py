@@ -136,6 +136,9 @@ class EnvSpec:
         self.task_id = task_id
         self.id = task_id  # gymnasium's name for it
         self.engine_type, config = resolve_config(task_id, kwargs)
+        # the keys as given, before the defaults and paths of this process were filled in: a pool made elsewhere
+        # (a Ray actor on another node) resolves them itself (its package folders, its DMC model cache)
+        self.kwargs: dict[str, Any] = dict(kwargs, seed=config["seed"])
         self.config_dict: dict[str, Any] = config
         Config = namedtuple("Config", list(config))  # type: ignore[misc]
         self.config = Config(**config)

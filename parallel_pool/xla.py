@@ -42,6 +42,31 @@ from parallel_pool.schema import action_list, split_action_dict
 
 XlaFunctions = namedtuple("XlaFunctions", ["handle", "recv", "send", "step"])
 
+
+def _fit(jax, jnp, a, dtype: np.dtype, describe) -> Any:
+    """Integer array `a` cast to the integer `dtype` without wrapping (an astype would turn 2**32 + 1 into 1).
+
+    Concrete values that do not fit raise ValueError with `describe(row, value)`, the engine's message. Traced
+    values (inside jit) cannot be read here: those that do not fit become dtype's minimum, a value the engine
+    rejects with its own message, instead of a wrapped value it would accept."""
+    info = np.iinfo(dtype)
+    if isinstance(a, jax.core.Tracer):
+        if np.can_cast(np.dtype(a.dtype), dtype, "safe"):
+            return a.astype(dtype)
+        fits = a <= jnp.asarray(info.max, a.dtype)  # a is int64 or unsigned: the bound fits its dtype
+        if jnp.issubdtype(a.dtype, jnp.signedinteger):
+            fits &= a >= jnp.asarray(info.min, a.dtype)
+        return jnp.where(fits, a.astype(dtype), jnp.asarray(info.min, dtype))
+    values = np.asarray(a)  # read before jnp.asarray, which narrows 64-bit values when jax_enable_x64 is off
+    if not np.can_cast(values.dtype, dtype, "safe"):
+        rows = values.reshape(values.shape[0] if values.ndim else 1, -1)
+        bad = np.argwhere((rows < info.min) | (rows > info.max))
+        if len(bad):
+            row, col = bad[0]
+            raise ValueError(describe(int(row), int(rows[row, col])))
+    return jnp.asarray(values.astype(dtype))
+
+
 _registered: set[str] = set()
 
 _INSTALL_HINT = "install the jax extra and rebuild: pip install 'parallel-pool[jax]'"
@@ -80,6 +105,10 @@ def check_xla_spec(task_id: str, spec: dict) -> None:
                     f"env.xla() needs fixed shapes, but {task_id}'s {group} array '{a['name']}' has shape "
                     f"{tuple(a['shape'])}; use the Python send/recv API instead"
                 )
+
+
+def _outside(name: str):
+    return lambda row, v: f"action '{name}' row {row} is {v}, outside the range of the engine's action dtype"
 
 
 def make_xla(env: Any) -> XlaFunctions:
@@ -164,12 +193,18 @@ def make_xla(env: Any) -> XlaFunctions:
     def env_ids(env_id):
         if env_id is None:
             return jnp.asarray(all_ids)
-        ids = jnp.asarray(env_id)
+        ids = env_id if isinstance(env_id, jax.core.Tracer) else np.asarray(env_id)
         if not (jnp.issubdtype(ids.dtype, jnp.integer)):
             raise TypeError(f"env_id must be integers, got dtype {ids.dtype}")
         if ids.ndim != 1:
             raise ValueError(f"env_id must be a 1-d array of env ids, got shape {ids.shape}")
-        return ids.astype(jnp.int32)
+        return _fit(
+            jax,
+            jnp,
+            ids,
+            np.dtype(np.int32),
+            lambda _, v: f"env_id {v} is out of range: this pool has env ids 0..{num_envs - 1}",
+        )
 
     def action_arrays(action, k: int):
         """The FFI call's action buffers: one per action key, of static shape (k, ...) and the engine's dtype
@@ -181,7 +216,7 @@ def make_xla(env: Any) -> XlaFunctions:
             raise ValueError(f"expected {len(actions)} action arrays, got {len(given)}")
         out = []
         for (name, dt, shape), a in zip(actions, given):
-            a = jnp.asarray(a)
+            a = a if isinstance(a, jax.core.Tracer) else np.asarray(a)  # 64-bit values as given (see _fit)
             want_int = dt.kind in "biu"
             if want_int and not (jnp.issubdtype(a.dtype, jnp.integer) or a.dtype == jnp.bool_):
                 raise TypeError(f"action '{name}' must be integers (dtype {dt}), got dtype {a.dtype}")
@@ -189,9 +224,14 @@ def make_xla(env: Any) -> XlaFunctions:
                 raise TypeError(f"action '{name}' must be numeric (dtype {dt}), got dtype {a.dtype}")
             if a.shape != (k, *shape):
                 raise ValueError(f"action '{name}' has shape {a.shape}, expected {(k, *shape)} ({k} envs in this call)")
-            out.append(
-                a if want_int and a.dtype in (jnp.int32, jnp.int64) else a.astype(jax.dtypes.canonicalize_dtype(dt))
-            )
+            if not want_int:
+                out.append(jnp.asarray(a).astype(jax.dtypes.canonicalize_dtype(dt)))
+                continue
+            # int32 and int64 go to the engine as they are (it checks the values); other integer types (bool,
+            # small, unsigned) become the engine's dtype; 64-bit ones narrowed by jax without x64 are checked
+            keep = a.dtype in (np.int32, np.int64)
+            target = np.dtype(jax.dtypes.canonicalize_dtype(a.dtype if keep else dt))
+            out.append(_fit(jax, jnp, a, target, _outside(name)))
         return out
 
     def split(action, env_id):
