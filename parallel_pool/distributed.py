@@ -95,6 +95,9 @@ class PoolActor:
     def render(self, env_id: np.ndarray) -> np.ndarray:
         return self.pool.render(env_id - self.offset)
 
+    def set_config(self, env_id: np.ndarray, values: dict[str, Any]) -> None:
+        self.pool.set_config(env_id - self.offset, values)
+
 
 @functools.cache
 def _remote_actor_class() -> Any:
@@ -183,6 +186,9 @@ class RayEngine:
         n = int(np.count_nonzero(self._owner == k))
         seed = self._spec.config_dict["seed"] + self._first[k]  # env i keeps seed + i
         config = dict(self._spec.config_dict, num_envs=n, batch_size=n, seed=seed)
+        for key, value in config.items():  # per-env values: this actor's envs' own
+            if isinstance(value, tuple):
+                config[key] = value[self._first[k] : self._first[k] + n]
         return _remote_actor_class().options(**options).remote(self._spec.engine_type, config, self._first[k])
 
     def _wait_ready(self, ray: Any, actor: Any, k: int) -> int:
@@ -399,6 +405,23 @@ class RayEngine:
 
     def _set_state(self, env_id: int, state: Sequence[float]) -> None:
         self._call("_set_state", env_id, state)
+
+    def get_config(self, env_id: int) -> dict[str, Any]:
+        return self._call("get_config", env_id)
+
+    def set_config(self, env_ids: Any, values: dict[str, Any]) -> None:
+        """Each owning actor sets its envs' values (a tuple value has one entry per env id, in env_ids order)."""
+        import ray
+
+        self._check_open()
+        ids = self._ids(env_ids)
+        owners = self._owner[ids]
+        refs = []
+        for k in np.unique(owners):
+            mine = np.flatnonzero(owners == k)
+            part = {key: tuple(v[i] for i in mine) if isinstance(v, tuple) else v for key, v in values.items()}
+            refs.append(self.actors[k].set_config.remote(ids[mine], part))
+        ray.get(refs)
 
     def render(self, env_ids: Any) -> np.ndarray:
         import ray

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from parallel_pool import _core
+from parallel_pool.registry import env_config, per_env_value
 from parallel_pool.schema import Schema, action_list, split_action_dict
 from parallel_pool.spec import AutoresetMode, EnvSpec
 
@@ -225,6 +226,29 @@ class BasePool:
 
         self.engine  # noqa: B018 -- raises the closed-pool error before jax is imported
         return make_xla(self)
+
+    # ---- per-env config ---------------------------------------------------------------------------------------
+    def set_config(self, env_ids: Any, **values: Any) -> None:
+        """Give the envs `env_ids` (an int or a sequence) new values of their own config keys (not the pool's
+        common keys, nor keys that shape the spaces). Each value is one value for all these envs or a sequence of
+        one value per env id. The envs are rebuilt with the new values now, on this thread (a bad value raises
+        here and changes nothing), and each takes over its new build at its NEXT reset (an explicit reset or an
+        autoreset), never mid-episode; the new build continues the env's random stream. Safe while steps of these
+        envs are in flight (async pools)."""
+        ids = np.atleast_1d(np.asarray(env_ids))
+        if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer):
+            raise TypeError(f"env_ids must be an int or a 1-d sequence of ints, got {env_ids!r}")
+        engine = self.engine
+        base = env_config(self.spec.config_dict, 0)
+        checked = {
+            key: per_env_value(self.spec.task_id, base, key, value, len(ids), self.spec._raw)
+            for key, value in values.items()
+        }
+        engine.set_config(ids, checked)
+
+    def get_config(self, env_id: int) -> dict[str, Any]:
+        """Env `env_id`'s config: the values it runs with, or those set_config gave it for its next reset."""
+        return dict(self.engine.get_config(int(env_id)))
 
     # ---- alignment-test hooks -----------------------------------------------------------------------------
     def get_state(self, env_id: int) -> np.ndarray:

@@ -98,6 +98,46 @@ Config MakeConfig(const EnvType& type, const py::dict& d) {
   return Config(std::move(values));
 }
 
+py::dict ConfigToDict(const Config& c) {
+  py::dict d;
+  for (const auto& [k, v] : c.values()) d[py::str(k)] = ConfigValueToPy(v);
+  return d;
+}
+
+// A config dict whose values may be lists or tuples of one value per env (per-env values; parallel_pool.registry
+// has checked which keys may vary): the pool's config (env 0's values) and, when a key varies, one config per env.
+std::pair<Config, std::vector<Config>> MakeEnvConfigs(const EnvType& type, const py::dict& d) {
+  py::dict scalars;
+  std::vector<std::pair<std::string, py::list>> varying;
+  for (auto item : d) {
+    if (py::isinstance<py::list>(item.second) || py::isinstance<py::tuple>(item.second)) {
+      py::list values(item.second);
+      const std::string key = item.first.cast<std::string>();
+      if (values.empty()) throw py::value_error("config key '" + key + "': an empty list of per-env values");
+      scalars[item.first] = values[0];
+      varying.emplace_back(key, values);
+    } else {
+      scalars[item.first] = item.second;
+    }
+  }
+  Config base = MakeConfig(type, scalars);
+  std::vector<Config> per_env;
+  if (varying.empty()) return {std::move(base), std::move(per_env)};
+  const int64_t n = base.Get<int64_t>("num_envs");
+  for (const auto& [key, values] : varying) {
+    if (static_cast<int64_t>(values.size()) != n) {
+      throw py::value_error("config key '" + key + "' has " + std::to_string(values.size()) + " per-env values for " +
+                            std::to_string(n) + " envs");
+    }
+  }
+  per_env.assign(static_cast<size_t>(n), base);
+  for (const auto& [key, values] : varying) {
+    const ConfigValue& def = base.values().at(key);
+    for (int64_t i = 0; i < n; ++i) per_env[i].mutable_values()[key] = PyToConfigValue(key, def, values[i]);
+  }
+  return {std::move(base), std::move(per_env)};
+}
+
 py::dict ArrayToDict(const ArraySpec& a) {
   py::dict d;
   d["name"] = a.name;
@@ -161,8 +201,10 @@ class PyPool {
  public:
   PyPool(const std::string& type_name, const py::dict& config) {
     const EnvType& type = FindType(type_name);
-    Config c = MakeConfig(type, config);
-    WithoutGil([&](PyThreadState*&) { handle_ = PoolHandle::Create(std::make_unique<Pool>(type, c)); });
+    auto [c, per_env] = MakeEnvConfigs(type, config);
+    WithoutGil([&](PyThreadState*&) {
+      handle_ = PoolHandle::Create(std::make_unique<Pool>(type, c, std::move(per_env)));
+    });
     pool_ = handle_->pool.get();
     const Layout& L = pool_->layout();
     for (const auto& e : L.entries) {
@@ -269,6 +311,37 @@ class PyPool {
   void SetState(int64_t env_id, const std::vector<double>& state) {
     Lock lk(this);
     pool_->SetState(env_id, state);
+  }
+  py::dict GetConfig(int64_t env_id) {
+    Lock lk(this);
+    return ConfigToDict(pool_->GetConfig(env_id));
+  }
+  // values: key -> one value for every env named, or a list/tuple of one value per env named.
+  void SetConfig(const py::object& env_ids, const py::dict& values) {
+    py::array_t<int32_t> ids = ConvertEnvIds(env_ids);
+    const int k = static_cast<int>(ids.size());
+    Lock lk(this);
+    std::vector<Config> configs;
+    for (int i = 0; i < k; ++i) {
+      Config c = pool_->GetConfig(ids.data()[i]);
+      for (auto item : values) {
+        const std::string key = item.first.cast<std::string>();
+        auto it = c.mutable_values().find(key);
+        if (it == c.mutable_values().end()) throw py::value_error("unknown config key '" + key + "'");
+        py::handle v = item.second;
+        if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+          py::list per(v);
+          if (static_cast<int>(per.size()) != k) {
+            throw py::value_error("config key '" + key + "' has " + std::to_string(per.size()) +
+                                  " values for " + std::to_string(k) + " env ids");
+          }
+          v = per[i];
+        }
+        it->second = PyToConfigValue(key, it->second, v);
+      }
+      configs.push_back(std::move(c));
+    }
+    WithoutGil([&](PyThreadState*&) { pool_->SetConfig(ids.data(), k, configs); });
   }
   // (k, H, W, 3) uint8 frames of the envs named by env_ids (a 1-d int sequence), drawn in C++.
   py::array Render(const py::object& env_ids) {
@@ -585,6 +658,11 @@ PYBIND11_MODULE(_core, m) {
     }
     return out;
   });
+  m.def("common_config_keys", [] {
+    py::list out;
+    for (const auto& k : CommonConfigKeys()) out.append(k.name);
+    return out;
+  });
   m.def("tasks", [] {
     py::dict out;
     for (const auto& [id, v] : Registry::Get().tasks()) {
@@ -627,6 +705,8 @@ PYBIND11_MODULE(_core, m) {
       .def("num_players", &PyPool::num_players)
       .def("_get_state", &PyPool::GetState)
       .def("_set_state", &PyPool::SetState)
+      .def("get_config", &PyPool::GetConfig, py::arg("env_id"))
+      .def("set_config", &PyPool::SetConfig, py::arg("env_ids"), py::arg("values"))
       .def("render", &PyPool::Render, py::arg("env_ids"))
       .def_property_readonly("closed", &PyPool::closed)
       .def_property_readonly("output_names", &PyPool::output_names)

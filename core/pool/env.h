@@ -104,6 +104,9 @@ class Env {
     Reseeded(seed);
   }
   int env_id() const { return env_id_; }
+  // Takes over another env's random generator (the pool rebuilds an env with a new config at its next reset and
+  // keeps its random stream going, so a config change does not replay or reseed the env's randomness).
+  void AdoptGenerator(const Env& from) { gen_ = from.gen_; }
 
   // Optional, for alignment tests: the env's simulator state as doubles (e.g. CartPole's (x, x_dot, theta,
   // theta_dot), MuJoCo's qpos+qvel). SetState puts the env in that state without writing any output.

@@ -1,0 +1,288 @@
+"""Control each env (issue 31): per-env config values at make(), set_config / get_config at run time.
+
+Per-env values are checked against the reference env built with that value (gymnasium's Pendulum(g=...), Ant-v5
+(ctrl_cost_weight=...), FrozenLake(is_slippery=..., success_rate=...)); Atari's against our own single-env pool
+built with that value (which tests/test_atari.py aligns with ale_py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import parallel_pool as pp
+
+
+@contextlib.contextmanager
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _pendulum_ref(g: float):
+    with _quiet():
+        ref = gym.make("Pendulum-v1", g=g).unwrapped
+        ref.reset(seed=0)
+    return ref
+
+
+def _ref_step(ref, state, action):
+    """The reference's (obs, reward) for one step of `action` from `state`."""
+    ref.state = np.array(state, dtype=np.float64)
+    obs, reward, *_ = ref.step(np.asarray(action, dtype=np.float32))
+    return obs, reward
+
+
+def _assert_step(obs, reward, ref_obs, ref_reward, what):
+    np.testing.assert_allclose(obs, ref_obs, rtol=1e-6, atol=1e-6, err_msg=f"{what}: obs")
+    np.testing.assert_allclose(reward, ref_reward, rtol=1e-5, atol=1e-6, err_msg=f"{what}: reward")
+
+
+# ---- per-env values at make() ------------------------------------------------------------------------------------
+def test_pendulum_g_per_env_matches_gymnasium():
+    gs = [9.0, 9.8, 10.5, 12.0]
+    env = pp.make("Pendulum-v1", num_envs=4, g=gs, seed=5)
+    assert env.spec.config.g == tuple(gs)
+    assert [env.get_config(i)["g"] for i in range(4)] == gs
+    refs = [_pendulum_ref(g) for g in gs]
+    default_ref = _pendulum_ref(10.0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    diverged = False
+    for t in range(120):
+        states = [env.get_state(i) for i in range(4)]
+        a = rng.uniform(-2, 2, (4, 1)).astype(np.float32)
+        obs, rew, *_ = env.step(a)
+        for i, ref in enumerate(refs):
+            _assert_step(obs[i], rew[i], *_ref_step(ref, states[i], a[i]), f"env {i} (g={gs[i]}) step {t}")
+        # the values do matter: gymnasium's default g gives another step for env 3
+        d_obs, _ = _ref_step(default_ref, states[3], a[3])
+        diverged = diverged or not np.allclose(obs[3], d_obs, rtol=1e-6, atol=1e-6)
+    assert diverged
+    env.close()
+
+
+def test_ant_v5_reward_weights_per_env_match_gymnasium():
+    weights = [0.1, 0.5, 2.0]
+    healthy = [1.0, 0.5, 3.0]
+    env = pp.make("Ant-v5", num_envs=3, seed=2, ctrl_cost_weight=weights, healthy_reward=healthy)
+    with _quiet():
+        refs = [gym.make("Ant-v5", ctrl_cost_weight=w, healthy_reward=h).unwrapped for w, h in zip(weights, healthy)]
+        for ref in refs:
+            ref.reset(seed=0)
+    env.reset()
+    nq = refs[0].model.nq
+    rng = np.random.default_rng(1)
+    for t in range(40):
+        states = [np.asarray(env.get_state(i)) for i in range(3)]
+        a = rng.uniform(-1, 1, (3, 8))
+        obs, rew, term, trunc, info = env.step(a)
+        for i, ref in enumerate(refs):
+            ref.set_state(states[i][:nq], states[i][nq:])
+            with _quiet():
+                r_obs, r_rew, r_term, _, r_info = ref.step(a[i])
+            what = f"env {i} step {t}"
+            np.testing.assert_allclose(obs[i], r_obs, atol=1e-6, err_msg=what)
+            np.testing.assert_allclose(rew[i], r_rew, atol=1e-6, err_msg=what)
+            np.testing.assert_allclose(info["reward_ctrl"][i], r_info["reward_ctrl"], atol=1e-6, err_msg=what)
+            assert bool(term[i]) == bool(r_term), what
+        if term.any():
+            break
+    env.close()
+
+
+def test_frozen_lake_per_env_slipperiness_follows_gymnasium_table():
+    from gymnasium.envs.toy_text.frozen_lake import FrozenLakeEnv
+
+    slippery = [False, True, True]
+    success = [1.0 / 3.0, 1.0 / 3.0, 0.8]
+    env = pp.make("FrozenLake-v1", num_envs=3, seed=1, is_slippery=slippery, success_rate=success)
+    tables = [FrozenLakeEnv(is_slippery=s, success_rate=p).P for s, p in zip(slippery, success)]
+    env.reset()
+    rng = np.random.default_rng(0)
+    intended = np.zeros(3)
+    steps = 600
+    for _ in range(steps):
+        for i in range(3):  # start each step from a frozen non-goal tile, so no episode ends mid-count
+            env.set_state(i, [0])
+        a = rng.integers(0, 4, 3)
+        obs, *_ = env.step(a)
+        for i in range(3):
+            outcomes = {s2: p for p, s2, _, _ in tables[i][0][int(a[i])] if p > 0}
+            assert int(obs[i]) in outcomes, f"env {i}: state 0, action {a[i]} -> {obs[i]}, reference {outcomes}"
+            intended[i] += int(obs[i]) == tables[0][0][int(a[i])][0][1]  # the not-slippery move
+    assert intended[0] == steps  # not slippery: always the intended move
+    assert abs(intended[1] / steps - 1 / 3) < 0.1 + 1 / 3  # from state 0 some slips land on 0 as the move does
+    assert intended[2] / steps > intended[1] / steps + 0.2  # success_rate 0.8 moves as intended far more often
+    env.close()
+
+
+def test_atari_per_env_values_equal_single_env_pools():
+    values = {"repeat_action_probability": [0.0, 0.25, 0.5], "mode": [0, 1, 0], "difficulty": [0, 0, 1]}
+    env = pp.make("Pong-v5", num_envs=3, seed=11, **values)
+    singles = [pp.make("Pong-v5", num_envs=1, seed=11 + i, **{k: v[i] for k, v in values.items()}) for i in range(3)]
+    obs, _ = env.reset()
+    for i, s in enumerate(singles):
+        np.testing.assert_array_equal(obs[i], s.reset()[0][0])
+    rng = np.random.default_rng(3)
+    for t in range(150):
+        a = rng.integers(0, 6, 3)
+        obs, rew, term, trunc, _ = env.step(a)
+        for i, s in enumerate(singles):
+            o, r, te, tr, _ = s.step(a[i : i + 1])
+            np.testing.assert_array_equal(obs[i], o[0], err_msg=f"env {i} step {t}")
+            assert (rew[i], term[i], trunc[i]) == (r[0], te[0], tr[0])
+    for s in singles:
+        s.close()
+    env.close()
+
+
+@pytest.mark.parametrize(
+    "task,kwargs,error,words",
+    [
+        ("Pendulum-v1", {"g": [9.0, 10.0]}, ValueError, ["'g'", "2 per-env values for 4 envs"]),
+        ("Pendulum-v1", {"g": [9.0, "x", 1.0, 2.0]}, TypeError, ["'g'"]),
+        ("Pendulum-v1", {"g": [9.0, float("nan"), 1.0, 2.0]}, ValueError, ["'g'", "finite"]),
+        ("Pendulum-v1", {"seed": [1, 2, 3, 4]}, ValueError, ["'seed'", "pool's own"]),
+        ("Pendulum-v1", {"max_episode_steps": [5, 5, 5, 5]}, ValueError, ["'max_episode_steps'"]),
+        ("Pendulum-v1", {"version": [1, 1, 0, 7]}, ValueError, ["version"]),
+        ("FrozenLake-v1", {"success_rate": [0.5, 1.5, 0.5, 0.5]}, ValueError, ["success_rate"]),
+        ("FrozenLake-v1", {"size": [4, 8, 4, 4]}, ValueError, ["'size'", "spaces"]),
+        ("Ant-v5", {"exclude_current_positions_from_observation": [True, False] * 2}, ValueError, ["spaces"]),
+        ("Pong-v5", {"img_height": [84, 64, 84, 84]}, ValueError, ["'img_height'", "spaces"]),
+    ],
+)
+def test_bad_per_env_values_raise_naming_the_key(task, kwargs, error, words):
+    with pytest.raises(error) as e:
+        pp.make(task, num_envs=4, **kwargs)
+    for w in words:
+        assert w in str(e.value)
+
+
+# ---- set_config / get_config ---------------------------------------------------------------------------------------
+class PendulumChecker:
+    """Checks every returned row of a Pendulum pool against gymnasium's step from the env's previous state, with the
+    g each env is expected to run with: its old g until its next reset after set_config, the new one from then on."""
+
+    def __init__(self, env, g):
+        self.env = env
+        self.ref = _pendulum_ref(10.0)
+        self.g = [g] * env.num_envs  # what each env runs with
+        self.next_g = list(self.g)  # what it runs with from its next reset
+        self.prev: dict[int, tuple] = {}  # env id -> (state, action) of its step in flight
+        # steps checked: with the old g after set_config gave a new one (not applied yet), and with the new g
+        self.checked = {"old_after_set": 0, "new": 0}
+        self.new_g: float | None = None
+
+    def set_config(self, ids, g):
+        self.env.set_config(ids, g=g)
+        self.new_g = g
+        for i in np.atleast_1d(ids):
+            self.next_g[int(i)] = g
+
+    def rows(self, obs, rew, info, actions):
+        """Check a batch (actions: what will be sent to these envs next) and remember their states."""
+        for j, i in enumerate(info["env_id"]):
+            i = int(i)
+            if info["elapsed_step"][j] == 0:
+                self.g[i] = self.next_g[i]
+            elif i in self.prev:
+                state, a = self.prev[i]
+                self.ref.g = self.g[i]
+                _assert_step(obs[j], rew[j], *_ref_step(self.ref, state, a), f"env {i} g={self.g[i]}")
+                if self.g[i] != self.next_g[i]:
+                    self.checked["old_after_set"] += 1
+                elif self.g[i] == self.new_g:
+                    self.checked["new"] += 1
+            self.prev[i] = (self.env.get_state(i), actions[j])
+
+
+def test_set_config_applies_at_the_next_reset_sync():
+    env = pp.make("Pendulum-v1", num_envs=3, seed=4, max_episode_steps=8)
+    check = PendulumChecker(env, 10.0)
+    rng = np.random.default_rng(0)
+    obs, info = env.reset()
+    a = rng.uniform(-2, 2, (3, 1)).astype(np.float32)
+    check.rows(obs, np.zeros(3), info, a)
+    for t in range(40):
+        if t == 3:
+            check.set_config([1, 2], 15.0)
+            assert env.get_config(1)["g"] == 15.0 and env.get_config(0)["g"] == 10.0
+        obs, rew, _, _, info = env.step(a)
+        a = rng.uniform(-2, 2, (3, 1)).astype(np.float32)
+        check.rows(obs, rew, info, a)
+    assert check.g == [10.0, 15.0, 15.0]
+    # steps 4..8 of the first episode ran with the old g (checked), the later episodes with the new one
+    assert check.checked["new"] > 10 and check.checked["old_after_set"] >= 4
+    env.close()
+
+
+def test_set_config_applies_at_the_next_reset_async():
+    env = pp.make("Pendulum-v1", num_envs=6, batch_size=2, num_threads=2, seed=9, max_episode_steps=5)
+    check = PendulumChecker(env, 10.0)
+    rng = np.random.default_rng(2)
+    env.async_reset()
+    for t in range(80):
+        obs, rew, _, _, info = env.recv()
+        a = rng.uniform(-2, 2, (len(obs), 1)).astype(np.float32)
+        check.rows(obs, rew, info, a)
+        env.send(a, info["env_id"])
+        if t == 10:  # four of the six envs have a step in flight now
+            check.set_config(np.arange(6), 15.0)
+    assert check.g == [15.0] * 6
+    assert check.checked["new"] > 10 and check.checked["old_after_set"] > 4
+    env.close()
+
+
+def test_set_config_keeps_the_random_stream():
+    """The rebuilt env takes over the env's generator: its next reset draws what the old env would have drawn."""
+    a = pp.make("Pendulum-v1", num_envs=2, seed=3)
+    b = pp.make("Pendulum-v1", num_envs=2, seed=3)
+    a.reset()
+    b.reset()
+    a.set_config(1, g=7.0)
+    a.reset()
+    b.reset()
+    np.testing.assert_array_equal(a.get_state(1), b.get_state(1))
+    assert a.get_config(1)["g"] == 7.0 and b.get_config(1)["g"] == 10.0
+    a.close()
+    b.close()
+
+
+def test_set_config_per_env_values_and_bad_values_change_nothing():
+    env = pp.make("Pendulum-v1", num_envs=3, g=[9.0, 10.0, 11.0])
+    env.reset()
+    env.set_config([0, 2], g=[5.0, 6.0])
+    assert [env.get_config(i)["g"] for i in range(3)] == [5.0, 10.0, 6.0]
+    bad = [
+        ({"g": [1.0, float("nan")]}, ValueError, "'g'"),
+        ({"g": "x"}, TypeError, "'g'"),
+        ({"g": [1.0, 2.0, 3.0]}, ValueError, "3 per-env values for 2 envs"),
+        ({"seed": 1}, ValueError, "pool's own"),
+        ({"nope": 1}, ValueError, "unknown config key"),
+        ({"version": 7}, ValueError, "version"),
+    ]
+    for values, error, words in bad:
+        with pytest.raises(error, match=words):
+            env.set_config([0, 1], **values)
+        assert [env.get_config(i)["g"] for i in range(3)] == [5.0, 10.0, 6.0]
+    with pytest.raises(ValueError, match="out of range"):
+        env.set_config([5], g=1.0)
+    env.reset()
+    assert [env.get_config(i)["g"] for i in range(3)] == [5.0, 10.0, 6.0]
+    env.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        env.set_config(0, g=1.0)
+
+
+@pytest.mark.parametrize("env_type", ["gymnasium", "gym", "dm"])
+def test_every_front_end_has_set_config(env_type):
+    env = pp.make("Pendulum-v1", env_type=env_type, num_envs=2, g=[8.0, 9.0])
+    env.set_config(1, g=3.0)
+    assert env.get_config(0)["g"] == 8.0 and env.get_config(1)["g"] == 3.0
+    env.close()
