@@ -156,9 +156,7 @@ def env_config(config: dict[str, Any], env_id: int) -> dict[str, Any]:
     return {k: v[env_id] if isinstance(v, tuple) else v for k, v in config.items()}
 
 
-def per_env_value(
-    task_id: str, config: dict[str, Any], key: str, value: Any, n: int, spec: dict | None = None
-) -> Any:
+def per_env_value(task_id: str, config: dict[str, Any], key: str, value: Any, n: int, spec: dict | None = None) -> Any:
     """The one check of a value given for an env's own key, at make() or set_config(): a scalar, or a sequence of n
     values (one per env; returned as a tuple), each coerced to the key's type. A key that shapes the spec (spaces,
     action set) may not differ between envs of one pool: every value is checked to give `spec` (the pool's; by
@@ -191,7 +189,7 @@ def resolve_config(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str,
     type_name = task_type(task_id)
     keys = config_keys(task_id)
     config = {k: v[0] for k, v in keys.items()}
-    per_env = {k: v for k, v in kwargs.items() if _is_per_env(v)}
+    per_env = {k: v for k, v in kwargs.items() if _is_per_env(v) and k in keys}
     kwargs = {k: v for k, v in kwargs.items() if k not in per_env}
     for key, value in kwargs.items():
         if key in _ENVPOOL_KEYS and key not in keys:

@@ -76,14 +76,13 @@ def test_ant_v5_reward_weights_per_env_match_gymnasium():
         for ref in refs:
             ref.reset(seed=0)
     env.reset()
-    nq = refs[0].model.nq
+    for i, ref in enumerate(refs):  # both start from the reference's reset state, then step side by side
+        env.set_state(i, np.concatenate([ref.data.qpos, ref.data.qvel]))
     rng = np.random.default_rng(1)
     for t in range(40):
-        states = [np.asarray(env.get_state(i)) for i in range(3)]
         a = rng.uniform(-1, 1, (3, 8))
         obs, rew, term, trunc, info = env.step(a)
         for i, ref in enumerate(refs):
-            ref.set_state(states[i][:nq], states[i][nq:])
             with _quiet():
                 r_obs, r_rew, r_term, _, r_info = ref.step(a[i])
             what = f"env {i} step {t}"
@@ -117,7 +116,7 @@ def test_frozen_lake_per_env_slipperiness_follows_gymnasium_table():
             assert int(obs[i]) in outcomes, f"env {i}: state 0, action {a[i]} -> {obs[i]}, reference {outcomes}"
             intended[i] += int(obs[i]) == tables[0][0][int(a[i])][0][1]  # the not-slippery move
     assert intended[0] == steps  # not slippery: always the intended move
-    assert abs(intended[1] / steps - 1 / 3) < 0.1 + 1 / 3  # from state 0 some slips land on 0 as the move does
+    assert intended[1] < 0.9 * steps  # slippery: it slips (some slips land where the move would)
     assert intended[2] / steps > intended[1] / steps + 0.2  # success_rate 0.8 moves as intended far more often
     env.close()
 

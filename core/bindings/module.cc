@@ -5,12 +5,14 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -111,7 +113,7 @@ std::pair<Config, std::vector<Config>> MakeEnvConfigs(const EnvType& type, const
   std::vector<std::pair<std::string, py::list>> varying;
   for (auto item : d) {
     if (py::isinstance<py::list>(item.second) || py::isinstance<py::tuple>(item.second)) {
-      py::list values(item.second);
+      py::list values(py::reinterpret_borrow<py::object>(item.second));
       const std::string key = item.first.cast<std::string>();
       if (values.empty()) throw py::value_error("config key '" + key + "': an empty list of per-env values");
       scalars[item.first] = values[0];
@@ -312,6 +314,52 @@ class PyPool {
     Lock lk(this);
     pool_->SetState(env_id, state);
   }
+  // Snapshots of k envs as (env states: a list of float64 arrays, generator words (k, 625) uint32, elapsed (k,)
+  // int32, done (k,) bool); parallel_pool.pool packs them with their version tag.
+  py::tuple Snapshot(const py::object& env_ids) {
+    py::array_t<int32_t> ids = ConvertEnvIds(env_ids);
+    const int k = static_cast<int>(ids.size());
+    std::vector<Pool::EnvSnapshot> snaps;
+    {
+      Lock lk(this);
+      snaps = pool_->Snapshot(ids.data(), k);
+    }
+    py::list env;
+    const py::ssize_t words = static_cast<py::ssize_t>(std::mt19937::state_size + 1);
+    py::array_t<uint32_t> gen({static_cast<py::ssize_t>(k), words});
+    py::array_t<int32_t> elapsed(k);
+    py::array_t<bool> done(k);
+    for (int i = 0; i < k; ++i) {
+      env.append(py::array_t<double>(static_cast<py::ssize_t>(snaps[i].env.size()), snaps[i].env.data()));
+      if (static_cast<py::ssize_t>(snaps[i].generator.size()) != words) throw std::runtime_error("generator state");
+      std::copy(snaps[i].generator.begin(), snaps[i].generator.end(), gen.mutable_data(i, 0));
+      elapsed.mutable_at(i) = snaps[i].elapsed;
+      done.mutable_at(i) = snaps[i].done;
+    }
+    return py::make_tuple(env, gen, elapsed, done);
+  }
+  // The inverse of Snapshot: env states (a list of 1-d float64 arrays), generator (k, 625) uint32, elapsed,
+  // done; all or nothing.
+  void Restore(const py::object& env_ids, const py::list& env, const py::array_t<uint32_t, py::array::c_style |
+               py::array::forcecast>& gen, const py::array_t<int32_t, py::array::c_style | py::array::forcecast>& elapsed,
+               const py::array_t<bool, py::array::c_style | py::array::forcecast>& done) {
+    py::array_t<int32_t> ids = ConvertEnvIds(env_ids);
+    const int k = static_cast<int>(ids.size());
+    const py::ssize_t words = static_cast<py::ssize_t>(std::mt19937::state_size + 1);
+    if (static_cast<int>(env.size()) != k || gen.ndim() != 2 || gen.shape(0) != k || gen.shape(1) != words ||
+        elapsed.size() != k || done.size() != k) {
+      throw py::value_error("restore: the snapshot arrays do not hold " + std::to_string(k) + " envs");
+    }
+    std::vector<Pool::EnvSnapshot> snaps(k);
+    for (int i = 0; i < k; ++i) {
+      snaps[i].env = env[i].cast<std::vector<double>>();
+      snaps[i].generator.assign(gen.data(i, 0), gen.data(i, 0) + words);
+      snaps[i].elapsed = elapsed.at(i);
+      snaps[i].done = done.at(i);
+    }
+    Lock lk(this);
+    pool_->Restore(ids.data(), k, snaps);
+  }
   py::dict GetConfig(int64_t env_id) {
     Lock lk(this);
     return ConfigToDict(pool_->GetConfig(env_id));
@@ -330,7 +378,7 @@ class PyPool {
         if (it == c.mutable_values().end()) throw py::value_error("unknown config key '" + key + "'");
         py::handle v = item.second;
         if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
-          py::list per(v);
+          py::list per(py::reinterpret_borrow<py::object>(v));
           if (static_cast<int>(per.size()) != k) {
             throw py::value_error("config key '" + key + "' has " + std::to_string(per.size()) +
                                   " values for " + std::to_string(k) + " env ids");
@@ -706,6 +754,9 @@ PYBIND11_MODULE(_core, m) {
       .def("_get_state", &PyPool::GetState)
       .def("_set_state", &PyPool::SetState)
       .def("get_config", &PyPool::GetConfig, py::arg("env_id"))
+      .def("snapshot", &PyPool::Snapshot, py::arg("env_ids"))
+      .def("restore", &PyPool::Restore, py::arg("env_ids"), py::arg("env"), py::arg("generator"), py::arg("elapsed"),
+           py::arg("done"))
       .def("set_config", &PyPool::SetConfig, py::arg("env_ids"), py::arg("values"))
       .def("render", &PyPool::Render, py::arg("env_ids"))
       .def_property_readonly("closed", &PyPool::closed)

@@ -414,6 +414,40 @@ void Pool::SetState(int64_t env_id, const std::vector<double>& state) {
   s.done = false;          // the env is mid-episode in the given state: its next step steps it
 }
 
+std::vector<Pool::EnvSnapshot> Pool::Snapshot(const int* env_ids, int k) {
+  for (int i = 0; i < k; ++i) IdleSlot(env_ids[i]);
+  std::vector<EnvSnapshot> out(k);
+  for (int i = 0; i < k; ++i) {
+    const Slot& s = slots_[env_ids[i]];
+    out[i] = {s.env->SaveState(), s.env->GeneratorState(), s.elapsed, s.done};
+  }
+  return out;
+}
+
+void Pool::Restore(const int* env_ids, int k, const std::vector<EnvSnapshot>& snapshots) {
+  if (snapshots.size() != static_cast<size_t>(k)) throw std::invalid_argument("restore: one snapshot per env id");
+  std::vector<EnvSnapshot> before = Snapshot(env_ids, k);  // also checks every id is idle
+  int done = 0;
+  auto apply = [&](Slot& s, const EnvSnapshot& snap) {
+    for (size_t j = 0; j < snap.env.size(); ++j) {
+      if (!std::isfinite(snap.env[j])) {  // no env has a NaN or infinite state variable
+        throw std::invalid_argument("restore: value " + std::to_string(j) + " of a state is not finite");
+      }
+    }
+    if (snap.elapsed < 0) throw std::invalid_argument("restore: a negative elapsed step count");
+    s.env->LoadState(snap.env);
+    s.env->SetGeneratorState(snap.generator);
+    s.elapsed = snap.elapsed;
+    s.done = snap.done;
+  };
+  try {
+    for (; done < k; ++done) apply(slots_[env_ids[done]], snapshots[done]);
+  } catch (...) {
+    for (int i = 0; i <= done && i < k; ++i) apply(slots_[env_ids[i]], before[i]);
+    throw;
+  }
+}
+
 Config Pool::GetConfig(int64_t env_id) const {
   CheckOpen();
   CheckEnvId(env_id);

@@ -112,6 +112,18 @@ class Pool {
   // validates the state (std::invalid_argument) and changes nothing when it is bad.
   std::vector<double> GetState(int64_t env_id);
   void SetState(int64_t env_id, const std::vector<double>& state);
+  // A snapshot of one env: everything it needs to continue bit-identically (Snapshot / Restore).
+  struct EnvSnapshot {
+    std::vector<double> env;         // Env::SaveState
+    std::vector<uint32_t> generator;  // Env::GeneratorState
+    int elapsed = 0;                  // steps into the episode
+    bool done = true;                 // the episode has ended: the next step resets
+  };
+  // On the calling thread; every env must have no result pending (std::invalid_argument). Restore is all or nothing:
+  // when one env refuses its snapshot (each env's LoadState checks its own), the envs already restored get their
+  // previous state back and the error is rethrown.
+  std::vector<EnvSnapshot> Snapshot(const int* env_ids, int k);
+  void Restore(const int* env_ids, int k, const std::vector<EnvSnapshot>& snapshots);
   // The config env `env_id` runs with, or the one it will run with from its next reset on (SetConfig).
   Config GetConfig(int64_t env_id) const;
   // Builds envs with these configs now, on the calling thread (a bad value throws here and changes nothing); each
