@@ -285,3 +285,113 @@ def test_every_front_end_has_set_config(env_type):
     env.set_config(1, g=3.0)
     assert env.get_config(0)["g"] == 8.0 and env.get_config(1)["g"] == 3.0
     env.close()
+
+
+# ---- snapshots: get_state(env_ids) / set_state(env_ids, states) ----------------------------------------------------
+SNAPSHOT_TASKS = {
+    # task: make() kwargs that give episode ends within the rollout
+    "CartPole-v1": {"max_episode_steps": 12},
+    "Pendulum-v1": {"max_episode_steps": 10},
+    "MountainCarContinuous-v0": {"max_episode_steps": 10},
+    "Acrobot-v1": {"max_episode_steps": 10},
+    "FrozenLake-v1": {},
+    "Taxi-v3": {"max_episode_steps": 10},
+    "Blackjack-v1": {},
+    "CliffWalking-v0": {"max_episode_steps": 10},
+    "Catch-v0": {},
+    "NChain-v0": {"max_episode_steps": 10},
+    "Ant-v5": {"max_episode_steps": 10},
+    "Hopper-v5": {},
+    "Humanoid-v5": {"max_episode_steps": 10},
+    "HalfCheetah-v4": {"max_episode_steps": 10, "frame_stack": 3},
+    "Pong-v5": {"max_episode_steps": 12, "repeat_action_probability": 0.25},
+    "Breakout-v5": {"episodic_life": True, "max_episode_steps": 40},
+}
+
+
+def _rollout(env, actions):
+    """Every array of every step of `actions`, copied."""
+    return [[np.array(x, copy=True) for x in env.step_arrays(a)] for a in actions]
+
+
+@pytest.mark.parametrize("task", list(SNAPSHOT_TASKS))
+def test_snapshot_restore_continues_bit_identically(task):
+    """Snapshot, step k actions, restore, step the same k actions: the same arrays, over episode ends."""
+    env = pp.make(task, num_envs=3, seed=1, **SNAPSHOT_TASKS[task])
+    env.action_space.seed(0)
+    env.reset()
+    for _ in range(3):
+        env.step(env.action_space.sample())
+    ids = [0, 1, 2]
+    snap = env.get_state(ids)
+    actions = [env.action_space.sample() for _ in range(45)]
+    first = _rollout(env, actions)
+    env.set_state(ids, snap)
+    second = _rollout(env, actions)
+    done = first[0][env.schema.index["terminated"]] | first[0][env.schema.index["truncated"]]
+    for step in first[1:]:
+        done = done | step[env.schema.index["terminated"]] | step[env.schema.index["truncated"]]
+    assert done.all(), "every env should end an episode within the rollout"
+    for t, (a, b) in enumerate(zip(first, second)):
+        for name, x, y in zip(env.schema.names, a, b):
+            np.testing.assert_array_equal(x, y, err_msg=f"{task}: {name} at step {t} after the restore")
+    env.close()
+
+
+def test_snapshot_is_plain_numpy_and_branches(tmp_path):
+    env = pp.make("CartPole-v1", num_envs=4, seed=3)
+    env.reset()
+    env.step(np.array([0, 1, 0, 1]))
+    snap = env.get_state([2])
+    np.savez(tmp_path / "s.npz", **snap)
+    loaded = dict(np.load(tmp_path / "s.npz"))
+    import pickle
+
+    assert pickle.loads(pickle.dumps(snap)).keys() == snap.keys()
+    env.set_state([0, 1, 2, 3], loaded)  # one snapshot into every env: four copies of env 2
+    obs, *_ = env.step(np.array([1, 1, 1, 1]))
+    assert all(np.array_equal(obs[0], o) for o in obs)
+    env.close()
+
+
+def test_bad_snapshots_are_refused_and_change_nothing():
+    env = pp.make("CartPole-v1", num_envs=2, seed=3)
+    env.reset()
+    before = [env.get_state(i) for i in range(2)]
+    snap = env.get_state([0, 1])
+    other = pp.make("Acrobot-v1", num_envs=2).get_state([0, 1])
+    with pytest.raises(ValueError, match="Acrobot-v1 cannot be restored into CartPole-v1"):
+        env.set_state([0, 1], other)
+    with pytest.raises(ValueError, match="taken by parallel_pool 0.0.0"):
+        env.set_state([0, 1], dict(snap, version=np.array("0.0.0")))
+    with pytest.raises(ValueError, match="a snapshot of 2 envs for 3 env ids"):
+        env.set_state([0, 1, 1], snap)
+    with pytest.raises(TypeError, match="takes a snapshot"):
+        env.set_state([0, 1], {"values": snap["values"]})
+    broken = {k: np.array(v, copy=True) for k, v in snap.items()}
+    broken["values"][1, 0] = np.inf  # env 1's state is bad: env 0 is not restored either
+    env.step(np.array([1, 1]))
+    moved = [env.get_state(i) for i in range(2)]
+    with pytest.raises(ValueError, match="not finite"):
+        env.set_state([0, 1], broken)
+    assert all(np.array_equal(env.get_state(i), moved[i]) for i in range(2))
+    assert not np.array_equal(moved[0], before[0])
+    env.close()
+
+
+def test_snapshot_of_an_env_with_a_result_pending_is_refused():
+    env = pp.make("CartPole-v1", num_envs=4, batch_size=2, seed=3)
+    env.async_reset()
+    env.recv()
+    with pytest.raises(ValueError, match="pending"):
+        env.get_state([0, 1, 2, 3])
+    env.close()
+
+
+@pytest.mark.parametrize("task", ["CartpoleBalance-v1", "Basic-v1"])
+def test_families_without_snapshots_say_so(task):
+    env = pp.make(task, num_envs=1)
+    env.reset()
+    with pytest.raises(RuntimeError, match=f"{task}: no snapshots"):
+        env.get_state([0])
+    env.close()
