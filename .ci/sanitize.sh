@@ -23,53 +23,45 @@ build() {  # dir, sanitizer flags[, families to leave out]
   cmake --build "$1" -j"$JOBS"
 }
 
-run() {  # name, build dir, runtime library, options variable assignment
-  local log="$2/stress.log" lib
+# Runs a command with the sanitizer runtime preloaded, its output in `log`; fails on a non-zero exit or on any
+# sanitizer report in the log.
+sanitized() {  # name, log, runtime library, options variable assignment, command...
+  local name=$1 log=$2 lib
   lib=$(${CXX:-c++} -print-file-name="$3")
-  echo "== $1: stress run (log: $log)"
+  local opts=$4
+  shift 4
+  echo "== $name: $* (log: $log)"
   # the sanitizer runtime must be loaded first; libstdc++ with it so its interceptors see every allocation
-  if ! env PP_CORE_DIR="$2/extension" LD_PRELOAD="$lib $(${CXX:-c++} -print-file-name=libstdc++.so)" $4 \
-      "$PYTHON" tests/stress/stress.py >"$log" 2>&1; then
-    tail -50 "$log"
-    echo "== $1: FAILED (stress run exited non-zero)"
+  if ! env LD_PRELOAD="$lib $(${CXX:-c++} -print-file-name=libstdc++.so)" $opts "$@" >"$log" 2>&1; then
+    tail -60 "$log"
+    echo "== $name: FAILED (exited non-zero)"
     return 1
   fi
   if grep -qE "ERROR: AddressSanitizer|runtime error:|WARNING: ThreadSanitizer|ERROR: LeakSanitizer" "$log"; then
     grep -nE -A30 "ERROR: AddressSanitizer|runtime error:|WARNING: ThreadSanitizer" "$log" | head -120
-    echo "== $1: FAILED (sanitizer report)"
-    return 1
-  fi
-  tail -1 "$log"
-  echo "== $1: clean"
-}
-
-# pytest on the sanitizer build: the package's Python files with the sanitizer build's _core beside them, in a
-# folder of their own that comes first on the path
-run_tests() {  # name, build dir, runtime library, options variable assignment, test files...
-  local name=$1 dir=$2 rt=$3 opts=$4 lib pkg log="$2/pytest.log"
-  shift 4
-  pkg="$dir/pkg"
-  rm -rf "$pkg" && mkdir -p "$pkg"
-  cp -r parallel_pool "$pkg/"
-  rm -f "$pkg"/parallel_pool/_core*.so "$pkg/parallel_pool/_build_info.py"
-  cp "$dir"/extension/_core*.so "$pkg/parallel_pool/"
-  cp "$dir/parallel_pool/_build_info.py" "$pkg/parallel_pool/"
-  lib=$(${CXX:-c++} -print-file-name="$rt")
-  echo "== $name: pytest $* (log: $log)"
-  # CI unset: tests of the families this build leaves out skip here (the main test run covers them)
-  if ! env -u CI PYTHONPATH="$pkg" LD_PRELOAD="$lib $(${CXX:-c++} -print-file-name=libstdc++.so)" $opts \
-      "$PYTHON" -m pytest -q -p no:cacheprovider "$@" >"$log" 2>&1; then
-    tail -60 "$log"
-    echo "== $name: FAILED (pytest exited non-zero)"
-    return 1
-  fi
-  if grep -qE "ERROR: AddressSanitizer|runtime error:" "$log"; then
-    grep -nE -A30 "ERROR: AddressSanitizer|runtime error:" "$log" | head -120
     echo "== $name: FAILED (sanitizer report)"
     return 1
   fi
   tail -1 "$log"
   echo "== $name: clean"
+}
+
+run() {  # name, build dir, runtime library, options variable assignment: the stress run
+  sanitized "$1 stress" "$2/stress.log" "$3" "$4 PP_CORE_DIR=$2/extension" "$PYTHON" tests/stress/stress.py
+}
+
+# pytest on the sanitizer build: the package's Python files with the sanitizer build's _core beside them, in a
+# folder of their own that comes first on the path. CI unset: tests of the families this build leaves out skip
+# here (the main test run covers them).
+run_tests() {  # name, build dir, runtime library, options variable assignment, test files...
+  local name=$1 dir=$2 rt=$3 opts=$4 pkg="$2/pkg"
+  shift 4
+  rm -rf "$pkg" && mkdir -p "$pkg"
+  cp -r parallel_pool "$pkg/"
+  rm -f "$pkg"/parallel_pool/_core*.so "$pkg/parallel_pool/_build_info.py"
+  cp "$dir"/extension/_core*.so "$dir/parallel_pool/_build_info.py" "$pkg/parallel_pool/"
+  sanitized "$name pytest" "$dir/pytest.log" "$rt" "$opts PYTHONPATH=$pkg" \
+    env -u CI "$PYTHON" -m pytest -q -p no:cacheprovider "$@"
 }
 
 status=0

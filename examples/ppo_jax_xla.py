@@ -18,6 +18,7 @@ import argparse
 import dataclasses
 import time
 from functools import partial
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -263,6 +264,22 @@ def train(args: Args) -> dict:
     return {"history": history, "seconds": time.time() - t0, "params": params}
 
 
+def evaluate(params: Any, env_id: str, episodes: int, seed: int) -> float:
+    """Mean return of the greedy policy (argmax of the logits) over `episodes` episodes, one per env of a fresh pool
+    seeded with `seed`: a deterministic function of the trained parameters, unlike the training returns."""
+    env = parallel_pool.make(env_id, num_envs=episodes, seed=seed)
+    obs, _ = env.reset()
+    policy = jax.jit(lambda p, o: jnp.argmax(logits_fn(p, o), axis=-1))
+    returns = np.zeros(episodes)
+    running = np.ones(episodes, dtype=bool)
+    while running.any():
+        obs, reward, term, trunc, _ = env.step(np.asarray(policy(params, jnp.asarray(obs, jnp.float32))))
+        returns += reward * running
+        running &= ~(term | trunc)
+    env.close()
+    return float(returns.mean())
+
+
 def parse_args() -> Args:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     for f in dataclasses.fields(Args):
@@ -275,5 +292,7 @@ def parse_args() -> Args:
 
 
 if __name__ == "__main__":
-    out = train(parse_args())
-    print(f"done in {out['seconds']:.1f}s")
+    args = parse_args()
+    out = train(args)
+    score = evaluate(out["params"], args.env_id, episodes=20, seed=10_000)
+    print(f"done in {out['seconds']:.1f}s; greedy evaluation return {score:.1f}")

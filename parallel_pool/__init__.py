@@ -8,6 +8,7 @@ obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Union, overload
 
 from parallel_pool._version import __version__
@@ -54,25 +55,75 @@ __all__ = [
 _ENV_TYPES = ("gymnasium", "gym", "dm")
 
 
-def make_spec(task_id: str, **kwargs: Any) -> EnvSpec:
-    """The task's resolved config and its single-env spaces, without creating any env (kwargs as make's)."""
+_BACKENDS = ("cpp", "python")
+
+
+def make_spec(
+    task_id: str | None = None,
+    *,
+    env_fn: Callable[[], Any] | None = None,
+    backend: str | None = None,
+    render_mode: str | None = None,
+    **kwargs: Any,
+) -> EnvSpec:
+    """The task's resolved config and its single-env spaces (kwargs as make's). A C++ task creates no env; a Python
+    env (backend="python", or env_fn) is built once here to read its spaces."""
+    if backend not in (None, *_BACKENDS):
+        raise ValueError(
+            f"backend must be one of {list(_BACKENDS)} (or None: C++ where the id has a port), got {backend!r}"
+        )
+    if env_fn is not None:
+        if task_id is not None:
+            raise ValueError("give either a task_id or env_fn, not both")
+        if backend == "cpp":
+            raise ValueError("env_fn runs a Python env: backend must be 'python' (or left out)")
+        backend = "python"
+    elif task_id is None:
+        raise TypeError("make() needs a task_id (see list_all_envs()) or env_fn=<callable returning a gymnasium.Env>")
+    if backend is None:
+        from parallel_pool.python_env import in_gymnasium_registry
+        from parallel_pool.registry import has_task
+
+        cpp = not isinstance(task_id, str) or has_task(task_id) or not in_gymnasium_registry(task_id)
+        backend = "cpp" if cpp else "python"
+    if backend == "python":
+        from parallel_pool.python_env import PythonEnvSpec
+
+        return PythonEnvSpec(task_id, env_fn, render_mode, **kwargs)
+    assert task_id is not None
     return EnvSpec(task_id, **kwargs)
 
 
 @overload
 def make(
-    task_id: str, env_type: Literal["gymnasium"] = "gymnasium", render_mode: str | None = None, **kwargs: Any
+    task_id: str | None = None,
+    env_type: Literal["gymnasium"] = "gymnasium",
+    render_mode: str | None = None,
+    **kwargs: Any,
 ) -> GymnasiumPool: ...
 @overload
-def make(task_id: str, env_type: Literal["gym"], render_mode: str | None = None, **kwargs: Any) -> GymPool: ...
+def make(task_id: str | None, env_type: Literal["gym"], render_mode: str | None = None, **kwargs: Any) -> GymPool: ...
 @overload
-def make(task_id: str, env_type: Literal["dm"], render_mode: str | None = None, **kwargs: Any) -> DmPool: ...
+def make(task_id: str | None, env_type: Literal["dm"], render_mode: str | None = None, **kwargs: Any) -> DmPool: ...
 @overload
-def make(task_id: str, env_type: str, render_mode: str | None = None, **kwargs: Any) -> Pool: ...
+def make(task_id: str | None, env_type: str, render_mode: str | None = None, **kwargs: Any) -> Pool: ...
 
 
-def make(task_id: str, env_type: str = "gymnasium", render_mode: str | None = None, **kwargs: Any) -> Pool:
-    """Create a pool of `num_envs` envs of `task_id` (see list_all_envs()), stepped in parallel in C++.
+def make(
+    task_id: str | None = None,
+    env_type: str = "gymnasium",
+    render_mode: str | None = None,
+    *,
+    env_fn: Callable[[], Any] | None = None,
+    backend: str | None = None,
+    **kwargs: Any,
+) -> Pool:
+    """Create a pool of `num_envs` envs of `task_id` (see list_all_envs()), stepped in parallel in C++; or of a
+    gymnasium env written in Python (an id of gymnasium's registry without a C++ port, e.g. "LunarLander-v3", or
+    env_fn=<callable returning a gymnasium.Env>), stepped in worker processes (see docs/python-envs.md).
+
+    backend: None (C++ where the id has a port, else Python), "cpp" or "python" (e.g. CartPole-v1 both ways);
+        env.spec.backend and repr(env) say which ran.
 
     env_type: the front-end. "gymnasium": a gymnasium.vector.VectorEnv (batched spaces, `_key` info masks);
         "gym": EnvPool's gym API (a gymnasium.Env with is_vector_env=True, single-env spaces); "dm": a batched
@@ -100,7 +151,7 @@ def make(task_id: str, env_type: str = "gymnasium", render_mode: str | None = No
 
     if env_type not in _ENV_TYPES:
         raise ValueError(f"env_type must be one of {list(_ENV_TYPES)}, got {env_type!r}")
-    spec = EnvSpec(task_id, **kwargs)
+    spec = make_spec(task_id, env_fn=env_fn, backend=backend, render_mode=render_mode, **kwargs)
     if env_type == "gym":
         return GymPool(spec, render_mode=render_mode)
     if env_type == "dm":
@@ -108,16 +159,16 @@ def make(task_id: str, env_type: str = "gymnasium", render_mode: str | None = No
     return GymnasiumPool(spec, render_mode=render_mode)
 
 
-def make_gymnasium(task_id: str, **kwargs: Any) -> GymnasiumPool:
+def make_gymnasium(task_id: str | None = None, **kwargs: Any) -> GymnasiumPool:
     """make(task_id, env_type="gymnasium", **kwargs)."""
     return make(task_id, env_type="gymnasium", **kwargs)
 
 
-def make_gym(task_id: str, **kwargs: Any) -> GymPool:
+def make_gym(task_id: str | None = None, **kwargs: Any) -> GymPool:
     """make(task_id, env_type="gym", **kwargs)."""
     return make(task_id, env_type="gym", **kwargs)
 
 
-def make_dm(task_id: str, **kwargs: Any) -> DmPool:
+def make_dm(task_id: str | None = None, **kwargs: Any) -> DmPool:
     """make(task_id, env_type="dm", **kwargs)."""
     return make(task_id, env_type="dm", **kwargs)

@@ -14,6 +14,9 @@ each front-end's result from the raw arrays.
 - an actor that dies makes recv/step raise `EnvError` naming its env ids (Ray reports the death to `ray.wait`, so
   this never hangs); with restart=True a new actor takes over the range and its envs are reset.
 
+Envs written in Python (`env_fn=...`, `backend="python"`, ids without a C++ port) run the same way: each actor holds
+a `ProcessEngine` of its env range instead of a `_core.Pool`.
+
 Ray is an optional dependency: `pip install "parallel-pool[ray]"`.
 """
 
@@ -27,13 +30,18 @@ from typing import Any
 import numpy as np
 
 from parallel_pool import _core
+from parallel_pool.engine import Engine, env_error
 from parallel_pool.frontends import DmPool, GymnasiumPool, GymPool
 from parallel_pool.spec import EnvSpec
 
 __all__ = ["make", "RayEngine"]
 
-# the exceptions a local pool raises for bad input or a failing env: sent back as values, re-raised by the driver
-_PASSED_ON = (ValueError, TypeError, IndexError, _core.EnvError)
+# the exceptions a local pool raises for bad input, a failing env or a refused call (RuntimeError, EnvError's base):
+# sent back as values, re-raised by the driver, the envs left usable
+_PASSED_ON = (ValueError, TypeError, IndexError, RuntimeError)
+_EXCEPTIONS = {e.__name__: e for e in _PASSED_ON}
+# the per-env calls an actor runs for the driver (PoolActor.call): nothing else of the pool is reachable by name
+_PER_ENV_CALLS = ("num_players", "_get_state", "_set_state", "get_config")
 
 
 class _Failed:
@@ -47,26 +55,27 @@ class _Failed:
 
     def exception(self) -> Exception:
         if self.type_name == "EnvError":
-            return _env_error(self.message, self.env_ids, self.messages, batch_kept=False)
-        return {"ValueError": ValueError, "TypeError": TypeError, "IndexError": IndexError}[self.type_name](
-            self.message
-        )
-
-
-def _env_error(message: str, env_ids: Sequence[int], messages: Sequence[str], batch_kept: bool) -> Exception:
-    """An `EnvError` carrying the same attributes as the engine's."""
-    err = _core.EnvError(message)
-    err.env_ids = list(env_ids)
-    err.messages = list(messages)
-    err.batch_kept = batch_kept
-    return err
+            return env_error(self.message, self.env_ids, self.messages, batch_kept=False)
+        return _EXCEPTIONS.get(self.type_name, RuntimeError)(self.message)
 
 
 class PoolActor:
-    """Runs on a Ray worker: a local sync pool of the envs first_id .. first_id + num_envs - 1 (global ids)."""
+    """Runs on a Ray worker: a local sync pool of the envs first_id .. first_id + num_envs - 1 (global ids).
 
-    def __init__(self, engine_type: str, config: dict[str, Any], first_id: int):
-        self.pool = _core.Pool(engine_type, config)
+    It gets the task id and the config keys as the user gave them and resolves them here, in its own process: the
+    package folders (Atari ROMs, MuJoCo XMLs) and the DMC model cache are those of the node it runs on. Python envs
+    come as their spec (the env_fn travels pickled) and run in a ProcessEngine on this actor's node."""
+
+    def __init__(self, task: str | EnvSpec, kwargs: dict[str, Any], first_id: int):
+        if isinstance(task, str):
+            spec = EnvSpec(task, **kwargs)
+            self.pool: Engine = _core.Pool(spec.engine_type, spec.config_dict)
+        else:
+            from parallel_pool.process_engine import ProcessEngine
+            from parallel_pool.python_env import PythonEnvSpec
+
+            assert isinstance(task, PythonEnvSpec)
+            self.pool = ProcessEngine(task.with_config(**kwargs))
         self.offset = first_id
         names = [name for name, *_ in self.pool.output_specs]
         self._id_fields = [names.index("env_id"), names.index("players.env_id")]
@@ -89,7 +98,9 @@ class PoolActor:
         return tuple(out)
 
     def call(self, name: str, env_id: int, *args: Any) -> Any:
-        """A per-env engine call (_get_state, _set_state, num_players) by global env id."""
+        """A per-env engine call (one of _PER_ENV_CALLS) by global env id."""
+        if name not in _PER_ENV_CALLS:
+            raise ValueError(f"a Ray pool's actor runs only the per-env calls {list(_PER_ENV_CALLS)}, not {name!r}")
         return getattr(self.pool, name)(env_id - self.offset, *args)
 
     def render(self, env_id: np.ndarray) -> np.ndarray:
@@ -97,6 +108,12 @@ class PoolActor:
 
     def set_config(self, env_id: np.ndarray, values: dict[str, Any]) -> None:
         self.pool.set_config(env_id - self.offset, values)
+
+    def snapshot(self, env_id: np.ndarray) -> Any:
+        return self.pool.snapshot(env_id - self.offset)
+
+    def restore(self, env_id: np.ndarray, *snapshot: Any) -> None:
+        self.pool.restore(env_id - self.offset, *snapshot)
 
 
 @functools.cache
@@ -148,7 +165,9 @@ class RayEngine:
         self._dead = np.zeros(num_workers, dtype=bool)
         self._action_keys = len(spec.action_arrays)
         self._inflight: dict[Any, tuple[int, np.ndarray]] = {}  # object ref -> (actor, its env ids)
-        self._sends: deque[tuple[list[Any], np.ndarray]] = deque()  # sync pools: each send's refs and ids
+        # sync pools: each send's refs, env ids and the held rows it hands out in place of a step
+        self._sends: deque[tuple[list[Any], np.ndarray, list[tuple[np.ndarray, ...]]]] = deque()
+        self._held: dict[int, tuple[np.ndarray, ...]] = {}  # sync pools: env id -> its restarted actor's reset row
         self._ready: list[tuple[np.ndarray, ...]] = []  # async pools: received rows not yet returned
         self._busy = np.zeros(self.num_envs, dtype=bool)  # sent, result not yet returned by recv
         try:
@@ -185,11 +204,14 @@ class RayEngine:
             options["scheduling_strategy"] = PlacementGroupSchedulingStrategy(self._pg, placement_group_bundle_index=k)
         n = int(np.count_nonzero(self._owner == k))
         seed = self._spec.config_dict["seed"] + self._first[k]  # env i keeps seed + i
-        config = dict(self._spec.config_dict, num_envs=n, batch_size=n, seed=seed)
-        for key, value in config.items():  # per-env values: this actor's envs' own
+        if self._spec.backend == "python":  # the actor's share of the workers (num_threads: per actor, as for C++)
+            config = {"num_envs": n, "batch_size": n, "seed": seed}
+            return _remote_actor_class().options(**options).remote(self._spec, config, self._first[k])
+        kwargs = dict(self._spec.kwargs, num_envs=n, batch_size=n, seed=seed)  # resolved by the actor
+        for key, value in self._spec.config_dict.items():  # per-env values: this actor's envs' own
             if isinstance(value, tuple):
-                config[key] = value[self._first[k] : self._first[k] + n]
-        return _remote_actor_class().options(**options).remote(self._spec.engine_type, config, self._first[k])
+                kwargs[key] = value[self._first[k] : self._first[k] + n]
+        return _remote_actor_class().options(**options).remote(self._spec.task_id, kwargs, self._first[k])
 
     def _wait_ready(self, ray: Any, actor: Any, k: int) -> int:
         try:
@@ -218,7 +240,7 @@ class RayEngine:
         what = f"Ray actor {k} (env_ids {first}..{last}) died: {type(cause).__name__}"
         if not self._restart:
             self._dead[k] = True
-            return _env_error(
+            return env_error(
                 f"{what}; env_ids {lost.tolist()} are lost (make the pool with restart=True to restart them)",
                 lost.tolist(),
                 [str(cause)] * len(lost),
@@ -227,13 +249,21 @@ class RayEngine:
         ray.kill(self.actors[k], no_restart=True)
         self.actors[k] = self._start(k)
         self.pids[k] = self._wait_ready(ray, self.actors[k], k)
-        if self._sync:  # the next step finds them reset
-            ray.get(self.actors[k].run.remote(None, lost, True, None))
+        if self._sync:  # their reset rows are the next step's result for them (the action is ignored, as in autoreset)
+            rows = ray.get(self.actors[k].run.remote(None, lost, True, None))
+            if isinstance(rows, _Failed):
+                raise rows.exception()
+            for i, env in enumerate(lost):
+                self._held[int(env)] = tuple(a[i : i + 1] for a in rows)
         else:  # an async pool gets their reset rows from later recv()s, as after async_reset
             self._dispatch(None, lost, True, None)
-        return _env_error(
+        return env_error(
             f"{what}; a new actor took over env_ids {lost.tolist()}, which restart from their initial seeds"
-            + ("" if self._sync else " (their reset rows come through recv())"),
+            + (
+                " (their next step returns their reset rows)"
+                if self._sync
+                else " (their reset rows come through recv())"
+            ),
             lost.tolist(),
             [str(cause)] * len(lost),
             batch_kept=True,
@@ -277,7 +307,7 @@ class RayEngine:
         ids = self._ids(env_id)
         dead = ids[self._dead[self._owner[ids]]]
         if len(dead):
-            raise _env_error(
+            raise env_error(
                 f"env_ids {dead.tolist()} were lost with their Ray actor", dead.tolist(), [], batch_kept=False
             )
         pending = ids[self._busy[ids]]
@@ -292,18 +322,25 @@ class RayEngine:
         self._dispatch(actions, ids, reset, seeds)
 
     def _dispatch(self, actions: Any, ids: np.ndarray, reset: bool, seeds: np.ndarray | None) -> None:
-        """One remote call per actor owning some of `ids`."""
+        """One remote call per actor owning some of `ids` (sync pools: none for an env with a held reset row)."""
+        held = []
+        if self._sync and self._held:
+            for i in ids:
+                row = self._held.pop(int(i), None)
+                if row is not None and not reset:  # a reset replaces the held row
+                    held.append(row)
         owners = self._owner[ids]
+        sent = ~np.isin(ids, [int(b[self._env_id][0]) for b in held])
         refs = []
-        for k in np.unique(owners):
-            rows = np.flatnonzero(owners == k)
+        for k in np.unique(owners[sent]):
+            rows = np.flatnonzero((owners == k) & sent)
             part = None if reset else _take(actions, rows)
             ref = self.actors[k].run.remote(part, ids[rows], reset, None if seeds is None else seeds[rows])
             self._inflight[ref] = (int(k), ids[rows])
             refs.append(ref)
         self._busy[ids] = True
         if self._sync:
-            self._sends.append((refs, ids))
+            self._sends.append((refs, ids, held))
 
     def _fetch(self, ref: Any) -> tuple[np.ndarray, ...]:
         """The rows of a finished call; its failure raised (a dead actor as EnvError)."""
@@ -314,6 +351,9 @@ class RayEngine:
             out = ray.get(ref)
         except ray.exceptions.RayActorError as e:
             raise self._lost(k, e) from None
+        except ray.exceptions.RayTaskError as e:  # an exception run() does not pass on: the actor lives on
+            self._busy[ids] = False
+            raise e.as_instanceof_cause() from None
         if isinstance(out, _Failed):
             self._busy[ids] = False  # the local pool rejected the call or an env threw: nothing is pending
             raise out.exception()
@@ -329,10 +369,11 @@ class RayEngine:
 
         if not self._sends:
             raise RuntimeError("recv() called but no actions were sent: call send() first")
-        refs, ids = self._sends[0]
-        ray.wait(refs, num_returns=len(refs))
+        refs, ids, held = self._sends[0]
+        if refs:
+            ray.wait(refs, num_returns=len(refs))
         self._sends.popleft()
-        blocks, error = [], None
+        blocks, error = list(held), None
         for ref in refs:  # every call of the send is collected, even after one of them failed
             try:
                 blocks.append(self._fetch(ref))
@@ -340,6 +381,8 @@ class RayEngine:
                 error = error or e
         if error is not None:
             self._free(blocks)
+            for b in held:  # not handed out: still the next step's result for their envs
+                self._held[int(b[self._env_id][0])] = b
             raise error
         arrays = self._hand_out(blocks, len(ids))
         where = np.empty(self.num_envs, dtype=np.int64)
@@ -423,6 +466,44 @@ class RayEngine:
             refs.append(self.actors[k].set_config.remote(ids[mine], part))
         ray.get(refs)
 
+    def snapshot(self, env_ids: Any) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+        """Each owning actor's snapshots, put back in env_ids order."""
+        import ray
+
+        self._check_open()
+        ids = self._ids(env_ids)
+        owners = self._owner[ids]
+        parts = {int(k): ray.get(self.actors[k].snapshot.remote(ids[owners == k])) for k in np.unique(owners)}
+        env: list[np.ndarray] = [np.empty(0)] * len(ids)
+        generator = np.zeros((len(ids), 625), dtype=np.uint32)
+        elapsed = np.zeros(len(ids), dtype=np.int32)
+        done = np.zeros(len(ids), dtype=bool)
+        for k, (e, g, el, d) in parts.items():
+            rows = np.flatnonzero(owners == k)
+            for j, r in enumerate(rows):
+                env[r] = e[j]
+            generator[rows], elapsed[rows], done[rows] = g, el, d
+        return env, generator, elapsed, done
+
+    def restore(self, env_ids: Any, env: list[np.ndarray], generator: Any, elapsed: Any, done: Any) -> None:
+        """Each owning actor restores its envs (all or nothing per actor)."""
+        import ray
+
+        self._check_open()
+        ids = self._ids(env_ids)
+        owners = self._owner[ids]
+        refs = []
+        for k in np.unique(owners):
+            rows = np.flatnonzero(owners == k)
+            part = (
+                [env[r] for r in rows],
+                np.asarray(generator)[rows],
+                np.asarray(elapsed)[rows],
+                np.asarray(done)[rows],
+            )
+            refs.append(self.actors[k].restore.remote(ids[rows], *part))
+        ray.get(refs)
+
     def render(self, env_ids: Any) -> np.ndarray:
         import ray
 
@@ -453,6 +534,7 @@ class RayEngine:
             remove_placement_group(self._pg)
         self._inflight.clear()
         self._sends.clear()
+        self._held.clear()
         self._ready = []
 
 
@@ -493,7 +575,7 @@ _FRONT_ENDS = {"gymnasium": RayGymnasiumPool, "gym": RayGymPool, "dm": RayDmPool
 
 
 def make(
-    task_id: str,
+    task_id: str | None = None,
     env_type: str = "gymnasium",
     num_workers: int = 2,
     actor_options: dict[str, Any] | None = None,
@@ -501,6 +583,9 @@ def make(
     restart: bool = False,
     start_timeout_s: float = 120.0,
     render_mode: str | None = None,
+    *,
+    env_fn: Any = None,
+    backend: str | None = None,
     **config: Any,
 ) -> Any:
     """parallel_pool.make's pool, its envs spread over `num_workers` Ray actors (each a local pool of about
@@ -511,11 +596,14 @@ def make(
     node; restart: a new actor replaces one that died (its envs restart from their initial seeds);
     start_timeout_s: how long to wait for the actors to be placed and started before raising.
     config: parallel_pool.make's config keys (num_envs, batch_size, seed, num_threads per actor, ...).
+    env_fn / backend: as parallel_pool.make's; Python envs run in worker processes on each actor's node.
     Multi-player envs and env.xla() are not available on Ray.
     """
     if env_type not in _FRONT_ENDS:
         raise ValueError(f"env_type must be one of {list(_FRONT_ENDS)}, got {env_type!r}")
-    spec = EnvSpec(task_id, **config)
+    from parallel_pool import make_spec
+
+    spec = make_spec(task_id, env_fn=env_fn, backend=backend, render_mode=render_mode, **config)
     if spec.max_num_players != 1:
         raise ValueError(f"max_num_players={spec.max_num_players}: multi-player envs do not run on Ray actors yet")
     num_envs = spec.config_dict["num_envs"]

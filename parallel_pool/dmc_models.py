@@ -18,6 +18,7 @@ import importlib.metadata
 import os
 import re
 import shutil
+import socket
 import tempfile
 from typing import Any
 from xml.etree import ElementTree
@@ -25,6 +26,11 @@ from xml.etree import ElementTree
 PREFIX = "dm_control:"
 _CALL = re.compile(r"^dm_control:(?P<func>[A-Za-z_][\w.]*)\((?P<args>.*)\)$", re.DOTALL)
 INSTALL_HINT = 'pip install "parallel-pool[dmc]"'
+# What a cache folder holds and how (model.xml, the assets beside it, the LAYOUT_FILE marker): part of the cache key,
+# so a writer that lays folders out differently never reads another's; bump it whenever _write changes.
+LAYOUT = 2
+LAYOUT_FILE = ".layout"
+_TMP = ".tmp-"  # a folder being written: .tmp-<host>-<pid>-<random>, renamed into place when complete
 
 
 def is_builder(value: Any) -> bool:
@@ -67,12 +73,13 @@ def _dm_control_version() -> str:
 
 
 def cache_root() -> str:
-    """$PARALLEL_POOL_CACHE, else $XDG_CACHE_HOME/parallel_pool, else ~/.cache/parallel_pool."""
+    """$PARALLEL_POOL_CACHE, else $XDG_CACHE_HOME/parallel_pool, else ~/.cache/parallel_pool; made absolute (a
+    relative path would name a different folder after a chdir, and the engine gets the model's path)."""
     root = os.environ.get("PARALLEL_POOL_CACHE")
     if not root:
         xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         root = os.path.join(xdg, "parallel_pool")
-    return os.path.join(root, "dmc-models")
+    return os.path.abspath(os.path.join(root, "dmc-models"))
 
 
 def _build(func: str, kwargs: dict[str, Any]) -> tuple[str | bytes, dict[str, str | bytes]]:
@@ -120,30 +127,81 @@ def _write(folder: str, xml: str | bytes, assets: dict[str, str | bytes]) -> Non
             f.write(data.encode() if isinstance(data, str) else data)
 
 
+def _complete(folder: str) -> bool:
+    """A folder this layout wrote to the end (the marker is written last, before the folder is renamed into place)."""
+    try:
+        with open(os.path.join(folder, LAYOUT_FILE)) as f:
+            return f.read() == str(LAYOUT)
+    except OSError:
+        return False
+
+
+def _clean_stale(root: str) -> None:
+    """Remove the temp folders of writers on this host that died before renaming theirs (killed, power loss)."""
+    prefix = f"{_TMP}{socket.gethostname()}-"
+    for name in os.listdir(root):
+        if not name.startswith(prefix):
+            continue
+        pid = name[len(prefix) :].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
 @functools.cache
 def model_path(source: str) -> str:
     """The path of the XML that the builder `source` returns (built and written on first use; the cache folder is
-    keyed by dm_control's version and location and by `source`, so a different dm_control never reuses it)."""
+    keyed by the folder LAYOUT, dm_control's version and location and `source`, so a different dm_control or
+    writer never reuses it)."""
     func, kwargs = _parse(source)
     version = _dm_control_version()
     import dm_control
 
-    digest = hashlib.sha256(f"{version}\0{dm_control.__path__[0]}\0{source}".encode()).hexdigest()[:16]
-    folder = os.path.join(cache_root(), f"{version}-{digest}")
+    key = f"{LAYOUT}\0{version}\0{dm_control.__path__[0]}\0{source}"
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    root = cache_root()
+    folder = os.path.join(root, f"{version}-{digest}")
     target = os.path.join(folder, "model.xml")
-    if os.path.exists(target):
+    if _complete(folder):
         return target
     xml, assets = _build(func, kwargs)
-    os.makedirs(cache_root(), exist_ok=True)
+    os.makedirs(root, exist_ok=True)
+    _clean_stale(root)
     # Written in a private folder, then renamed into place: concurrent makes (other processes) never see a
-    # half-written model; the loser of a race drops its copy.
-    tmp = tempfile.mkdtemp(prefix=".tmp-", dir=cache_root())
+    # half-written model; the loser of a race drops its copy. A folder in the way that is not complete (a foreign
+    # or half-written one) is moved aside first, or the rename would fail with "directory not empty" forever.
+    prefix = f"{_TMP}{socket.gethostname()}-{os.getpid()}-"
+    tmp = tempfile.mkdtemp(prefix=prefix, dir=root)
+    aside = tmp + "-aside"
     try:
         _write(tmp, xml, assets)
-        os.rename(tmp, folder)
-    except OSError:
-        if not os.path.exists(target):
-            raise
+        with open(os.path.join(tmp, LAYOUT_FILE), "w") as f:
+            f.write(str(LAYOUT))
+        for _ in range(3):
+            try:
+                os.rename(tmp, folder)
+                break
+            except OSError:
+                if _complete(folder):  # another process won the race
+                    break
+                if os.path.lexists(folder):
+                    shutil.rmtree(aside, ignore_errors=True)
+                    os.rename(folder, aside)
+        if not _complete(folder):
+            raise OSError(f"could not write the DMC model cache folder {folder}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        if os.path.isdir(aside):
+            shutil.rmtree(aside, ignore_errors=True)
+        elif os.path.lexists(aside):
+            os.remove(aside)
     return target

@@ -21,7 +21,7 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from parallel_pool.pool import BasePool
+from parallel_pool.pool import BasePool, KeptRows
 from parallel_pool.schema import Schema, tree_map
 from parallel_pool.spec import AutoresetMode, EnvSpec
 
@@ -152,22 +152,25 @@ def dm_result(schema: Schema, arrays: Sequence[Any], state: type, players: type,
 # ---- rows of a full batch (sync pools) --------------------------------------------------------------------------
 
 
-def merge_rows(old: Any, old_owner: np.ndarray, new: Any, new_owner: np.ndarray) -> tuple[Any, np.ndarray]:
-    """The rows of `old` with those of the envs in `new_owner` replaced by `new`, ordered by env id.
+def _backend(spec: EnvSpec) -> str:
+    """The repr's note of a pool of Python envs (C++ pools keep EnvPool's repr)."""
+    return ", backend='python'" if spec.backend == "python" else ""
 
-    `*_owner` is the env id of each row (players.env_id), so multi-player rows move with their env."""
-    keep = ~np.isin(old_owner, new_owner)
-    owner = np.concatenate([old_owner[keep], new_owner])
-    order = np.argsort(owner, kind="stable")
-    return tree_map(lambda o, n: np.concatenate([o[keep], n])[order], old, new), owner[order]
+
+def _where(spec: EnvSpec) -> str:
+    return "in worker processes" if spec.backend == "python" else "in C++"
 
 
 class _GymStyle(BasePool):
     """What the gymnasium and gym front-ends share: the 5-tuple step and (obs, info) reset, with gymnasium's
     reset(seed=, options={"reset_mask": mask}) returning the whole batch."""
 
-    _last: tuple[Any, np.ndarray] | None = None  # sync pools: (obs of every env, owner of each row)
     _info_masks = True  # gymnasium's `_key` masks in info
+
+    def __init__(self, spec: EnvSpec, render_mode: str | None = None):
+        BasePool.__init__(self, spec, render_mode)
+        if not self.is_async:  # reset_mask's unchanged rows (async pools refuse reset_mask)
+            self._kept = KeptRows(self.schema, self.num_envs, self.max_num_players)
 
     def _result(self, arrays: Sequence[np.ndarray]) -> Any:
         return gym_result(self.schema, arrays, np, self._info_masks)
@@ -175,42 +178,6 @@ class _GymStyle(BasePool):
     def from_arrays(self, arrays: Sequence[Any], xp: Any = np) -> Any:
         """This front-end's step result from a raw engine batch (numpy, or jax arrays inside env.xla())."""
         return gym_result(self.schema, arrays, xp, self._info_masks)
-
-    def _remember(self, obs: Any, arrays: Sequence[np.ndarray], every_env: bool) -> None:
-        """Keep every env's latest observation (sync pools) for reset_mask's unchanged rows: the batch itself when
-        it holds every env in env order (no copy), else merged into the kept one."""
-        if self.is_async:
-            return
-        owner = arrays[self.schema.players_env_id]
-        if every_env:
-            self._last = (obs, owner)
-        else:
-            old, old_owner = self._kept()
-            self._last = merge_rows(old, old_owner, obs, owner)
-        self._last_batch = None
-
-    def _kept_rows(self, arrays: Sequence[np.ndarray], every_env: bool) -> None:
-        self._remember(self.schema.obs(arrays), arrays, every_env)
-
-    def _kept(self) -> tuple[Any, np.ndarray]:
-        """(observation of every env, owner of each row) as the last steps left them. A full batch from
-        step_arrays() is kept as it came and read here, so that call stays at the engine's cost."""
-        if self._last_batch is not None:
-            self._last = (self.schema.obs(self._last_batch), self._last_batch[self.schema.players_env_id])
-            self._last_batch = None
-        return self._last if self._last is not None else self._zero_obs()
-
-    def _zero_obs(self) -> tuple[Any, np.ndarray]:
-        """Before the first reset: zero observations (what gymnasium's SyncVectorEnv holds then)."""
-        owner = np.repeat(self._all_ids, self.max_num_players)
-        zeros = {
-            k: np.zeros(
-                (len(owner),) + self.schema.field(self.schema.obs_name(k)).shape,
-                self.schema.field(self.schema.obs_name(k)).dtype,
-            )
-            for k in self.schema.obs_keys
-        }
-        return (zeros["obs"] if self.schema.single_obs else zeros), owner
 
     def step(self, actions: Any, env_id: Any = None) -> Any:
         """Step the envs `env_id` (sync default: all; async default: the envs of the last batch received) and
@@ -226,9 +193,7 @@ class _GymStyle(BasePool):
             if env_id is not None:
                 raise ValueError("give either env_id or options['reset_mask'], not both")
             return self._reset_masked(self._check_mask(mask), seed)
-        arrays = self._reset_raw(env_id, seed)
-        obs, _, _, _, info = self._result(arrays)
-        self._remember(obs, arrays, env_id is None)
+        obs, _, _, _, info = self._result(self._reset_raw(env_id, seed))
         return obs, info
 
     def _check_mask(self, mask: Any) -> np.ndarray:
@@ -259,9 +224,8 @@ class _GymStyle(BasePool):
             chosen = [seeds[i] for i in ids]
             seed = None if all(s is None for s in chosen) else chosen
         arrays = self._reset_raw(ids, seed)
-        obs = self.schema.obs(arrays)
-        self._remember(obs, arrays, False)
-        full_obs, owner = self._kept()
+        assert self._kept is not None  # a sync pool (_check_mask)
+        full_obs, owner = self._kept.rows()
         info: dict[str, Any] = {"players": {"env_id": owner, "_env_id": mask[owner]}, "_players": mask.copy()}
         per_env = {
             "env_id": arrays[self.schema.env_id],
@@ -272,7 +236,7 @@ class _GymStyle(BasePool):
             full = np.zeros((self.num_envs,) + value.shape[1:], dtype=value.dtype)
             full[ids] = value
             info[key], info["_" + key] = full, mask.copy()
-        return (tree_map(np.copy, full_obs), info)
+        return full_obs, info
 
 
 class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
@@ -335,7 +299,8 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
         attrs = self._env_attrs()
         if name not in attrs:
             raise AttributeError(
-                f"{self.spec.id} envs run in C++ and have no attribute {name!r}; available: {sorted(attrs)}"
+                f"{self.spec.id} envs run {_where(self.spec)} and have no attribute {name!r}; "
+                f"available: {sorted(attrs)}"
             )
         return tuple(attrs[name] for _ in range(self.num_envs))
 
@@ -354,12 +319,13 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
     def set_attr(self, name: str, values: Any) -> None:
         """The envs run in C++ with a fixed config: nothing can be set; make a new pool with the key instead."""
         raise AttributeError(
-            f"cannot set {name!r} on {self.spec.id} envs: they run in C++; pass config keys to "
+            f"cannot set {name!r} on {self.spec.id} envs: they run {_where(self.spec)}; pass config keys to "
             f"parallel_pool.make({self.spec.id!r}, {name}=...) instead"
         )
 
     def __repr__(self) -> str:
-        return f"GymnasiumPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"
+        sizes = f"num_envs={self.num_envs}, batch_size={self.batch_size}"
+        return f"GymnasiumPool({self.spec.id!r}, {sizes}{_backend(self.spec)})"
 
 
 class GymPool(_GymStyle, gymnasium.Env):  # type: ignore[misc]
@@ -396,7 +362,7 @@ class GymPool(_GymStyle, gymnasium.Env):  # type: ignore[misc]
         return BasePool.render(self, env_ids)
 
     def __repr__(self) -> str:
-        return f"GymPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"
+        return f"GymPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size}{_backend(self.spec)})"
 
 
 class DmPool(BasePool, dm_env.Environment):
@@ -445,4 +411,4 @@ class DmPool(BasePool, dm_env.Environment):
         return self._result(self.step_arrays(action, env_id))
 
     def __repr__(self) -> str:
-        return f"DmPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size})"
+        return f"DmPool({self.spec.id!r}, num_envs={self.num_envs}, batch_size={self.batch_size}{_backend(self.spec)})"

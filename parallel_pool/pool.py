@@ -14,6 +14,7 @@ import numpy as np
 
 from parallel_pool import _core
 from parallel_pool._version import __version__
+from parallel_pool.engine import Engine
 from parallel_pool.registry import env_config, per_env_value
 from parallel_pool.schema import Schema, action_list, split_action_dict
 from parallel_pool.spec import AutoresetMode, EnvSpec
@@ -34,14 +35,73 @@ class SeedDeprecationWarning(DeprecationWarning, UserWarning):
     """seed() is deprecated. Also a UserWarning, the category EnvPool warns with, so filters written for it match."""
 
 
+class KeptRows:
+    """Every env's latest observation rows in a sync pool: what reset(options={"reset_mask": mask}) returns for the
+    envs it leaves alone (as gymnasium's SyncVectorEnv does).
+
+    Fed every batch the pool returns (step, step_arrays, send/recv, reset). The rows are the pool's own copy, so a
+    user who edits in place the observation they were given does not change what the next masked reset returns."""
+
+    def __init__(self, schema: Schema, num_envs: int, max_num_players: int):
+        self._schema = schema
+        self._obs_at = [schema.index[schema.obs_name(k)] for k in schema.obs_keys]
+        ids = np.arange(num_envs, dtype=np.int32)
+        # one player per env: the rows of a batch of every env in env order belong to envs 0..n-1 (nothing to copy)
+        self._ids, self._one_player = ids, max_num_players == 1
+        # the per-call fast path's case, decided once: one observation array, one player per env
+        self._only_at = self._obs_at[0] if len(self._obs_at) == 1 and max_num_players == 1 else -1
+        # before the first reset: zeros, as SyncVectorEnv holds then
+        self._owner = np.repeat(ids, max_num_players)
+        fields = [schema.fields[i] for i in self._obs_at]
+        self._obs = [np.zeros((len(self._owner), *f.shape), f.dtype) for f in fields]
+        # the fast path's copy as bytes (tobytes() costs a third of an array copy), not yet in _obs/_owner (_settle)
+        self._full: bytes | None = None
+        self._full_shape = (num_envs, *fields[0].shape)
+
+    def every_env(self, arrays: Sequence[np.ndarray]) -> None:
+        """A batch of every env in env order (a sync step or reset of all envs): copied, nothing merged. On the
+        per-call fast path (one observation array, one player per env): one copy, as bytes."""
+        at = self._only_at
+        if at >= 0:
+            self._full = arrays[at].tobytes()
+        else:
+            self._full = None
+            self._obs = [arrays[i].copy() for i in self._obs_at]
+            self._owner = self._ids if self._one_player else arrays[self._schema.players_env_id].copy()
+
+    def _settle(self) -> None:
+        """The fast path's copy into the general form (one observation array, the rows of envs 0..n-1)."""
+        if self._full is not None:
+            obs = np.frombuffer(self._full, self._obs[0].dtype).reshape(self._full_shape)
+            self._obs, self._owner, self._full = [obs], self._ids, None
+
+    def add(self, arrays: Sequence[np.ndarray]) -> None:
+        """A batch of some envs, in any order: their rows replace those kept for them (multi-player rows move with
+        their env; players.env_id names each row's env). The merge makes new arrays: nothing is shared."""
+        self._settle()
+        new_owner = arrays[self._schema.players_env_id]
+        keep = ~np.isin(self._owner, new_owner)
+        owner = np.concatenate([self._owner[keep], new_owner])
+        order = np.argsort(owner, kind="stable")
+        self._obs = [np.concatenate([old[keep], arrays[i]])[order] for old, i in zip(self._obs, self._obs_at)]
+        self._owner = owner[order]
+
+    def rows(self) -> tuple[Any, np.ndarray]:
+        """(the observation of every env, in the front-end's form; the env of each row): copies for the caller."""
+        self._settle()
+        obs = [o.copy() for o in self._obs]
+        return (obs[0] if self._schema.single_obs else dict(zip(self._schema.obs_keys, obs))), self._owner.copy()
+
+
 class BasePool:
     """A pool of C++ envs stepped on worker threads. Sync when batch_size == num_envs, async otherwise.
 
     Subclasses (the front-ends) define `_result(arrays)`, the one function from a raw engine batch to their result.
     """
 
-    _engine: Any = None  # class default: an object whose __init__ never ran still reads as closed
+    _engine: Engine | None = None  # class default: an object whose __init__ never ran still reads as closed
     _next_seed: Any = None  # a seed given to the deprecated seed(), used by the next reset
+    _kept: KeptRows | None = None  # set by a front-end that offers reset_mask on a sync pool (the gym-style ones)
 
     def __init__(self, spec: EnvSpec, render_mode: str | None = None):
         self._engine = None  # set first, so that close() / __del__ work on a half-constructed pool
@@ -61,29 +121,38 @@ class BasePool:
         self._all_ids = np.arange(self.num_envs, dtype=np.int32)
         # env ids of the last batch received (async pools: step() without env_id acts on them)
         self._last_ids: np.ndarray | None = None
-        # sync pools: the last raw batch of every env from step_arrays() (the gym front-ends' reset_mask reads it)
-        self._last_batch: Sequence[np.ndarray] | None = None
 
     # ---- the engine ---------------------------------------------------------------------------------------
     @property
-    def engine(self) -> Any:
-        """The `_core.Pool` behind this front-end (for parallel_pool.xla and parallel_pool.render)."""
+    def engine(self) -> Engine:
+        """The engine behind this front-end (for parallel_pool.xla and parallel_pool.render): a `_core.Pool`, or
+        for envs written in Python a `process_engine.ProcessEngine`."""
         if self._engine is None or self._engine.closed:
             raise RuntimeError(
                 f"this {type(self).__name__} has been closed; create a new one with parallel_pool.make(...)"
             )
         return self._engine
 
-    def _new_engine(self, spec: EnvSpec) -> Any:
-        """The engine: a local `_core.Pool` (parallel_pool.distributed gives one with the same calls on Ray actors)."""
+    def _new_engine(self, spec: EnvSpec) -> Engine:
+        """The engine: a local `_core.Pool`, or worker processes for envs written in Python (parallel_pool.distributed
+        gives one with the same calls on Ray actors)."""
+        if spec.backend == "python":
+            from parallel_pool.process_engine import ProcessEngine
+
+            return ProcessEngine(spec)
         return _core.Pool(spec.engine_type, spec.config_dict)
 
     def _result(self, arrays: Sequence[np.ndarray]) -> Any:
         raise NotImplementedError
 
-    def _received(self, arrays: Sequence[np.ndarray]) -> Sequence[np.ndarray]:
-        """Book-keeping on every batch the engine returns."""
+    def _received(self, arrays: Sequence[np.ndarray], every_env: bool = False) -> Sequence[np.ndarray]:
+        """Book-keeping on every batch the engine returns; every_env: it holds every env in env order."""
         self._last_ids = arrays[self.schema.env_id]
+        if self._kept is not None:
+            if every_env:
+                self._kept.every_env(arrays)
+            else:
+                self._kept.add(arrays)
         return arrays
 
     # ---- argument forms (values are the engine's to validate) -------------------------------------------------
@@ -150,13 +219,13 @@ class BasePool:
         if self.is_async:
             self.engine.send(None, env_id, True, seeds)
             return self._received(self.engine.recv())
-        return self._received(self.engine.reset(env_id, seeds))
+        return self._received(self.engine.reset(env_id, seeds), env_id is None)
 
-    def _step_raw(self, action: Any, env_id: Any = None) -> tuple[Sequence[np.ndarray], bool]:
-        """The engine's batch, and whether it holds every env in env order (a sync step of all envs)."""
+    def _step_raw(self, action: Any, env_id: Any = None) -> Sequence[np.ndarray]:
+        """The engine's batch."""
         action, env_id = self._action(action, env_id)
-        arrays = self._received(self.engine.step(action, self._default_ids(env_id)))
-        return arrays, env_id is None and not self.is_async
+        every_env = env_id is None and not self.is_async
+        return self._received(self.engine.step(action, self._default_ids(env_id)), every_env)
 
     # ---- arrays-only calls -----------------------------------------------------------------------------------
     def step_arrays(self, actions: Any, env_id: Any = None) -> Sequence[np.ndarray]:
@@ -167,22 +236,18 @@ class BasePool:
         gymnasium's info dict or dm's TimeStep costs as much as the env step. `actions` and `env_id` as in step()."""
         if env_id is None and type(actions) is np.ndarray and actions.ndim and not self.is_async:
             try:  # the common call, kept to the engine's own cost (see the gym front-end's step)
-                arrays = self._engine.step(actions, None)
+                arrays = self._engine.step(actions, None)  # type: ignore[union-attr]  # None: the except below
             except Exception:
                 self.engine  # noqa: B018 -- a closed pool's own error
                 raise
-            self._last_batch = arrays
+            if self._kept is not None:
+                self._kept.every_env(arrays)
             return arrays
-        arrays, every_env = self._step_raw(actions, env_id)
-        self._kept_rows(arrays, every_env)
-        return arrays
+        return self._step_raw(actions, env_id)
 
     def recv_arrays(self) -> Sequence[np.ndarray]:
         """recv() without the front-end's result objects: the engine's batch as step_arrays() returns it."""
         return self._received(self.engine.recv())
-
-    def _kept_rows(self, arrays: Sequence[np.ndarray], every_env: bool) -> None:
-        """Hook for a front-end that keeps every env's latest rows (the gym front-ends, for reset_mask)."""
 
     # ---- rendering --------------------------------------------------------------------------------------------
     def render(self, env_ids: Any = None) -> np.ndarray:
@@ -239,10 +304,10 @@ class BasePool:
         here and changes nothing), and each takes over its new build at its NEXT reset (an explicit reset or an
         autoreset), never mid-episode; the new build continues the env's random stream. Safe while steps of these
         envs are in flight (async pools)."""
-        ids = np.atleast_1d(np.asarray(env_ids))
-        if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer):
-            raise TypeError(f"env_ids must be an int or a 1-d sequence of ints, got {env_ids!r}")
+        ids = self._state_ids(env_ids)
         engine = self.engine
+        if self.spec.backend != "cpp":
+            engine.set_config(ids, values)  # its own error
         base = env_config(self.spec.config_dict, 0)
         checked = {
             key: per_env_value(self.spec.task_id, base, key, value, len(ids), self.spec._raw)

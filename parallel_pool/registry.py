@@ -23,6 +23,11 @@ def list_all_envs(include_unlisted: bool = False) -> list[str]:
     return sorted(task for task, (env_type, _) in _TASKS.items() if include_unlisted or not env_type.startswith("_"))
 
 
+def has_task(task_id: str) -> bool:
+    """Whether a C++ env runs `task_id`."""
+    return task_id in _TASKS
+
+
 def _suggest(word: str, options, what: str) -> str:
     close = difflib.get_close_matches(word, list(options), n=3, cutoff=0.5)
     if not close:

@@ -1,7 +1,8 @@
 """RGB frames of a pool's envs: `render_frames(spec, core_pool, env_ids)` -> uint8 (n, H, W, 3).
 
 Envs that draw themselves in C++ (Atari: ALE's full screen) declare a render size in their spec and are drawn by
-`_core.Pool.render` on the calling thread. The others are drawn exactly as gymnasium draws them: each env's state
+`_core.Pool.render` on the calling thread; envs written in Python draw themselves in their worker process. The
+others are drawn exactly as gymnasium draws them: each env's state
 (`_get_state`) is put into a gymnasium env made with render_mode="rgb_array", whose render() draws it, so the
 pictures (and, for MuJoCo, the default camera of each task) are gymnasium's own.
 
@@ -58,8 +59,8 @@ _NOT_DRAWN = {
 def render_frames(spec, core_pool, env_ids: np.ndarray) -> np.ndarray:
     """uint8 (len(env_ids), H, W, 3) frames of the given envs (none may have a result pending)."""
     env_ids = np.asarray(env_ids, dtype=np.int64).reshape(-1)
-    if spec._raw.get("render_shape"):
-        return core_pool.render(env_ids)
+    if spec._raw.get("render_shape") or spec.backend == "python":  # the envs draw themselves (Python envs: in
+        return core_pool.render(env_ids)  # their worker, with their own render())
     draw = _drawer(spec)
     frames = [draw(np.asarray(core_pool._get_state(int(i)), dtype=np.float64)) for i in env_ids]
     if not frames:

@@ -127,12 +127,18 @@ class EnvSpec:
     make()'s `env_type`, the front-end kind). `config`: every config key, resolved (a namedtuple).
     `observation_space` / `action_space` are single-env gymnasium spaces (as EnvPool's spec has them);
     the gymnasium front-end's own `observation_space` is batched, as gymnasium's vector convention says.
+    `backend`: "cpp" here; `parallel_pool.python_env.PythonEnvSpec` (envs written in Python) says "python".
     """
+
+    backend = "cpp"
 
     def __init__(self, task_id: str, **kwargs: Any):
         self.task_id = task_id
         self.id = task_id  # gymnasium's name for it
         self.engine_type, config = resolve_config(task_id, kwargs)
+        # the keys as given, before the defaults and paths of this process were filled in: a pool made elsewhere
+        # (a Ray actor on another node) resolves them itself (its package folders, its DMC model cache)
+        self.kwargs: dict[str, Any] = dict(kwargs, seed=config["seed"])
         self.config_dict: dict[str, Any] = config
         Config = namedtuple("Config", list(config))  # type: ignore[misc]
         self.config = Config(**config)

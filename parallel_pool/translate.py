@@ -196,9 +196,11 @@ class Translator:
                 return self._reset_all_async(seed)
             obs, info = self.env.reset(seed=seed)
             return obs, self.records(info, self.num_envs)
-        ids = np.atleast_1d(np.asarray(env_id, dtype=np.int64))
+        ids = np.atleast_1d(np.asarray(env_id))  # not cast: a cast would wrap or truncate an id the engine rejects
         if ids.ndim != 1 or len(ids) == 0:
             raise ValueError(f"env_id must be an int or a non-empty 1-D sequence of ints, got {env_id!r}")
+        if not np.issubdtype(ids.dtype, np.integer):
+            raise TypeError(f"env_id must be integers, got dtype {ids.dtype}")
         if seed is None and self._pending and all(int(i) in self._pending for i in ids):
             rows = [self._pending.pop(int(i)) for i in ids]
             return _stack([r[0] for r in rows]), [r[1] for r in rows]
@@ -209,7 +211,7 @@ class Translator:
                 "resetting a subset of envs of an async pool (batch_size < num_envs) is not "
                 "supported; reset all envs or use a sync pool"
             )
-        obs, info = self.env.reset(seed=seed, env_id=ids.astype(np.int32))
+        obs, info = self.env.reset(seed=seed, env_id=ids)  # not narrowed: the engine checks the range
         return obs, self.records(info, len(ids))
 
     def _reset_all_async(self, seed: Any) -> tuple[Any, list[dict]]:
@@ -232,13 +234,9 @@ class Translator:
 
     def step(self, actions: Any, env_id: Any = None) -> Transition:
         """Step env_id (default: all; sync pools) and translate the result."""
-        if env_id is not None:
-            env_id = np.asarray(env_id, dtype=np.int32)
         return self._translate(self.env.step(self.action(actions), env_id))
 
     def send(self, actions: Any, env_id: Any = None) -> None:
-        if env_id is not None:
-            env_id = np.asarray(env_id, dtype=np.int32)
         self.env.send(self.action(actions), env_id)
 
     def recv(self) -> Transition:

@@ -24,7 +24,9 @@ The result is built by the front-end's own function (`env.from_arrays(arrays, jn
 so it equals recv()'s value for value. Differences forced by fixed shapes: same-step autoreset's `final_obs` /
 `final_info` are always present and dense (zeros where no episode ended; `_final_obs` is the mask), where the
 Python API follows gymnasium (an object array, keys only on steps where an episode ended); multi-player envs are
-refused. This module imports only the engine and the schema: it sits below the front-ends it serves.
+refused. Envs written in Python (parallel_pool.process_engine) have no FFI target: their engine's send/recv/step
+are called from XLA through `jax.experimental.io_callback(..., ordered=True)`, with the same checks and results.
+This module imports only the engine and the schema: it sits below the front-ends it serves.
 """
 
 from __future__ import annotations
@@ -39,6 +41,31 @@ from parallel_pool import _core
 from parallel_pool.schema import action_list, split_action_dict
 
 XlaFunctions = namedtuple("XlaFunctions", ["handle", "recv", "send", "step"])
+
+
+def _fit(jax, jnp, a, dtype: np.dtype, describe) -> Any:
+    """Integer array `a` cast to the integer `dtype` without wrapping (an astype would turn 2**32 + 1 into 1).
+
+    Concrete values that do not fit raise ValueError with `describe(row, value)`, the engine's message. Traced
+    values (inside jit) cannot be read here: those that do not fit become dtype's minimum, a value the engine
+    rejects with its own message, instead of a wrapped value it would accept."""
+    info = np.iinfo(dtype)
+    if isinstance(a, jax.core.Tracer):
+        if np.can_cast(np.dtype(a.dtype), dtype, "safe"):
+            return a.astype(dtype)
+        fits = a <= jnp.asarray(info.max, a.dtype)  # a is int64 or unsigned: the bound fits its dtype
+        if jnp.issubdtype(a.dtype, jnp.signedinteger):
+            fits &= a >= jnp.asarray(info.min, a.dtype)
+        return jnp.where(fits, a.astype(dtype), jnp.asarray(info.min, dtype))
+    values = np.asarray(a)  # read before jnp.asarray, which narrows 64-bit values when jax_enable_x64 is off
+    if not np.can_cast(values.dtype, dtype, "safe"):
+        rows = values.reshape(values.shape[0] if values.ndim else 1, -1)
+        bad = np.argwhere((rows < info.min) | (rows > info.max))
+        if len(bad):
+            row, col = bad[0]
+            raise ValueError(describe(int(row), int(rows[row, col])))
+    return jnp.asarray(values.astype(dtype))
+
 
 _registered: set[str] = set()
 
@@ -80,6 +107,10 @@ def check_xla_spec(task_id: str, spec: dict) -> None:
                 )
 
 
+def _outside(name: str):
+    return lambda row, v: f"action '{name}' row {row} is {v}, outside the range of the engine's action dtype"
+
+
 def make_xla(env: Any) -> XlaFunctions:
     """(handle, recv, send, step) for `env`, a parallel_pool front-end; see the module docstring.
 
@@ -87,7 +118,8 @@ def make_xla(env: Any) -> XlaFunctions:
     `batch_size`, `is_async` and `from_arrays(arrays, xp)`, the front-end's own function from a raw batch to its
     result, which is called here on the jax arrays the FFI call returns."""
     jax, jnp = _import_jax()
-    if not _core.has_xla:
+    on_host = env.spec.backend == "python"  # Python envs: their engine is called back on the host (io_callback)
+    if not on_host and not _core.has_xla:
         raise RuntimeError(
             "this build of parallel_pool has no XLA support: jaxlib's FFI headers were not found when it was "
             f"compiled; {_INSTALL_HINT} (jaxlib must be importable while building)"
@@ -96,10 +128,11 @@ def make_xla(env: Any) -> XlaFunctions:
         raise RuntimeError("env.xla() on a closed pool; create a new one with parallel_pool.make(...)")
     pool = env.engine
     task_id = env.spec.task_id
-    check_xla_spec(task_id, pool.spec)
-    _register(jax)
+    check_xla_spec(task_id, env.spec._raw)
+    if not on_host:
+        _register(jax)
 
-    pool_id = np.int64(pool._handle_id)
+    pool_id = np.int64(0 if on_host else pool._handle_id)
     handle0 = np.frombuffer(pool_id.tobytes(), dtype=np.uint8).copy()
     outputs = [(f.name, f.dtype, f.shape) for f in env.schema.fields]
     actions = [(a["name"], np.dtype(a["dtype"]), tuple(a["shape"])) for a in env.spec.action_arrays]
@@ -126,10 +159,29 @@ def make_xla(env: Any) -> XlaFunctions:
         check_x64()
         return [jax.ShapeDtypeStruct((rows, *shape), jax.dtypes.canonicalize_dtype(dt)) for _, dt, shape in outputs]
 
+    def on_host_call(target: str, *args):
+        """The engine call an FFI target makes, made from Python (jax.experimental.io_callback)."""
+        if target == "parallel_pool_recv":
+            return pool.recv()
+        acts, ids = list(args[:-1]), np.asarray(args[-1])
+        given = acts if len(acts) > 1 else acts[0]
+        if target == "parallel_pool_send":
+            pool.send(given, ids)
+            return []
+        return pool.step(given, ids)
+
     def call(target: str, handle, args, results):
         handle = jnp.asarray(handle)
         if handle.dtype != jnp.uint8 or handle.shape != (8,):
             raise TypeError(f"handle must be the uint8[8] array from env.xla(), got {handle.dtype}{handle.shape}")
+        if on_host:
+            from jax.experimental import io_callback
+
+            def host(h, *a):
+                outs = on_host_call(target, *(np.asarray(x) for x in a))
+                return (np.asarray(h), *(np.asarray(o).astype(r.dtype, copy=False) for o, r in zip(outs, results)))
+
+            return io_callback(host, (jax.ShapeDtypeStruct((8,), jnp.uint8), *results), handle, *args, ordered=True)
         f = jax.ffi.ffi_call(
             target,
             (jax.ShapeDtypeStruct(handle.shape, handle.dtype), *results),
@@ -141,12 +193,18 @@ def make_xla(env: Any) -> XlaFunctions:
     def env_ids(env_id):
         if env_id is None:
             return jnp.asarray(all_ids)
-        ids = jnp.asarray(env_id)
+        ids = env_id if isinstance(env_id, jax.core.Tracer) else np.asarray(env_id)
         if not (jnp.issubdtype(ids.dtype, jnp.integer)):
             raise TypeError(f"env_id must be integers, got dtype {ids.dtype}")
         if ids.ndim != 1:
             raise ValueError(f"env_id must be a 1-d array of env ids, got shape {ids.shape}")
-        return ids.astype(jnp.int32)
+        return _fit(
+            jax,
+            jnp,
+            ids,
+            np.dtype(np.int32),
+            lambda _, v: f"env_id {v} is out of range: this pool has env ids 0..{num_envs - 1}",
+        )
 
     def action_arrays(action, k: int):
         """The FFI call's action buffers: one per action key, of static shape (k, ...) and the engine's dtype
@@ -158,7 +216,7 @@ def make_xla(env: Any) -> XlaFunctions:
             raise ValueError(f"expected {len(actions)} action arrays, got {len(given)}")
         out = []
         for (name, dt, shape), a in zip(actions, given):
-            a = jnp.asarray(a)
+            a = a if isinstance(a, jax.core.Tracer) else np.asarray(a)  # 64-bit values as given (see _fit)
             want_int = dt.kind in "biu"
             if want_int and not (jnp.issubdtype(a.dtype, jnp.integer) or a.dtype == jnp.bool_):
                 raise TypeError(f"action '{name}' must be integers (dtype {dt}), got dtype {a.dtype}")
@@ -166,9 +224,14 @@ def make_xla(env: Any) -> XlaFunctions:
                 raise TypeError(f"action '{name}' must be numeric (dtype {dt}), got dtype {a.dtype}")
             if a.shape != (k, *shape):
                 raise ValueError(f"action '{name}' has shape {a.shape}, expected {(k, *shape)} ({k} envs in this call)")
-            out.append(
-                a if want_int and a.dtype in (jnp.int32, jnp.int64) else a.astype(jax.dtypes.canonicalize_dtype(dt))
-            )
+            if not want_int:
+                out.append(jnp.asarray(a).astype(jax.dtypes.canonicalize_dtype(dt)))
+                continue
+            # int32 and int64 go to the engine as they are (it checks the values); other integer types (bool,
+            # small, unsigned) become the engine's dtype; 64-bit ones narrowed by jax without x64 are checked
+            keep = a.dtype in (np.int32, np.int64)
+            target = np.dtype(jax.dtypes.canonicalize_dtype(a.dtype if keep else dt))
+            out.append(_fit(jax, jnp, a, target, _outside(name)))
         return out
 
     def split(action, env_id):

@@ -479,3 +479,23 @@ def test_every_task_aligns_with_ale_reference():
     for task in sorted(e for e in pp.list_all_envs() if pp.registry.task_type(e) == "Atari"):
         rom = pp.make_spec(task).config.task
         _align(task, rom, 60, seed=len(rom))
+
+
+def test_max_episode_steps_against_envpool():
+    """The time limit as EnvPool 1.2.5 has it (its Atari envs are the reference for the config keys): truncated at
+    exactly max_episode_steps agent steps, not terminated, and the next step starts the next episode."""
+    envpool = pytest.importorskip("envpool")
+    theirs = envpool.make_gymnasium("Pong-v5", num_envs=2, max_episode_steps=30)
+    ours = pp.make("Pong-v5", num_envs=2, max_episode_steps=30)
+    theirs.reset()
+    ours.reset()
+    for t in range(1, 66):
+        a = np.array([t % 3, (t + 1) % 3])
+        _, _, t_term, t_trunc, t_info = theirs.step(a)
+        _, _, o_term, o_trunc, o_info = ours.step(a)
+        np.testing.assert_array_equal(o_trunc, t_trunc, err_msg=f"truncated at step {t}")
+        np.testing.assert_array_equal(o_term, t_term, err_msg=f"terminated at step {t}")
+        np.testing.assert_array_equal(o_info["elapsed_step"], t_info["elapsed_step"], err_msg=f"step {t}")
+        assert o_trunc.all() == (t in (30, 61))
+    theirs.close()
+    ours.close()

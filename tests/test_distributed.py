@@ -71,6 +71,28 @@ def test_sync_trajectory_equals_a_local_pool(autoreset_mode):
     ref.close()
 
 
+@pytest.mark.parametrize("autoreset_mode", ["next_step", "same_step"])
+def test_python_envs_on_ray_equal_a_local_python_pool(autoreset_mode):
+    """Envs written in Python (backend="python"): each actor runs a ProcessEngine of its range of envs."""
+    kw = dict(num_envs=4, seed=5, autoreset_mode=autoreset_mode, max_episode_steps=30, backend="python")
+    env = distributed.make("CartPole-v1", num_workers=2, num_threads=1, **kw)
+    ref = parallel_pool.make("CartPole-v1", **kw)
+    try:
+        assert env.spec.backend == "python"
+        assert_same(env.reset(), ref.reset())
+        rng = np.random.default_rng(1)
+        ended = 0
+        for _ in range(80):
+            a = rng.integers(0, 2, 4)
+            got, want = env.step(a), ref.step(a)
+            assert_same(got, want)
+            ended += int((want[2] | want[3]).sum())
+        assert ended > 2
+    finally:
+        env.close()
+        ref.close()
+
+
 def test_dm_front_end_runs_on_ray():
     env = distributed.make("CartPole-v1", env_type="dm", num_workers=2, num_envs=4, seed=3)
     ref = parallel_pool.make("CartPole-v1", env_type="dm", num_envs=4, seed=3)
@@ -195,13 +217,115 @@ def test_restart_replaces_a_dead_actor_and_resets_its_envs():
         env.step(np.ones(4, dtype=np.int64))
     assert e.value.env_ids == [0, 1] and e.value.batch_kept is True
     assert env.actors[0] is not old
-    # envs 0, 1 start over from their initial seeds: the same observations as a fresh local pool's
+    # envs 0, 1 start over from their initial seeds: their next step returns the new actor's reset rows (not thrown
+    # away: the action is ignored, as in an autoreset), then they follow a fresh local pool
     fresh = parallel_pool.make("CartPole-v1", **kw)
     fresh_obs, _ = fresh.reset()
+    obs, reward, terminated, truncated, info = env.step(np.ones(4, dtype=np.int64))
+    np.testing.assert_array_equal(obs[:2], fresh_obs[:2])
+    np.testing.assert_array_equal(info["elapsed_step"][:2], [0, 0])
+    assert not reward[:2].any() and not terminated[:2].any() and not truncated[:2].any()
+    assert (info["elapsed_step"][2:] == 7).all()  # envs 2, 3 were stepped as before
     obs, *_ = env.step(np.zeros(2, dtype=np.int64), np.array([0, 1]))
     want, *_ = fresh.step(np.zeros(2, dtype=np.int64), np.array([0, 1]))
     np.testing.assert_array_equal(obs, want)
     env.close()
+
+
+def test_a_runtime_error_in_an_actor_leaves_its_envs_usable(monkeypatch):
+    """An actor whose pool raises a RuntimeError (or whose run() raises anything else) reports it from the recv, and
+    the envs of that call are free again: no "action pending" forever, no lost actor."""
+
+    class Faulty(distributed.PoolActor):  # defined here, so Ray ships it by value
+        fail = 0
+
+        def run(self, actions, env_id, reset, seeds):
+            if self.offset == 2 and not reset and Faulty.fail < 2:
+                Faulty.fail += 1
+                if Faulty.fail == 2:
+                    raise KeyError("injected in run()")
+                pool = self.pool
+
+                class Refusing:
+                    def step(self, *args):
+                        raise RuntimeError("injected in the pool")
+
+                self.pool = Refusing()
+                try:
+                    return super().run(actions, env_id, reset, seeds)
+                finally:
+                    self.pool = pool
+            return super().run(actions, env_id, reset, seeds)
+
+    monkeypatch.setattr(distributed, "_remote_actor_class", lambda: ray.remote(Faulty))
+    env = distributed.make("CartPole-v1", num_workers=2, num_envs=4, seed=5)
+    env.reset()
+    with pytest.raises(RuntimeError, match="injected in the pool"):
+        env.step(np.ones(4, dtype=np.int64))
+    with pytest.raises(KeyError, match="injected in run"):
+        env.step(np.ones(4, dtype=np.int64))
+    _, _, _, _, info = env.step(np.ones(4, dtype=np.int64))  # both actors serve their envs again
+    np.testing.assert_array_equal(info["env_id"], [0, 1, 2, 3])
+    np.testing.assert_array_equal(info["elapsed_step"], [3, 3, 1, 1])  # actor 1's envs were not stepped
+    env.close()
+
+
+def test_actors_run_only_the_per_env_calls():
+    """The actor's per-env call runs num_players, _get_state, _set_state, not any name of the pool's."""
+    env = distributed.make("CartPole-v1", num_workers=2, num_envs=4, seed=5)
+    env.reset()
+    state = env.engine._get_state(3)
+    with pytest.raises(ValueError, match="runs only the per-env calls"):
+        ray.get(env.actors[1].call.remote("reset", 3))
+    with pytest.raises(ValueError, match="runs only the per-env calls"):
+        ray.get(env.actors[1].call.remote("__class__", 3))
+    assert env.engine._get_state(3) == state  # env 3 was not reset
+    assert env.engine.num_players(3) == 1
+    env.close()
+
+
+def test_actors_resolve_their_config_on_their_own_node(tmp_path, monkeypatch):
+    """The driver's package folders and DMC model cache are not the actor's (another node, another install): the
+    actor gets the config keys as given and resolves them itself, with its own PARALLEL_POOL_CACHE. Here the
+    driver's folders are removed once its spec is made, so an actor given the driver's paths could not make its envs."""
+    import shutil
+
+    from parallel_pool import dmc_models, registry
+
+    pytest.importorskip("dm_control")
+    pytest.importorskip("ale_py")
+    ale = registry._package_dir("ale_py")
+    actor_cache = tmp_path / "actor_cache"
+    options = {"runtime_env": {"env_vars": {"PARALLEL_POOL_CACHE": str(actor_cache)}}}
+    for task_id in ("Pong-v5", "CartpoleSwingup-v1"):
+        kw = dict(num_envs=2, seed=3, max_episode_steps=50)
+        with monkeypatch.context() as m:  # the driver's own ale-py install and model cache
+            driver_ale = tmp_path / "driver_site" / "ale_py"
+            (driver_ale / "roms").mkdir(parents=True)
+            shutil.copy(os.path.join(ale, "roms", "pong.bin"), driver_ale / "roms")
+            m.setattr(registry, "_package_dir", lambda p: str(driver_ale) if p == "ale_py" else ale)
+            m.setenv("PARALLEL_POOL_CACHE", str(tmp_path / "driver_cache"))
+            dmc_models.model_path.cache_clear()
+            real_spec = distributed.EnvSpec
+
+            def spec_then_drop_the_drivers_folders(*args, **kwargs):
+                spec = real_spec(*args, **kwargs)
+                shutil.rmtree(tmp_path / "driver_site")
+                shutil.rmtree(tmp_path / "driver_cache", ignore_errors=True)
+                return spec
+
+            m.setattr(distributed, "EnvSpec", spec_then_drop_the_drivers_folders)
+            env = distributed.make(task_id, num_workers=2, actor_options=options, **kw)
+        dmc_models.model_path.cache_clear()
+        ref = parallel_pool.make(task_id, **kw)  # a local pool, resolved here as the actors resolved theirs
+        assert_same(env.reset(), ref.reset())
+        for _ in range(5):
+            a = ref.action_space.sample()
+            assert_same(env.step(a), ref.step(a))
+        env.close()
+        ref.close()
+    models = [n for n in os.listdir(actor_cache / "dmc-models") if not n.startswith(".")]
+    assert len(models) == 1 and dmc_models._complete(str(actor_cache / "dmc-models" / models[0]))
 
 
 def pids_gone(pids: list[int], tries: int = 100) -> bool:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from typing import Any
 
 import numpy as np
@@ -295,3 +297,95 @@ def test_bench_case_dmc_quick(capsys):
     assert "NoSuchTask-v1: not registered in this build, skipped" in out
     row = [ln for ln in out.splitlines() if ln.startswith("PendulumSwingup-v1")]
     assert len(row) == 1 and "parallel_pool" in row[0] and "dm_control" in row[0]
+
+
+# ---- the model cache's faults: each is rebuilt or cleaned, never a permanent error
+
+_POLES = "dm_control:suite.cartpole.get_model_and_assets(num_poles=2)"
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    from parallel_pool import dmc_models
+
+    monkeypatch.setenv("PARALLEL_POOL_CACHE", str(tmp_path))
+    dmc_models.model_path.cache_clear()
+    yield dmc_models
+    dmc_models.model_path.cache_clear()
+
+
+def test_cache_rebuilds_a_half_written_or_foreign_folder(cache):
+    path = cache.model_path(_POLES)
+    folder = os.path.dirname(path)
+    for damage in ("half-written", "foreign", "a file"):
+        shutil.rmtree(folder) if os.path.isdir(folder) else os.remove(folder)
+        if damage == "a file":
+            open(folder, "w").close()
+        else:
+            os.makedirs(folder)
+            open(os.path.join(folder, "junk" if damage == "foreign" else "model.xml"), "w").close()
+        cache.model_path.cache_clear()
+        assert cache.model_path(_POLES) == path
+        assert b"pole_2" in open(path, "rb").read() and not os.path.exists(os.path.join(folder, "junk"))
+    assert [n for n in os.listdir(os.path.dirname(folder)) if n.startswith(".tmp-")] == []
+
+
+def test_cache_key_has_the_layout_version_and_a_relative_root_is_made_absolute(cache, tmp_path, monkeypatch):
+    path = cache.model_path(_POLES)
+    monkeypatch.setattr(cache, "LAYOUT", cache.LAYOUT + 1)
+    cache.model_path.cache_clear()
+    assert cache.model_path(_POLES) != path  # another writer's layout never reads this folder
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PARALLEL_POOL_CACHE", "relative")
+    cache.model_path.cache_clear()
+    path = cache.model_path(_POLES)
+    assert os.path.isabs(path) and path.startswith(str(tmp_path / "relative"))
+    monkeypatch.chdir("/")
+    assert os.path.exists(path)  # the engine gets a path that holds after a chdir
+
+
+def test_cache_cleans_the_temp_folders_of_dead_writers(cache, tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    root = tmp_path / "dmc-models"
+    host = socket.gethostname()
+    stale = root / f".tmp-{host}-{int(dead.stdout)}-abc"
+    live = root / f".tmp-{host}-{os.getpid()}-def"  # a writer still at work
+    other = root / f".tmp-otherhost-{int(dead.stdout)}-ghi"  # pids of other hosts cannot be checked here
+    for d in (stale, live, other):
+        (d / "sub").mkdir(parents=True)
+    cache.model_path(_POLES)
+    assert not stale.exists() and live.exists() and other.exists()
+
+
+# ---- the time limit in the default run (the full-episode alignment of every task is `slow`)
+
+
+def test_time_limit_last_step_and_discount():
+    """DMC's 1000-step time limit: aligned with dm_control to the end (step 1000 is LAST with dm_control's discount,
+    1.0: a truncation, not a termination); the dm front-end then starts a new episode (FIRST), and gymnasium's says
+    truncated, not terminated, at step 1000."""
+    assert align("CartpoleSwingup-v1", steps=1001) == 1000
+    env = pp.make("CartpoleSwingup-v1", env_type="dm", num_envs=1, seed=0)
+    env.reset()
+    zero = np.zeros((1, 1))
+    types = [int(env.step(zero).step_type[0]) for _ in range(999)]
+    assert types == [1] * 999  # MID
+    ts = env.step(zero)
+    assert int(ts.step_type[0]) == 2 and float(ts.discount[0]) == 1.0 and ts.observation.elapsed_step[0] == 1000
+    ts = env.step(zero)
+    assert int(ts.step_type[0]) == 0 and ts.observation.elapsed_step[0] == 0  # FIRST: the next episode
+    env.close()
+    gym_env = pp.make("CartpoleSwingup-v1", num_envs=1, seed=0)
+    gym_env.reset()
+    ends = [
+        (t, term[0], trunc[0])
+        for t in range(1, 1002)
+        for _, _, term, trunc, _ in [gym_env.step(zero)]
+        if term[0] or trunc[0]
+    ]
+    assert ends == [(1000, False, True)]
+    gym_env.close()

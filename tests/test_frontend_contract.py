@@ -66,15 +66,29 @@ def test_module_imports_have_no_cycle():
     for m in sorted(graph):
         visit(m, [])
     # the layers: schema/spec/registry/pool never reach up to the front-ends or their users
-    for low in ("parallel_pool.schema", "parallel_pool.spec", "parallel_pool.registry", "parallel_pool.pool"):
+    for low in (
+        "parallel_pool.schema",
+        "parallel_pool.engine",
+        "parallel_pool.spec",
+        "parallel_pool.registry",
+        "parallel_pool.pool",
+        "parallel_pool.python_env",
+        "parallel_pool.process_engine",
+    ):
         assert not graph[low] & {"parallel_pool.frontends", "parallel_pool.translate", "parallel_pool"}, (
             low,
             graph[low],
         )
     assert "parallel_pool.frontends" not in graph["parallel_pool.xla"]
+    # the Engine contract sits at the bottom beside the schema; the process engine knows no front-end or spec
+    assert graph["parallel_pool.engine"] <= {"parallel_pool._core"}
+    assert graph["parallel_pool.process_engine"] <= {"parallel_pool.engine"}
 
 
-@pytest.mark.parametrize("module", ["schema", "registry", "spec", "pool", "frontends", "xla", "translate"])
+@pytest.mark.parametrize(
+    "module",
+    ["schema", "engine", "registry", "spec", "pool", "python_env", "process_engine", "frontends", "xla", "translate"],
+)
 def test_each_module_imports_alone(module):
     r = run_python(f"import parallel_pool.{module}", timeout=120)
     assert r.returncode == 0, r.stderr

@@ -455,6 +455,65 @@ def test_ctrl_c_interrupts_step_long_before_a_slow_env_step_ends():
     assert latency < 0.5, out  # the step itself takes 3 s: the interrupt did not wait for it
 
 
+# ---- 7b. a signal handler that closes the pool while the main thread waits in recv -----------------------------
+
+CLOSE_FROM_HANDLER = """
+import os, signal, threading, time
+import numpy as np
+import parallel_pool
+
+# env 0 takes {cost_s} s per step: a recv waiting for it is a long blocking call
+env = parallel_pool.make("Dummy-v0", num_envs=2, batch_size=1, slow_env=0, slow_env_cost_us={cost_s} * 1e6)
+env.async_reset()
+env.recv(), env.recv()
+# one step teaches the pool that env steps are slow: the caller then leaves them to the workers and waits,
+# checking for signals (a caller running the step itself could not run a handler until the step ends)
+env.send(np.ones(1, np.int64), np.array([0]))
+env.recv()
+env.send(np.ones(1, np.int64), np.array([0]))
+
+def handler(signum, frame):
+    print("HANDLER-STARTS", time.monotonic() - t0, flush=True)
+    env.close()
+    print("CLOSED-IN-HANDLER", time.monotonic() - t0, flush=True)
+
+t0 = time.monotonic()
+signal.signal(signal.{sig}, handler)
+if "{sig}" == "SIGALRM":
+    signal.setitimer(signal.ITIMER_REAL, 0.5)
+else:
+    threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:
+    env.recv()
+    print("RECV-RETURNED")
+except RuntimeError as e:
+    print("RECV-RAISED", type(e).__name__, e)
+print("WAITED", time.monotonic() - t0, flush=True)
+print("CLOSED", env.closed)
+try:
+    env.send(np.ones(1, np.int64), np.array([1]))
+except RuntimeError as e:
+    print("AFTER", e)
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGALRM", "SIGINT"])
+def test_a_signal_handler_can_close_the_pool_during_a_long_recv(sig):
+    """A handler calling env.close() while the main thread is blocked in recv (waiting for a 2 s step): the handler
+    runs during the wait, close() finishes (today it waits for the step in flight), recv then returns the finished
+    batch or raises the closed-pool error, the pool stays closed, and the process exits cleanly: no deadlock of the
+    handler's close() with the recv it interrupted, no crash."""
+    r = run_python(CLOSE_FROM_HANDLER.format(sig=sig, cost_s=2), timeout=60)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    started = float(out.split("HANDLER-STARTS")[1].split()[0])
+    assert started < 1.5, out  # the handler ran while recv waited for the 2 s step
+    assert "CLOSED-IN-HANDLER" in out, out
+    assert "RECV-RETURNED" in out or "closed" in out.split("RECV-RAISED")[1], out
+    assert float(out.split("WAITED")[1].split()[0]) < 6, out
+    assert "CLOSED True" in out and "closed" in out.split("AFTER")[1], out
+
+
 # ---- 8. thread limits ------------------------------------------------------------------------------------------
 
 

@@ -129,3 +129,43 @@ def test_arrays_calls_on_an_async_pool():
     env.close()
     with pytest.raises(RuntimeError, match="closed"):
         env.step_arrays(np.zeros(2, np.int32))
+
+
+@pytest.mark.parametrize("env_type", ["gymnasium", "gym"])
+@pytest.mark.parametrize("call", ["step", "step_env_id", "step_arrays", "reset", "send_recv", "recv_arrays"])
+def test_reset_mask_rows_are_the_pools_own_copy(env_type, call):
+    """Whatever call last returned an env's observation (the fast path, the general path, reset, a sync pool's
+    send/recv), a masked reset returns that env's row as it was returned, even after the user edited their array
+    in place; a twin pool driven only by step() gives the same rows."""
+    n = 3
+    env = parallel_pool.make("Dummy-v0", env_type=env_type, num_envs=n, seed=5)
+    twin = parallel_pool.make("Dummy-v0", env_type=env_type, num_envs=n, seed=5)
+    env.reset()
+    twin.reset()
+    act = np.array([1, 2, 3])
+    for _ in range(2):
+        twin.step(act)
+    env.step(act)
+    if call == "step":
+        obs = env.step(act)[0]
+    elif call == "step_env_id":
+        obs = env.step(act, np.arange(n))[0]
+    elif call == "step_arrays":
+        obs = env.step_arrays(act)[env.schema.index["obs"]]
+    elif call == "reset":  # the twin resets as well
+        obs, _ = env.reset()
+        twin.reset()
+    else:
+        env.send(act)
+        obs = env.recv()[0] if call == "send_recv" else env.recv_arrays()[env.schema.index["obs"]]
+    want = obs.copy()
+    obs += 100  # the user's own array, edited in place
+    mask = np.array([True, False, False])
+    got, _ = env.reset(options={"reset_mask": mask})
+    ref, _ = twin.reset(options={"reset_mask": mask})
+    np.testing.assert_array_equal(got[1:], want[1:])
+    np.testing.assert_array_equal(got, ref)
+    got[1:] += 100  # the masked reset's result is the user's too
+    np.testing.assert_array_equal(env.reset(options={"reset_mask": mask})[0][1:], want[1:])
+    env.close()
+    twin.close()

@@ -1,12 +1,13 @@
 """examples/ppo_jax_xla.py trains CartPole-v1: PPO with the rollout a lax.scan over env.xla()'s step inside one
-jitted function. Budget: 150k env steps (about half a minute on 2 CPU cores). Bar: the episodes that finish in the
-last 25k steps average a return of at least 400 (max 500; seeds 1-4 gave 443-473 here)."""
+jitted function. Budget: 150k env steps (about half a minute on 2 CPU cores). Bar: the trained policy, greedy, averages
+a return of at least 475 (max 500) over 20 evaluation episodes with fixed seeds (as the torch training tests)."""
 
 import importlib.util
 import pathlib
 import sys
 import warnings
 
+import numpy as np
 import pytest
 
 pytest.importorskip("jax")
@@ -22,16 +23,15 @@ def test_ppo_jax_xla_trains_cartpole():
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # dataclasses look their module up there
     spec.loader.exec_module(mod)
-    budget, window = 150_000, 25_000
+    budget = 150_000
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = mod.train(mod.Args(env_id="CartPole-v1", seed=1, total_timesteps=budget, quiet=True))
-    last = [(n, r) for step, n, r in out["history"] if step > budget - window]
-    episodes = sum(n for n, _ in last)
-    assert episodes >= 20, out["history"][-5:]
-    mean_return = sum(r for _, r in last) / episodes
+    # the bar is a deterministic evaluation (greedy policy, fixed seeds), as the torch training tests have it: the
+    # training returns are noisy (exploration, the episodes that happen to end in a window)
+    score = mod.evaluate(out["params"], "CartPole-v1", episodes=20, seed=10_000)
+    assert mod.evaluate(out["params"], "CartPole-v1", episodes=20, seed=10_000) == score  # deterministic
     print(
-        f"CartPole-v1 PPO (jax, env.xla): mean return {mean_return:.1f} over the {episodes} episodes of the "
-        f"last {window} of {budget} steps, {out['seconds']:.1f}s"
+        f"CartPole-v1 PPO (jax, env.xla): greedy evaluation return {score:.1f}, {budget} steps, {out['seconds']:.0f}s"
     )
-    assert mean_return >= 400, mean_return
+    assert np.isfinite(score) and score >= 475, score

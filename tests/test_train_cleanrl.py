@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("torch")
@@ -126,4 +127,4 @@ def test_ppo_atari_runs_a_few_updates():
     assert s["updates"] == 3, s
     assert s["steps"] >= 3 * 8 * 16, s
     for key in ("pg_loss", "v_loss", "entropy"):
-        assert s[key] is not None and s[key] == s[key], s  # finite numbers, not NaN
+        assert s[key] is not None and np.isfinite(s[key]), s

@@ -25,12 +25,13 @@ def _lin(v: float):
     return lambda progress: progress * v
 
 
-def train_sb3_cartpole(seed: int = SEED, budget: int = BUDGET, eval_every: int = 8_192):
+def train_sb3_cartpole(seed: int = SEED, budget: int = BUDGET, eval_every: int = 8_192, backend: str = "cpp"):
     """PPO with RL-Zoo's CartPole-v1 hyperparameters; evaluates 20 deterministic episodes every `eval_every`
-    steps and stops at the first mean >= TARGET. Returns (steps used, final mean return, seconds)."""
+    steps and stops at the first mean >= TARGET. Returns (steps used, final mean return, seconds).
+    backend: "cpp" (the C++ CartPole) or "python" (gymnasium's CartPole in worker processes)."""
     torch.set_num_threads(1)
-    venv = VecMonitor(ParallelPoolVecEnv("CartPole-v1", num_envs=8, seed=seed))
-    eval_env = VecMonitor(ParallelPoolVecEnv("CartPole-v1", num_envs=10, seed=seed + 1000))
+    venv = VecMonitor(ParallelPoolVecEnv("CartPole-v1", num_envs=8, seed=seed, backend=backend))
+    eval_env = VecMonitor(ParallelPoolVecEnv("CartPole-v1", num_envs=10, seed=seed + 1000, backend=backend))
     model = PPO(
         "MlpPolicy",
         venv,
@@ -58,7 +59,7 @@ def train_sb3_cartpole(seed: int = SEED, budget: int = BUDGET, eval_every: int =
     t0 = time.perf_counter()
     model.learn(total_timesteps=budget, callback=cb)
     seconds = time.perf_counter() - t0
-    final_env = VecMonitor(ParallelPoolVecEnv("CartPole-v1", num_envs=10, seed=seed + 2000))
+    final_env = VecMonitor(ParallelPoolVecEnv("CartPole-v1", num_envs=10, seed=seed + 2000, backend=backend))
     mean, _ = evaluate_policy(model, final_env, n_eval_episodes=20, deterministic=True)  # fresh episodes
     final_env.close()
     steps = model.num_timesteps
@@ -68,9 +69,10 @@ def train_sb3_cartpole(seed: int = SEED, budget: int = BUDGET, eval_every: int =
 
 
 @pytest.mark.training
-def test_sb3_ppo_cartpole_reaches_475():
-    steps, mean, seconds = train_sb3_cartpole()
-    print(f"SB3 PPO CartPole-v1: mean return {mean:.1f} after {steps} steps in {seconds:.0f}s")
+@pytest.mark.parametrize("backend", ["cpp", "python"])
+def test_sb3_ppo_cartpole_reaches_475(backend):
+    steps, mean, seconds = train_sb3_cartpole(backend=backend)
+    print(f"SB3 PPO CartPole-v1 ({backend}): mean return {mean:.1f} after {steps} steps in {seconds:.0f}s")
     assert steps <= BUDGET
     assert mean >= TARGET, f"mean return {mean:.1f} < {TARGET} after {steps} steps"
 

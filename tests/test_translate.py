@@ -119,3 +119,23 @@ def test_translator_refuses_what_it_cannot_translate():
         Translator.make("Dummy-v0", autoreset_mode="next_step")
     with pytest.raises(ValueError, match="multi-player"):
         Translator.make("TwoPlayer-v0", num_envs=2)
+
+
+@pytest.mark.parametrize("call", ["step", "send", "reset"])
+def test_env_ids_are_not_narrowed(call):
+    """2**32 + 1 is not env 1: the Translator passes env ids to the engine uncast, which rejects them (an int32
+    cast used to step or reset env 1)."""
+    tr = make(2)
+    obs, _ = tr.reset()
+    before = obs.copy()
+    big = np.array([2**32 + 1])
+    with pytest.raises(ValueError, match="env_id 4294967297 is out of range"):
+        if call == "reset":
+            tr.reset(big)
+        else:
+            getattr(tr, call)(np.array([1]), big)
+    with pytest.raises(TypeError, match="must be integers"):
+        tr.reset(np.array([1.0]))
+    x = tr.step(np.array([0, 0]))  # nothing was stepped or reset: each env is one step into its episode
+    np.testing.assert_array_equal(x.obs[:, 1], [1, 1])
+    np.testing.assert_array_equal(x.obs[:, 3], before[:, 3])

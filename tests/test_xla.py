@@ -481,3 +481,30 @@ def test_every_registered_env(task):
                 # that gives to zero
                 want_leaf = np.where(np.abs(want_leaf) < np.finfo(gl.dtype).tiny, 0, want_leaf).astype(gl.dtype)
             assert np.array_equal(gl, want_leaf), (task, t)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_env_ids_and_unsigned_actions_are_not_narrowed(jit):
+    """2**32 + 1 is neither env 1 nor action 1: a value that does not fit the engine's int32 raises (outside jit, the
+    engine's message; inside jit the value reaches the engine as one it rejects) and no env is stepped."""
+    env = parallel_pool.make("Dummy-v0", num_envs=2)
+    handle, _, _, step = env.xla()
+    step = jax.jit(step) if jit else step
+    obs, *_ = env.reset()
+    error = _runtime_error() if jit else ValueError
+    with jax.enable_x64(True):  # 64-bit arrays reach env.xla() as given
+        for action, ids, what in [
+            (np.array([1], np.int32), np.array([2**32 + 1], np.int64), "env_id"),
+            (np.array([1], np.int32), np.array([2**32 + 1], np.uint64), "env_id"),
+            (np.array([2**32 + 1], np.uint64), np.array([1], np.int32), "action"),
+        ]:
+            with pytest.raises(error, match=f"{what} .* out|{what} .* outside"):
+                jax.block_until_ready(step(handle, jnp.asarray(action) if jit else action, ids))
+    if not jit:  # without x64 a numpy int64/uint64 is read before jax narrows it
+        with pytest.raises(ValueError, match="env_id 4294967297 is out of range"):
+            step(handle, np.array([1], np.int32), np.array([2**32 + 1], np.int64))
+        with pytest.raises(ValueError, match="action 'action' row 0 is 4294967297"):
+            step(handle, np.array([2**32 + 1], np.uint64), np.array([1], np.int32))
+    _, (after, *_) = step(handle, np.zeros(2, np.int32), np.arange(2, dtype=np.int32))
+    np.testing.assert_array_equal(np.asarray(after)[:, 1], [1, 1])  # each env one step into its episode
+    np.testing.assert_array_equal(np.asarray(after)[:, 3], obs[:, 3])

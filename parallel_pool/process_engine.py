@@ -1,0 +1,771 @@
+"""`ProcessEngine`: the Engine contract (parallel_pool.engine) served by Python envs in worker processes.
+
+Layout. One shared-memory segment holds, for every output array of the batch ("obs" / "obs:<k>", "reward",
+"terminated", "truncated", "env_id", "elapsed_step", "players.env_id", and with same-step autoreset
+"final:obs..." and "final:elapsed_step") and every action array, one row per env, indexed by env id. Worker w owns a
+contiguous range of env ids; it reads its envs' actions from their rows and writes their results into their rows.
+`recv` copies the rows of the envs it hands out (fancy indexing: the batch's own arrays, as `_core.Pool.recv` gives).
+
+Signals. One duplex pipe per worker: the parent sends one small binary command per worker per call (op, env ids,
+seeds), the worker answers once per command when all of its envs in it are done (an empty message, or the
+tracebacks of the envs that raised). The parent waits on the pipes of the workers with work in flight
+(`multiprocessing.connection.wait`): a sync recv returns when every env of the send has answered, an async recv when
+`batch_size` envs have (whichever workers finish first; extra rows wait for the next recv).
+
+Semantics are those of the C++ engine and of gymnasium's SyncVectorEnv: env i's first reset is seeded with seed + i
+(a reset with seeds gives those), later autoresets are unseeded; truncated = the env's own truncation, or
+elapsed_step >= max_episode_steps without termination; next-step autoreset ignores the action of the step after an
+episode ends and returns the reset observation with reward 0; same-step autoreset keeps the finished episode's last
+observation in the final: rows.
+
+Faults: an exception in an env -> `EnvError` naming the env ids with the worker's traceback (sync: the env restarts
+on its next step; async: the env is reset in place and the next recv returns the whole batch); a worker that dies ->
+`EnvError` naming its envs, whose next reset starts a new worker. Workers ignore SIGINT (Ctrl-C is the parent's),
+die with their parent (PR_SET_PDEATHSIG, and EOF on their pipe) and are started by the forkserver, so they share
+no file descriptors with one another.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import signal
+import struct
+import sys
+import traceback
+import weakref
+from collections import deque
+from collections.abc import Sequence
+from multiprocessing import connection
+from typing import Any
+
+import numpy as np
+
+from parallel_pool.engine import env_error
+
+__all__ = ["ProcessEngine"]
+
+_STEP, _RESET, _RENDER = 1, 2, 3
+_HEADER = struct.Struct("<BI")  # op, number of envs
+_OK, _ERR, _FRAMES, _READY = b"", b"E", b"F", b"R"
+_ALIGN = 64
+_CLOSE_WAIT_S = 1.0  # close(): how long workers get to exit on their own before SIGKILL
+
+
+def _output_arrays(raw: dict[str, Any], same_step: bool) -> list[tuple[str, str, tuple[int, ...], bool]]:
+    """The batch's output specs (names, dtypes, row shapes, per_player), as `_core.Pool.output_specs` gives them."""
+    single = len(raw["obs"]) == 1 and raw["obs"][0]["name"] == "obs"
+    obs = [("obs" if single else "obs:" + a["name"], a["dtype"], tuple(a["shape"]), True) for a in raw["obs"]]
+    out = obs + [
+        ("reward", raw["reward_dtype"], (), True),
+        ("terminated", "bool", (), False),
+        ("truncated", "bool", (), False),
+        ("env_id", "int32", (), False),
+        ("elapsed_step", "int32", (), False),
+        ("players.env_id", "int32", (), True),
+    ]
+    if same_step:
+        out += [("final:" + name, dt, shape, pp) for name, dt, shape, pp in obs]
+        out.append(("final:elapsed_step", "int32", (), False))
+    return out
+
+
+class _Layout:
+    """Where each array's rows sit in the shared segment (picklable: the workers build the same views)."""
+
+    def __init__(self, num_envs: int, arrays: Sequence[tuple[str, str, tuple[int, ...]]]):
+        self.num_envs = num_envs
+        self.arrays: list[tuple[str, str, tuple[int, ...], int]] = []
+        offset = 0
+        for name, dtype, shape in arrays:
+            self.arrays.append((name, dtype, tuple(shape), offset))
+            nbytes = num_envs * int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+            offset += -(-max(nbytes, 1) // _ALIGN) * _ALIGN
+        self.size = offset
+
+    def views(self, buf: Any) -> dict[str, np.ndarray]:
+        return {
+            name: np.ndarray((self.num_envs, *shape), dtype=np.dtype(dtype), buffer=buf, offset=offset)
+            for name, dtype, shape, offset in self.arrays
+        }
+
+
+# ---- the worker process ----------------------------------------------------------------------------------------
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (the parent's SIGKILL included)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: EOF on the command pipe still ends the worker
+
+
+class _Worker:
+    """The envs first .. first + count - 1, stepped on the commands of the parent's pipe."""
+
+    def __init__(self, env_fn: Any, first: int, count: int, views: dict[str, np.ndarray], config: dict[str, Any]):
+        from gymnasium import spaces
+
+        self.env_fn, self.first = env_fn, first
+        self.envs: list[Any] = [env_fn() for _ in range(count)]  # None: broken by an exception, rebuilt at reset
+        self.v = views
+        self.seed = int(config["seed"])
+        self.limit = int(config["max_episode_steps"])
+        self.mode = config["autoreset_mode"]
+        self.is_async = config["batch_size"] < config["num_envs"]
+        self.elapsed = [0] * count
+        self.needs_reset = [True] * count  # fresh, after an episode ended (next_step) or after an env error
+        self.seeded = [False] * count
+        env = self.envs[0]
+        self._bind_obs(env.observation_space)
+        act_space = env.action_space
+        self.act_tuple = isinstance(act_space, spaces.Tuple)
+        if isinstance(act_space, (spaces.Dict, spaces.Tuple)):
+            items = act_space.spaces.items() if isinstance(act_space, spaces.Dict) else enumerate(act_space.spaces)
+            self.act_keys: list[tuple[Any, np.ndarray]] | None = [(k, views["act:" + str(k)]) for k, _ in items]
+        else:
+            self.act_keys = None
+            self.act = views["act:action"]
+
+    def _bind_obs(self, space: Any) -> None:
+        """The rows of each observation array: (key or None, rows), the key indexing a Dict/Tuple observation."""
+        from gymnasium import spaces
+
+        def fields(prefix: str) -> list[tuple[Any, np.ndarray]]:
+            if isinstance(space, spaces.Dict):  # the keys the batch holds (Text keys are left out)
+                return [(k, self.v[prefix + "obs:" + k]) for k in space.spaces if prefix + "obs:" + k in self.v]
+            if isinstance(space, spaces.Tuple):
+                return [(i, self.v[prefix + "obs:" + str(i)]) for i in range(len(space.spaces))]
+            return [(None, self.v[prefix + "obs"])]
+
+        self.obs_fields = fields("")
+        self.final_fields = fields("final:") if self.mode == "same_step" else []
+
+    def _write_obs(self, fields: list[tuple[Any, np.ndarray]], e: int, obs: Any) -> None:
+        for key, rows in fields:
+            rows[e] = obs if key is None else obs[key]
+
+    def _write(self, e: int, obs: Any, reward: float, term: bool, trunc: bool) -> None:
+        v = self.v
+        self._write_obs(self.obs_fields, e, obs)
+        v["reward"][e] = reward
+        v["terminated"][e] = term
+        v["truncated"][e] = trunc
+        v["env_id"][e] = e
+        v["elapsed_step"][e] = self.elapsed[e - self.first]
+        v["players.env_id"][e] = e
+
+    def _action(self, e: int) -> Any:
+        if self.act_keys is None:
+            a = self.act[e]
+            return a.copy() if a.ndim else a[()]
+        values = [(k, rows[e].copy() if rows.ndim > 1 else rows[e][()]) for k, rows in self.act_keys]
+        return tuple(v for _, v in values) if self.act_tuple else dict(values)
+
+    def reset(self, e: int, seed: int | None) -> None:
+        k = e - self.first
+        if self.envs[k] is None:  # broken by an exception in its reset: build it again
+            self.envs[k] = self.env_fn()
+        if seed is None and not self.seeded[k]:
+            seed = self.seed + e
+        self.seeded[k] = True
+        obs, _ = self.envs[k].reset(seed=seed)
+        self.elapsed[k] = 0
+        self.needs_reset[k] = False
+        self._write(e, obs, 0.0, False, False)
+
+    def step(self, e: int) -> None:
+        k = e - self.first
+        if self.needs_reset[k]:
+            self.reset(e, None)
+            return
+        obs, reward, term, trunc, _ = self.envs[k].step(self._action(e))
+        self.elapsed[k] += 1
+        term = bool(term)
+        trunc = bool(trunc) or (self.elapsed[k] >= self.limit and not term)
+        if (term or trunc) and self.mode == "same_step":
+            self._write_obs(self.final_fields, e, obs)
+            self.v["final:elapsed_step"][e] = self.elapsed[k]
+            self.reset(e, None)  # writes the reset observation; the step's own values follow
+            v = self.v
+            v["reward"][e], v["terminated"][e], v["truncated"][e] = reward, term, trunc
+            return
+        if (term or trunc) and self.mode == "next_step":
+            self.needs_reset[k] = True
+        self._write(e, obs, float(reward), term, trunc)
+
+    def failed(self, e: int) -> None:
+        """After an exception in env e: sync pools restart it on its next step; async pools reset it in place (its
+        row is the reset observation) so the batch it belongs to stays whole."""
+        k = e - self.first
+        self.needs_reset[k] = True
+        if self.is_async:
+            try:
+                self.reset(e, None)
+            except Exception:
+                self.envs[k] = None  # the next reset builds it again
+
+    def serve(self, conn: Any) -> None:
+        while True:
+            try:
+                msg = conn.recv_bytes()
+            except (EOFError, OSError):  # the parent closed the pool or died
+                return
+            op, n = _HEADER.unpack_from(msg)
+            ids = np.frombuffer(msg, dtype=np.int32, count=n, offset=_HEADER.size).tolist()
+            if op == _RENDER:
+                try:
+                    frames = [self.envs[e - self.first].render() for e in ids]
+                    reply = _FRAMES + pickle.dumps(np.stack(frames).astype(np.uint8, copy=False))
+                except Exception:
+                    reply = _ERR + pickle.dumps([(e, traceback.format_exc()) for e in ids])
+                try:
+                    conn.send_bytes(reply)
+                except OSError:
+                    return
+                continue
+            seeds = None
+            if op == _RESET:
+                seeds = np.frombuffer(msg, dtype=np.int64, count=n, offset=_HEADER.size + 4 * n).tolist()
+            errors = []
+            for j, e in enumerate(ids):
+                try:
+                    if seeds is None:
+                        self.step(e)
+                    else:
+                        self.reset(e, None if seeds[j] < 0 else seeds[j])
+                except Exception:
+                    errors.append((e, traceback.format_exc()))
+                    self.failed(e)
+            try:
+                conn.send_bytes(_ERR + pickle.dumps(errors) if errors else _OK)
+            except OSError:  # the parent closed the pool while this command ran
+                return
+
+
+def _worker_main(conn: Any, shm_name: str, layout: _Layout, env_fn_bytes: bytes, first: int, count: int, config: dict):
+    """A worker process's life: build its envs, say ready (or why not), serve commands until its pipe closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the parent, which then closes the pool
+    _die_with_parent()
+    try:
+        import mmap
+
+        import cloudpickle
+
+        env_fn = cloudpickle.loads(env_fn_bytes)
+        # attach by path, not multiprocessing.shared_memory: that would register the segment with the resource
+        # tracker a second time, and the parent's is the one that removes it (also after the parent's SIGKILL)
+        fd = os.open("/dev/shm/" + shm_name.lstrip("/"), os.O_RDWR)
+        try:
+            buf = mmap.mmap(fd, layout.size)
+        finally:
+            os.close(fd)
+        views = layout.views(buf)
+        worker = _Worker(env_fn, first, count, views, config)
+    except BaseException:
+        try:
+            conn.send_bytes(_ERR + traceback.format_exc().encode())
+        except OSError:
+            pass  # the parent gave up already (another worker failed first)
+        return
+    try:
+        conn.send_bytes(_READY)
+    except OSError:
+        return
+    worker.serve(conn)
+    for env in worker.envs:
+        try:
+            if env is not None:
+                env.close()
+        except Exception:
+            pass
+
+
+# ---- the parent side -----------------------------------------------------------------------------------------
+
+
+class _Proc:
+    """One worker process as the parent sees it."""
+
+    def __init__(self, ids: np.ndarray):
+        self.ids = ids  # the env ids it owns
+        self.process: Any = None
+        self.conn: Any = None
+        self.inflight: deque[tuple[int, np.ndarray]] = deque()  # (op, env ids) of commands not yet answered
+        self.dead: str | None = None  # why it died
+
+
+class _main_hidden:
+    """While a worker starts: hide the user's __main__ from multiprocessing, so the forkserver's child does not run
+    the user's script again (spawn's rule, which needs an `if __name__ == "__main__":` guard that scripts written for
+    gymnasium's fork-based vector envs do not have). The worker needs nothing from __main__: cloudpickle carries
+    what env_fn uses from there by value."""
+
+    def __enter__(self) -> None:
+        self.main = sys.modules.get("__main__")
+        self.saved = {k: self.main.__dict__[k] for k in ("__file__", "__spec__") if k in vars(self.main)}
+        for k in self.saved:
+            setattr(self.main, k, None) if k == "__spec__" else delattr(self.main, k)
+
+    def __exit__(self, *exc: Any) -> None:
+        for k, v in self.saved.items():
+            setattr(self.main, k, v)
+
+
+def _context() -> Any:
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("forkserver")
+    # workers fork from a server that has these imported already (its first start pays for them once)
+    ctx.set_forkserver_preload(["parallel_pool.process_engine", "gymnasium", "cloudpickle"])
+    return ctx
+
+
+class ProcessEngine:
+    """The envs of a `PythonEnvSpec` in `num_threads` worker processes; the calls of `_core.Pool`."""
+
+    def __init__(self, spec: Any):
+        from multiprocessing import shared_memory
+
+        import cloudpickle
+
+        self._closed = True  # until started (close() works on a half-made engine)
+        self._pid = os.getpid()
+        self._procs: list[_Proc] = []
+        self._shm: Any = None
+        cfg = spec.config_dict
+        self._spec = spec
+        self._config = {k: cfg[k] for k in ("num_envs", "batch_size", "seed", "max_episode_steps", "autoreset_mode")}
+        self.num_envs: int = cfg["num_envs"]
+        self.batch_size: int = cfg["batch_size"]
+        self.num_threads: int = cfg["num_threads"]
+        self._sync = self.batch_size == self.num_envs
+        try:
+            self._env_fn_bytes = cloudpickle.dumps(spec.env_fn)
+        except Exception as e:
+            raise TypeError(
+                f"env_fn {spec.env_fn!r} cannot be pickled for the worker processes ({type(e).__name__}: {e}); "
+                "give a function or class that cloudpickle can serialize (no open files, locks or sockets)"
+            ) from e
+        self.output_specs = _output_arrays(spec._raw, cfg["autoreset_mode"] == "same_step")
+        self._action_specs = [
+            ("act:" + a["name"], a["dtype"], tuple(a["shape"]), a["low"], a["high"]) for a in spec._raw["action"]
+        ]
+        self._layout = _Layout(
+            self.num_envs,
+            [(n, dt, s) for n, dt, s, _ in self.output_specs] + [(n, dt, s) for n, dt, s, _, _ in self._action_specs],
+        )
+        self._shm = shared_memory.SharedMemory(create=True, size=self._layout.size)
+        views = self._layout.views(self._shm.buf)
+        self._out = [views[name] for name, *_ in self.output_specs]
+        self._act = [views[name] for name, *_ in self._action_specs]
+        self._all = np.arange(self.num_envs, dtype=np.int32)
+        self._owner = np.zeros(self.num_envs, dtype=np.int64)
+        self._pending = np.zeros(self.num_envs, dtype=bool)
+        self._done = np.zeros(self.num_envs, dtype=bool)  # sync: answered, not yet returned
+        self._ready: deque[int] = deque()  # async: answered, not yet returned, in completion order
+        self._sends: deque[np.ndarray] = deque()  # sync: env ids of each send not yet received
+        self._errors: list[tuple[int, str]] = []  # env exceptions not yet raised
+        self._lost: list[tuple[np.ndarray, str]] = []  # dead workers not yet raised
+        self._frames: dict[int, Any] = {}
+        self._ctx = _context()
+        for w, ids in enumerate(np.array_split(self._all, self.num_threads)):
+            self._owner[ids] = w
+            self._procs.append(_Proc(ids))
+        self._closed = False
+        _LIVE.add(self)
+        try:
+            for p in self._procs:
+                self._start(p)
+            for p in self._procs:
+                self._wait_ready(p)
+        except BaseException:
+            self.close()
+            raise
+
+    # ---- workers --------------------------------------------------------------------------------------------
+    def _start(self, p: _Proc) -> None:
+        parent_end, child_end = self._ctx.Pipe(duplex=True)
+        first, count = int(p.ids[0]), len(p.ids)
+        p.process = self._ctx.Process(
+            target=_worker_main,
+            args=(child_end, self._shm.name, self._layout, self._env_fn_bytes, first, count, self._config),
+            name=f"parallel_pool-{self._spec.task_id}-envs{first}-{first + count - 1}",
+            daemon=True,
+        )
+        with _main_hidden():
+            p.process.start()
+        child_end.close()
+        p.conn, p.dead, p.inflight = parent_end, None, deque()
+
+    def _wait_ready(self, p: _Proc) -> None:
+        try:
+            msg = p.conn.recv_bytes()
+        except (EOFError, OSError):
+            p.process.join(1.0)
+            raise RuntimeError(
+                f"the worker process for envs {p.ids[0]}..{p.ids[-1]} of {self._spec.task_id} died while starting "
+                f"({_exit_cause(p.process.exitcode)})"
+            ) from None
+        if msg != _READY:
+            raise RuntimeError(
+                f"the worker process for envs {p.ids[0]}..{p.ids[-1]} could not build its envs with "
+                f"env_fn={self._spec.env_fn!r}; the worker's traceback:\n{msg[1:].decode(errors='replace')}"
+            )
+
+    def _restart(self, p: _Proc) -> None:
+        """A new worker for the envs of a dead one (their next step or reset starts fresh envs)."""
+        p.conn.close()
+        p.process.join(0)
+        self._start(p)
+        self._wait_ready(p)
+
+    def _died(self, p: _Proc) -> None:
+        if p.dead is not None:
+            return
+        p.process.join(1.0)
+        p.dead = f"worker process {p.process.pid} died ({_exit_cause(p.process.exitcode)})"
+        for _, ids in p.inflight:
+            self._pending[ids] = False
+            if self._sync:
+                self._done[ids] = True  # the send completes; its recv raises
+        p.inflight.clear()
+        self._lost.append((p.ids, p.dead))
+
+    # ---- calls ----------------------------------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("this pool has been closed; create a new one with parallel_pool.make(...)")
+        if os.getpid() != self._pid:
+            raise RuntimeError("this pool belongs to the parent process (fork); make a new pool in this process")
+
+    def _ids(self, env_id: Any) -> np.ndarray:
+        if env_id is None:
+            return self._all
+        ids = np.atleast_1d(np.asarray(env_id))
+        if ids.ndim != 1 or not (np.issubdtype(ids.dtype, np.integer) or ids.size == 0):
+            raise TypeError(f"env_id must be an int or a 1-D sequence of ints, got {env_id!r}")
+        if ids.size == 0:
+            raise ValueError("env_id is empty: give at least one env id")
+        bad = ids[(ids < 0) | (ids >= self.num_envs)]
+        if len(bad):
+            raise IndexError(f"env_id {int(bad[0])} is out of range: this pool has env ids 0..{self.num_envs - 1}")
+        if len(ids) > 1:
+            uniq, counts = np.unique(ids, return_counts=True)
+            if (counts > 1).any():
+                raise ValueError(f"env_id {int(uniq[counts > 1][0])} appears more than once")
+        return ids.astype(np.int32)
+
+    def _actions(self, actions: Any, n: int) -> list[np.ndarray]:
+        """One array per action key, each with a row per env, checked against the action space (gymnasium's
+        checks: shape, integer dtype and range of discrete actions, no NaN); nothing is written before all pass."""
+        given = list(actions) if len(self._action_specs) > 1 and isinstance(actions, (list, tuple)) else [actions]
+        if len(given) != len(self._action_specs):
+            raise ValueError(f"expected {len(self._action_specs)} action arrays, got {len(given)}")
+        out = []
+        for a, (name, dtype, shape, low, high) in zip(given, self._action_specs):
+            name = name[len("act:") :]
+            a = np.asarray(a)
+            if a.shape != (n, *shape):
+                raise ValueError(f"action {name!r} has shape {a.shape}, expected {(n, *shape)} ({n} envs in this call)")
+            if np.dtype(dtype).kind in "biu":
+                if a.dtype.kind not in "biu":
+                    raise TypeError(f"action {name!r} must be integers (dtype {dtype}), got dtype {a.dtype}")
+                lo, hi = np.asarray(low).reshape(-1), np.asarray(high).reshape(-1)
+                if lo.size == 1 and hi.size == 1 and a.size and lo[0] <= a.min() and a.max() <= hi[0]:
+                    out.append(a)
+                    continue
+                flat = a.reshape(n, -1)
+                outside = (flat < (lo if lo.size > 1 else lo[0])) | (flat > (hi if hi.size > 1 else hi[0]))
+                if outside.any():
+                    r, c = np.argwhere(outside)[0]
+                    raise ValueError(
+                        f"action {name!r} row {r} is {flat[r, c]}, outside the valid range "
+                        f"[{lo[c % lo.size]:g}, {hi[c % hi.size]:g}]"
+                    )
+            elif a.dtype.kind not in "biuf":
+                raise TypeError(f"action {name!r} must be numeric (dtype {dtype}), got dtype {a.dtype}")
+            elif a.dtype.kind == "f" and np.isnan(a).any():
+                raise ValueError(f"action {name!r} has NaN in row {int(np.argwhere(np.isnan(a))[0][0])}")
+            out.append(a)
+        return out
+
+    def send(self, actions: Any, env_id: Any, reset: bool = False, seeds: Any = None) -> None:
+        self._check_open()
+        ids = self._ids(env_id)
+        every = ids is self._all  # the common call (all envs, in order) skips the index work
+        pending = (self._all if every else ids)[self._pending if every else self._pending[ids]]
+        if len(pending):
+            raise ValueError(
+                f"env {int(pending[0])} already has an action pending; recv() its result before sending again"
+            )
+        owners = self._owner if every else self._owner[ids]
+        workers = range(len(self._procs)) if every else np.unique(owners).tolist()
+        dead = [w for w in workers if self._procs[w].dead]
+        if dead and not reset:
+            lost = np.concatenate([self._procs[w].ids for w in dead])
+            lost = lost[np.isin(lost, ids)].tolist()
+            raise env_error(
+                f"env_ids {lost} were lost with their worker ({self._procs[dead[0]].dead}); reset them to start a "
+                "new worker",
+                lost,
+                [self._procs[w].dead or "" for w in dead],
+                batch_kept=False,
+            )
+        seed_arr = None
+        if reset:
+            seed_arr = np.full(len(ids), -1, np.int64) if seeds is None else np.asarray(seeds, dtype=np.int64)
+            if seed_arr.shape != (len(ids),):
+                raise ValueError(f"seeds must have one value per env ({len(ids)}), got shape {seed_arr.shape}")
+            if seeds is not None and (seed_arr < 0).any():
+                raise ValueError(f"seeds must be >= 0, got {seed_arr.tolist()}")
+            for w in dead:
+                self._restart(self._procs[w])
+        else:
+            for rows, a in zip(self._act, self._actions(actions, len(ids))):
+                if every:
+                    rows[:] = a
+                else:
+                    rows[ids] = a
+        self._dispatch(ids, owners, workers, _RESET if reset else _STEP, seed_arr)
+        if self._sync:
+            self._sends.append(ids)
+
+    def _dispatch(self, ids: np.ndarray, owners: np.ndarray, workers: Any, op: int, seeds: np.ndarray | None) -> None:
+        """One command per worker that owns some of `ids`."""
+        every = ids is self._all
+        if every:
+            self._pending[:] = True
+        else:
+            self._pending[ids] = True
+        sel: Any
+        for w in workers:
+            p = self._procs[w]
+            if every:
+                sub, sel = p.ids, slice(int(p.ids[0]), int(p.ids[-1]) + 1)
+            else:
+                sel = np.flatnonzero(owners == w)
+                sub = ids[sel]
+            msg = _HEADER.pack(op, len(sub)) + sub.tobytes() + (b"" if seeds is None else seeds[sel].tobytes())
+            p.inflight.append((op, sub))
+            try:
+                p.conn.send_bytes(msg)
+            except OSError:
+                self._died(p)
+
+    def _wait(self) -> None:
+        """Block until some worker with work in flight answers (or dies); take its answers."""
+        busy = [p for p in self._procs if p.inflight]
+        if not busy:
+            raise RuntimeError("recv() would wait forever: no env has an action in flight; send() first")
+        # a sync recv needs every busy worker's answer: read them in turn (a blocking read, no poll per answer)
+        ready = [busy[0].conn] if self._sync or len(busy) == 1 else connection.wait([p.conn for p in busy])
+        for conn in ready:
+            p = next(q for q in busy if q.conn is conn)
+            try:
+                self._answer(p, p.conn.recv_bytes())
+                while p.inflight and p.conn.poll():
+                    self._answer(p, p.conn.recv_bytes())
+            except (EOFError, OSError):
+                self._died(p)
+
+    def _answer(self, p: _Proc, msg: bytes) -> None:
+        op, ids = p.inflight.popleft()
+        if op == _RENDER:
+            self._frames[id(p)] = pickle.loads(msg[1:]) if msg[:1] == _FRAMES else RuntimeError(_tracebacks(msg))
+            return
+        self._pending[ids] = False
+        if msg:
+            self._errors.extend(pickle.loads(msg[1:]))
+        if self._sync:
+            self._done[ids] = True
+        else:
+            self._ready.extend(ids.tolist())
+
+    def _raise_faults(self, batch_kept: bool) -> None:
+        if self._lost:
+            lost, self._lost = self._lost, []
+            ids = np.concatenate([ids for ids, _ in lost]).tolist()
+            causes = [cause for _, cause in lost]
+            raise env_error(
+                f"env_ids {ids} were lost: {'; '.join(causes)}; reset them to start a new worker",
+                ids,
+                causes,
+                batch_kept=False,
+            )
+        if self._errors:
+            errors, self._errors = self._errors, []
+            ids = [e for e, _ in errors]
+            what = "were reset; the next recv() returns the whole batch" if batch_kept else "restart on their next step"
+            raise env_error(
+                f"env_ids {ids} raised in their worker process ({what}):\n" + "\n".join(tb for _, tb in errors),
+                ids,
+                [tb for _, tb in errors],
+                batch_kept=batch_kept,
+            )
+
+    def _gather(self, ids: np.ndarray) -> tuple[np.ndarray, ...]:
+        if ids is self._all:
+            return tuple(a.copy() for a in self._out)
+        return tuple(a[ids] for a in self._out)
+
+    def recv(self) -> tuple[np.ndarray, ...]:
+        self._check_open()
+        if self._sync:
+            if not self._sends:
+                raise RuntimeError("recv() called but no actions were sent: call send() first")
+            ids = self._sends[0]
+            every = ids is self._all
+            while not (self._done.all() if every else self._done[ids].all()):
+                self._wait()
+            self._sends.popleft()
+            if every:
+                self._done[:] = False
+            else:
+                self._done[ids] = False
+            self._raise_faults(batch_kept=False)
+            return self._gather(ids)
+        while len(self._ready) < self.batch_size and not self._lost and not self._errors:
+            self._wait()
+        self._raise_faults(batch_kept=True)
+        ids = np.array([self._ready.popleft() for _ in range(self.batch_size)], dtype=np.int32)
+        return self._gather(ids)
+
+    def step(self, actions: Any, env_id: Any = None) -> tuple[np.ndarray, ...]:
+        self.send(actions, env_id)
+        return self.recv()
+
+    def reset(self, env_id: Any = None, seeds: Any = None) -> tuple[np.ndarray, ...]:
+        self.send(None, env_id, True, seeds)
+        return self.recv()
+
+    def render(self, env_ids: Any) -> np.ndarray:
+        """uint8 (n, H, W, 3) frames, drawn by each env's own render() in its worker."""
+        self._check_open()
+        ids = self._ids(env_ids)
+        if self._pending[ids].any():
+            raise ValueError("render() of envs with a result pending: recv() first")
+        owners = self._owner[ids]
+        workers = [self._procs[int(w)] for w in np.unique(owners)]  # ascending: their frames in owner order
+        for p in workers:
+            if p.dead:
+                raise RuntimeError(f"render(): {p.dead}; reset its envs to start a new worker")
+            sub = ids[owners == self._procs.index(p)]
+            p.inflight.append((_RENDER, sub))
+            p.conn.send_bytes(_HEADER.pack(_RENDER, len(sub)) + sub.tobytes())
+        while any(id(p) not in self._frames for p in workers):
+            self._wait()
+        frames = [self._frames.pop(id(p)) for p in workers]
+        failed = [f for f in frames if isinstance(f, Exception)]
+        if failed:
+            raise failed[0]
+        out = np.concatenate(frames)
+        out[np.argsort(owners, kind="stable")] = out.copy()  # row k of the concatenation is env ids[order[k]]
+        return out
+
+    def num_players(self, env_id: int) -> int:
+        self._ids(env_id)
+        return 1
+
+    def _get_state(self, env_id: int) -> list[float]:
+        raise NotImplementedError("get_state/set_state are for the C++ envs' alignment tests; Python envs have none")
+
+    def _set_state(self, env_id: int, state: Sequence[float]) -> None:
+        self._get_state(env_id)
+
+    def get_config(self, env_id: int) -> dict[str, Any]:
+        raise NotImplementedError("per-env config is for the C++ envs; a Python env is what its env_fn builds")
+
+    def set_config(self, env_ids: Any, values: dict[str, Any]) -> None:
+        self.get_config(0)
+
+    def snapshot(self, env_ids: Any) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+        raise NotImplementedError("snapshots are for the C++ envs: a Python env's state is its own objects")
+
+    def restore(self, env_ids: Any, env: list[np.ndarray], generator: Any, elapsed: Any, done: Any) -> None:
+        self.snapshot(env_ids)
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        return self._spec._raw
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def pids(self) -> list[int]:
+        """The process ids of the workers (tests, monitoring)."""
+        return [p.process.pid for p in self._procs if p.process is not None]
+
+    def close(self) -> None:
+        """Stop the workers (bounded: SIGKILL after a second, even with work in flight) and free the memory."""
+        if self._closed and not self._procs:
+            return
+        self._closed = True
+        if os.getpid() == getattr(self, "_pid", os.getpid()):
+            for p in self._procs:
+                if p.conn is not None:
+                    p.conn.close()  # EOF: the worker ends after the command it is running
+            import time
+
+            deadline = time.monotonic() + _CLOSE_WAIT_S
+            for p in self._procs:
+                if p.process is not None and p.process.pid is not None:
+                    p.process.join(max(0.0, deadline - time.monotonic()))
+                    if p.process.is_alive():
+                        p.process.kill()
+                        p.process.join(1.0)
+        self._out = self._act = []  # the views into the segment go first, or it cannot be unmapped
+        if self._shm is not None and os.getpid() == self._pid:
+            try:
+                self._shm.close()
+            except BufferError:  # a view is still referenced somewhere: the mapping goes with the process
+                pass
+            self._shm.unlink()
+        self._procs = []
+        self._shm = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+_LIVE: weakref.WeakSet[ProcessEngine] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_engines() -> None:
+    """At interpreter exit, pools still referenced (by a traceback, a global) stop their workers and unlink their
+    shared memory now, while the modules they use are still there."""
+    for engine in list(_LIVE):
+        try:
+            engine.close()
+        except Exception:
+            pass
+
+
+def _exit_cause(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+def _tracebacks(msg: bytes) -> str:
+    return "\n".join(tb for _, tb in pickle.loads(msg[1:]))
+
+
+if sys.platform != "linux":  # /dev/shm, PR_SET_PDEATHSIG
+    raise ImportError("parallel_pool's Python-env engine runs on Linux")
