@@ -317,7 +317,8 @@ class AtariEnv : public Env {
       ale[i] = static_cast<char>(static_cast<unsigned char>(v));
     }
     const double* tail = s.data() + 1 + n;
-    if (tail[0] < 0 || tail[0] >= stack_num_ || tail[1] < 0 || tail[1] >= static_cast<double>(ale::PLAYER_B_NOOP)) throw bad();
+    const double actions = static_cast<double>(ale::PLAYER_B_NOOP);  // player A's actions come first
+    if (tail[0] < 0 || tail[0] >= stack_num_ || tail[1] < 0 || tail[1] >= actions) throw bad();
     for (size_t i = 0; i < stack_.size(); ++i) {
       if (tail[5 + i] < 0 || tail[5 + i] > 255) throw bad();
     }

@@ -65,6 +65,15 @@ class MountainCarContinuousEnv : public Env {
     vel_ = s[1];
     float32_state_ = false;
   }
+  // Snapshots also keep whether the state is float32 (it changes how the next step rounds).
+  std::vector<double> SaveState() const override { return {pos_, vel_, float32_state_ ? 1.0 : 0.0}; }
+  void LoadState(const std::vector<double>& s) override {
+    if (s.size() != 3 || (s[2] != 0.0 && s[2] != 1.0)) {
+      throw std::invalid_argument("a MountainCarContinuous snapshot has 3 values (position, velocity, float32)");
+    }
+    SetState({s[0], s[1]});
+    float32_state_ = s[2] == 1.0;
+  }
 
  private:
   // One step of gymnasium's dynamics with NumPy 2's scalar typing: T is the type of the state scalars (float64
