@@ -411,3 +411,20 @@ def test_docs_snippets_run():
     assert len(snippets) == 3
     for code in snippets:
         exec(compile(code, str(doc), "exec"), {})
+
+
+def test_adapters_reach_per_env_config():
+    from parallel_pool.integrations.sb3 import ParallelPoolVecEnv
+    from parallel_pool.integrations.tianshou import ParallelPoolVectorEnv
+
+    venv = ParallelPoolVecEnv("Pendulum-v1", num_envs=3, g=[9.0, 10.0, 11.0])
+    assert venv.get_attr("g") == [9.0, 10.0, 11.0]
+    venv.env_method("set_config", indices=[0, 2], g=4.0)
+    assert [c["g"] for c in venv.env_method("get_config")] == [4.0, 10.0, 4.0]
+    venv.close()
+    tenv = ParallelPoolVectorEnv("Pendulum-v1", num_envs=2)
+    tenv.set_env_attr("g", 7.5, id=[1])
+    assert tenv.get_env_attr("g") == [10.0, 7.5]
+    with pytest.raises(AttributeError):
+        tenv.set_env_attr("not_a_key", 1)
+    tenv.close()
