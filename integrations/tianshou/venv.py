@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from parallel_pool.registry import COMMON_KEYS
 from parallel_pool.translate import Translator
 from tianshou.env import BaseVectorEnv
 
@@ -86,7 +87,7 @@ class ParallelPoolVectorEnv(BaseVectorEnv):
     def set_env_attr(self, key: str, value: Any, id: int | list[int] | np.ndarray | None = None) -> None:
         """A config key's new value for these envs, applied at each env's next reset (docs/control.md)."""
         self._assert_is_not_closed()
-        if key in self.pool.config:
+        if key in self.pool.config and key not in COMMON_KEYS:  # an env's own key (the pool's own are fixed)
             self.pool.set_config(list(self._wrap_id(id)), **{key: value})
             return
         raise AttributeError(
