@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from parallel_pool import _core
-from parallel_pool.engine import Engine, env_error
+from parallel_pool.engine import Engine, SendRecvEngine, env_error
 from parallel_pool.frontends import DmPool, GymnasiumPool, GymPool
 from parallel_pool.spec import EnvSpec
 
@@ -130,7 +130,7 @@ def _take(actions: Any, rows: np.ndarray) -> Any:
     return actions[rows]
 
 
-class RayEngine:
+class RayEngine(SendRecvEngine):
     """The calls of `_core.Pool` served by `num_workers` Ray actors, each a local pool of a contiguous env range.
 
     Placement: `actor_options` go to Ray's `.options()` of every actor (num_cpus, resources, scheduling_strategy,
@@ -420,14 +420,6 @@ class RayEngine:
     def _free(self, blocks: list[tuple[np.ndarray, ...]]) -> None:
         for b in blocks:
             self._busy[b[self._env_id]] = False
-
-    def step(self, actions: Any, env_id: Any = None) -> tuple[np.ndarray, ...]:
-        self.send(actions, env_id)
-        return self.recv()
-
-    def reset(self, env_id: Any = None, seeds: Any = None) -> tuple[np.ndarray, ...]:
-        self.send(None, env_id, True, seeds)
-        return self.recv()
 
     # ---- per-env calls ------------------------------------------------------------------------------------------
     def _actor_of(self, env_id: int) -> Any:

@@ -16,7 +16,7 @@ import numpy as np
 
 from parallel_pool import _core
 
-__all__ = ["Engine", "env_error"]
+__all__ = ["Engine", "SendRecvEngine", "env_error"]
 
 
 class Engine(Protocol):
@@ -44,6 +44,25 @@ class Engine(Protocol):
     def batch_size(self) -> int: ...
     @property
     def output_specs(self) -> list[tuple[str, str, tuple[int, ...], bool]]: ...
+
+
+class SendRecvEngine:
+    """step() and reset() as a send() then a recv(), for the engines written in Python (the C++ engine does both in
+    one call under one lock)."""
+
+    def send(self, actions: Any, env_id: Any, reset: bool = False, seeds: Any = None) -> None:
+        raise NotImplementedError
+
+    def recv(self) -> tuple[np.ndarray, ...]:
+        raise NotImplementedError
+
+    def step(self, actions: Any, env_id: Any = None) -> tuple[np.ndarray, ...]:
+        self.send(actions, env_id)
+        return self.recv()
+
+    def reset(self, env_id: Any = None, seeds: Any = None) -> tuple[np.ndarray, ...]:
+        self.send(None, env_id, True, seeds)
+        return self.recv()
 
 
 def env_error(message: str, env_ids: Sequence[int], messages: Sequence[str], batch_kept: bool) -> Exception:

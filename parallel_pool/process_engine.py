@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from parallel_pool.engine import env_error
+from parallel_pool.engine import SendRecvEngine, env_error
 
 __all__ = ["ProcessEngine"]
 
@@ -326,7 +326,7 @@ def _context() -> Any:
     return ctx
 
 
-class ProcessEngine:
+class ProcessEngine(SendRecvEngine):
     """The envs of a `PythonEnvSpec` in `num_threads` worker processes; the calls of `_core.Pool`."""
 
     def __init__(self, spec: Any):
@@ -635,14 +635,6 @@ class ProcessEngine:
         self._raise_faults(batch_kept=True)
         ids = np.array([self._ready.popleft() for _ in range(self.batch_size)], dtype=np.int32)
         return self._gather(ids)
-
-    def step(self, actions: Any, env_id: Any = None) -> tuple[np.ndarray, ...]:
-        self.send(actions, env_id)
-        return self.recv()
-
-    def reset(self, env_id: Any = None, seeds: Any = None) -> tuple[np.ndarray, ...]:
-        self.send(None, env_id, True, seeds)
-        return self.recv()
 
     def render(self, env_ids: Any) -> np.ndarray:
         """uint8 (n, H, W, 3) frames, drawn by each env's own render() in its worker."""

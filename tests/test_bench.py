@@ -289,53 +289,6 @@ def test_case_vizdoom_quick(capsys):
 
 
 # ---- the harness's shape: one package without import cycles, no program text run with `python -c` ----------------
-def _imports_of(path, pkg_root):
-    """parallel_pool modules (or packages) a file imports, anywhere in it (lazy imports inside functions count);
-    `from parallel_pool.x import y` counts as parallel_pool.x.y when y is a module, else as parallel_pool.x."""
-    import ast
-    import glob
-
-    def exists(mod: str) -> bool:
-        rel = os.path.join(pkg_root, *mod.split("."))
-        return bool(glob.glob(rel + ".py") + glob.glob(rel + ".*.so") + glob.glob(os.path.join(rel, "__init__.py")))
-
-    out = set()
-    for node in ast.walk(ast.parse(open(path).read())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("parallel_pool"):
-            for alias in node.names:
-                sub = f"{node.module}.{alias.name}"
-                out.add(sub if exists(sub) else node.module)
-        elif isinstance(node, ast.Import):
-            out.update(a.name for a in node.names if a.name.startswith("parallel_pool") and exists(a.name))
-    return out
-
-
-def test_no_import_cycle_anywhere_in_the_package():
-    pkg_dir = os.path.dirname(os.path.abspath(parallel_pool.__file__))
-    root = os.path.dirname(pkg_dir)
-    graph = {}
-    for dirpath, _, files in os.walk(pkg_dir):
-        for f in files:
-            if f.endswith(".py"):
-                rel = os.path.relpath(os.path.join(dirpath, f), root)[: -len(".py")].split(os.sep)
-                name = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
-                graph[name] = _imports_of(os.path.join(dirpath, f), root) - {name}
-    assert "parallel_pool.bench.report" in graph and "parallel_pool.bench.suites.atari" in graph
-    state: dict[str, int] = {}
-
-    def visit(m, stack):
-        if state.get(m) == 1:
-            raise AssertionError(f"import cycle: {' -> '.join(stack + [m])}")
-        if state.get(m) != 2:
-            state[m] = 1
-            for dep in sorted(graph.get(m, ())):
-                visit(dep, stack + [m])
-            state[m] = 2
-
-    for m in sorted(graph):
-        visit(m, [])
-
-
 def test_no_program_text_run_with_python_c():
     """Every process the harness starts runs a module (`python -m ...`): no Python program inside a string."""
     pkg_dir = os.path.dirname(os.path.abspath(parallel_pool.__file__))

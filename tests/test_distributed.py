@@ -306,7 +306,7 @@ def test_actors_resolve_their_config_on_their_own_node(tmp_path, monkeypatch):
             m.setattr(registry, "_package_dir", lambda p: str(driver_ale) if p == "ale_py" else ale)
             m.setenv("PARALLEL_POOL_CACHE", str(tmp_path / "driver_cache"))
             dmc_models.model_path.cache_clear()
-            real_spec = distributed.EnvSpec
+            real_spec = parallel_pool.make_spec  # what distributed.make resolves the driver's spec with
 
             def spec_then_drop_the_drivers_folders(*args, **kwargs):
                 spec = real_spec(*args, **kwargs)
@@ -314,7 +314,7 @@ def test_actors_resolve_their_config_on_their_own_node(tmp_path, monkeypatch):
                 shutil.rmtree(tmp_path / "driver_cache", ignore_errors=True)
                 return spec
 
-            m.setattr(distributed, "EnvSpec", spec_then_drop_the_drivers_folders)
+            m.setattr(parallel_pool, "make_spec", spec_then_drop_the_drivers_folders)
             env = distributed.make(task_id, num_workers=2, actor_options=options, **kw)
         dmc_models.model_path.cache_clear()
         ref = parallel_pool.make(task_id, **kw)  # a local pool, resolved here as the actors resolved theirs

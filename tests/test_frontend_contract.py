@@ -26,31 +26,40 @@ PKG = Path(pp.__file__).parent
 # ---- B: layering -------------------------------------------------------------------------------------------------
 
 
+def _is_module(name: str) -> bool:
+    """Whether `name` (dotted, parallel_pool...) is a module or package of the package (the compiled _core too)."""
+    path = PKG.parent.joinpath(*name.split("."))
+    so = any(path.parent.glob(path.name + ".*.so"))
+    return so or path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
 def _package_imports(path: Path) -> set[str]:
-    """parallel_pool modules a file imports, anywhere in it (lazy imports inside functions count)."""
+    """parallel_pool modules (or packages) a file imports, anywhere in it (lazy imports inside functions count);
+    `from parallel_pool.x import y` counts as parallel_pool.x.y when y is a module, else as parallel_pool.x."""
     out = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("parallel_pool"):
             for alias in node.names:
-                is_module = node.module == "parallel_pool" and (
-                    alias.name == "_core" or (PKG / f"{alias.name}.py").exists()
-                )
-                out.add(f"parallel_pool.{alias.name}" if is_module else node.module)
+                sub = f"{node.module}.{alias.name}"
+                out.add(sub if _is_module(sub) else node.module)
         elif isinstance(node, ast.Import):
-            out.update(a.name for a in node.names if a.name.startswith("parallel_pool"))
-    return {m for m in out if m == "parallel_pool" or (PKG / (m.split(".", 1)[1] + ".py")).exists()}
+            out.update(a.name for a in node.names if a.name.startswith("parallel_pool") and _is_module(a.name))
+    return out
 
 
 def _module_graph() -> dict[str, set[str]]:
+    """Every module of the package, subpackages included -> the package modules it imports."""
     graph = {}
-    for path in PKG.glob("*.py"):
-        name = "parallel_pool" if path.stem == "__init__" else f"parallel_pool.{path.stem}"
+    for path in PKG.rglob("*.py"):
+        parts = path.relative_to(PKG.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         graph[name] = _package_imports(path) - {name}
     return graph
 
 
 def test_module_imports_have_no_cycle():
     graph = _module_graph()
+    assert "parallel_pool.bench.report" in graph and "parallel_pool.envpool.python.protocol" in graph  # subpackages
     state: dict[str, int] = {}
 
     def visit(m, stack):
