@@ -428,3 +428,13 @@ def test_adapters_reach_per_env_config():
     with pytest.raises(AttributeError):
         tenv.set_env_attr("not_a_key", 1)
     tenv.close()
+
+
+def test_python_envs_say_they_have_no_per_env_config_or_snapshots():
+    env = pp.make("CartPole-v1", backend="python", num_envs=2, num_threads=1)
+    env.reset()
+    with pytest.raises(NotImplementedError, match="env_fn"):
+        env.set_config(0, gravity=1.0)
+    with pytest.raises(RuntimeError, match="CartPole-v1: no snapshots"):
+        env.get_state([0, 1])
+    env.close()
