@@ -121,20 +121,37 @@ def test_frozen_lake_per_env_slipperiness_follows_gymnasium_table():
     env.close()
 
 
-def test_atari_per_env_values_equal_single_env_pools():
-    values = {"repeat_action_probability": [0.0, 0.25, 0.5], "mode": [0, 1, 0], "difficulty": [0, 0, 1]}
-    env = pp.make("Pong-v5", num_envs=3, seed=11, **values)
-    singles = [pp.make("Pong-v5", num_envs=1, seed=11 + i, **{k: v[i] for k, v in values.items()}) for i in range(3)]
+@pytest.mark.parametrize(
+    "task,values",
+    [
+        ("Pong-v5", {"repeat_action_probability": [0.0, 0.25, 0.5], "mode": [0, 1, 0], "difficulty": [0, 0, 1]}),
+        ("CartpoleSwingup-v1", {"frame_skip": [1, 2, 3], "task_name": ["swingup", "balance", "swingup_sparse"]}),
+    ],
+)
+def test_per_env_values_equal_single_env_pools(task, values):
+    """Env i of a pool with per-env values runs exactly as a one-env pool made with env i's values and seed (those
+    pools are aligned with ale_py / dm_control by tests/test_atari.py and tests/test_dmc.py)."""
+    env = pp.make(task, num_envs=3, seed=11, max_episode_steps=60, **values)
+    singles = [
+        pp.make(task, num_envs=1, seed=11 + i, max_episode_steps=60, **{k: v[i] for k, v in values.items()})
+        for i in range(3)
+    ]
+
+    def same(a, i, b, what):  # row i of a (an array or a dict of arrays) equals row 0 of b
+        for k in a if isinstance(a, dict) else [None]:
+            x, y = (a, b) if k is None else (a[k], b[k])
+            np.testing.assert_array_equal(x[i], y[0], err_msg=f"{what} {k or ''}")
+
     obs, _ = env.reset()
     for i, s in enumerate(singles):
-        np.testing.assert_array_equal(obs[i], s.reset()[0][0])
-    rng = np.random.default_rng(3)
+        same(obs, i, s.reset()[0], f"env {i} reset")
+    env.action_space.seed(3)
     for t in range(150):
-        a = rng.integers(0, 6, 3)
+        a = env.action_space.sample()
         obs, rew, term, trunc, _ = env.step(a)
         for i, s in enumerate(singles):
             o, r, te, tr, _ = s.step(a[i : i + 1])
-            np.testing.assert_array_equal(obs[i], o[0], err_msg=f"env {i} step {t}")
+            same(obs, i, o, f"env {i} step {t}")
             assert (rew[i], term[i], trunc[i]) == (r[0], te[0], tr[0])
     for s in singles:
         s.close()
