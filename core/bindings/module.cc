@@ -204,9 +204,8 @@ class PyPool {
   PyPool(const std::string& type_name, const py::dict& config) {
     const EnvType& type = FindType(type_name);
     auto [c, per_env] = MakeEnvConfigs(type, config);
-    WithoutGil([&](PyThreadState*&) {
-      handle_ = PoolHandle::Create(std::make_unique<Pool>(type, c, std::move(per_env)));
-    });
+    WithoutGil(
+        [&](PyThreadState*&) { handle_ = PoolHandle::Create(std::make_unique<Pool>(type, c, std::move(per_env))); });
     pool_ = handle_->pool.get();
     const Layout& L = pool_->layout();
     for (const auto& e : L.entries) {
@@ -340,9 +339,10 @@ class PyPool {
   }
   // The inverse of Snapshot: env states (a list of 1-d float64 arrays), generator (k, 625) uint32, elapsed,
   // done; all or nothing.
-  void Restore(const py::object& env_ids, const py::list& env, const py::array_t<uint32_t, py::array::c_style |
-               py::array::forcecast>& gen, const py::array_t<int32_t, py::array::c_style | py::array::forcecast>& elapsed,
-               const py::array_t<bool, py::array::c_style | py::array::forcecast>& done) {
+  template <typename T>
+  using Dense = py::array_t<T, py::array::c_style | py::array::forcecast>;
+  void Restore(const py::object& env_ids, const py::list& env, const Dense<uint32_t>& gen,
+               const Dense<int32_t>& elapsed, const Dense<bool>& done) {
     py::array_t<int32_t> ids = ConvertEnvIds(env_ids);
     const int k = static_cast<int>(ids.size());
     const py::ssize_t words = static_cast<py::ssize_t>(std::mt19937::state_size + 1);
@@ -380,8 +380,8 @@ class PyPool {
         if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
           py::list per(py::reinterpret_borrow<py::object>(v));
           if (static_cast<int>(per.size()) != k) {
-            throw py::value_error("config key '" + key + "' has " + std::to_string(per.size()) +
-                                  " values for " + std::to_string(k) + " env ids");
+            throw py::value_error("config key '" + key + "' has " + std::to_string(per.size()) + " values for " +
+                                  std::to_string(k) + " env ids");
           }
           v = per[i];
         }

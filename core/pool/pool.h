@@ -114,7 +114,7 @@ class Pool {
   void SetState(int64_t env_id, const std::vector<double>& state);
   // A snapshot of one env: everything it needs to continue bit-identically (Snapshot / Restore).
   struct EnvSnapshot {
-    std::vector<double> env;         // Env::SaveState
+    std::vector<double> env;          // Env::SaveState
     std::vector<uint32_t> generator;  // Env::GeneratorState
     int elapsed = 0;                  // steps into the episode
     bool done = true;                 // the episode has ended: the next step resets
@@ -208,7 +208,7 @@ class Pool {
 
   PoolOptions opts_;
   const EnvType* type_;
-  Config config_;  // the pool's config (env 0's values of per-env keys)
+  Config config_;                 // the pool's config (env 0's values of per-env keys)
   mutable std::mutex config_mu_;  // Slot::config, next_config, next_env
   Spec spec_;
   Layout layout_;

@@ -230,7 +230,7 @@ class MujocoEnv : public Env {
   int frame_stack_;
   int obs_dim_ = 0;
   std::vector<double> stack_;
-  std::vector<mjtNum> last_substep_;  // mjSTATE_INTEGRATION state before the last substep of the last step
+  std::vector<mjtNum> last_substep_;     // mjSTATE_INTEGRATION state before the last substep of the last step
   bool stepped_ = false, cfrc_ = false;  // the last change was a step (not a reset/SetState); it ran cfrc
   std::uniform_real_distribution<double> unit_{0.0, 1.0};
   std::normal_distribution<double> normal_{0.0, 1.0};
