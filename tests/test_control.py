@@ -457,3 +457,28 @@ def test_python_envs_say_they_have_no_per_env_config_or_snapshots():
     with pytest.raises(RuntimeError, match="CartPole-v1: no snapshots"):
         env.get_state([0, 1])
     env.close()
+
+
+@pytest.mark.parametrize("task", ["MountainCar-v0", "MountainCarContinuous-v0"])
+def test_mountain_car_goal_velocity_per_env_matches_gymnasium(task):
+    """gymnasium's goal_velocity kwarg: the goal needs velocity >= it. Env i starts just before the goal, at
+    velocities on either side of the goal velocities, and terminates exactly when gymnasium's env does."""
+    goals = [0.0, 0.01, 0.03]
+    env = pp.make(task, num_envs=3, goal_velocity=goals)
+    with _quiet():
+        refs = [gym.make(task, goal_velocity=g).unwrapped for g in goals]
+    push = np.array([2, 2, 2]) if task == "MountainCar-v0" else np.ones((3, 1), dtype=np.float32)
+    seen = set()
+    for vel in np.linspace(-0.02, 0.05, 15):
+        env.reset()
+        for i, ref in enumerate(refs):
+            ref.reset(seed=0)
+            env.set_state(i, [0.49, vel])
+            ref.state = np.array([0.49, vel])
+        _, _, term, _, _ = env.step(push)
+        for i, ref in enumerate(refs):
+            with _quiet():
+                _, _, r_term, _, _ = ref.step(push[i])
+            assert bool(term[i]) == bool(r_term), f"goal_velocity {goals[i]}, velocity {vel}"
+            seen.add((i, bool(term[i])))
+    assert {(i, t) for i in range(3) for t in (False, True)} <= seen  # each env both short of and at its goal
