@@ -41,7 +41,7 @@ __all__ = ["make", "RayEngine"]
 _PASSED_ON = (ValueError, TypeError, IndexError, RuntimeError)
 _EXCEPTIONS = {e.__name__: e for e in _PASSED_ON}
 # the per-env calls an actor runs for the driver (PoolActor.call): nothing else of the pool is reachable by name
-_PER_ENV_CALLS = ("num_players", "_get_state", "_set_state")
+_PER_ENV_CALLS = ("num_players", "_get_state", "_set_state", "get_config")
 
 
 class _Failed:
@@ -105,6 +105,15 @@ class PoolActor:
 
     def render(self, env_id: np.ndarray) -> np.ndarray:
         return self.pool.render(env_id - self.offset)
+
+    def set_config(self, env_id: np.ndarray, values: dict[str, Any]) -> None:
+        self.pool.set_config(env_id - self.offset, values)
+
+    def snapshot(self, env_id: np.ndarray) -> Any:
+        return self.pool.snapshot(env_id - self.offset)
+
+    def restore(self, env_id: np.ndarray, *snapshot: Any) -> None:
+        self.pool.restore(env_id - self.offset, *snapshot)
 
 
 @functools.cache
@@ -199,6 +208,9 @@ class RayEngine(SendRecvEngine):
             config = {"num_envs": n, "batch_size": n, "seed": seed}
             return _remote_actor_class().options(**options).remote(self._spec, config, self._first[k])
         kwargs = dict(self._spec.kwargs, num_envs=n, batch_size=n, seed=seed)  # resolved by the actor
+        for key, value in self._spec.config_dict.items():  # per-env values: this actor's envs' own
+            if isinstance(value, tuple):
+                kwargs[key] = value[self._first[k] : self._first[k] + n]
         return _remote_actor_class().options(**options).remote(self._spec.task_id, kwargs, self._first[k])
 
     def _wait_ready(self, ray: Any, actor: Any, k: int) -> int:
@@ -428,6 +440,61 @@ class RayEngine(SendRecvEngine):
 
     def _set_state(self, env_id: int, state: Sequence[float]) -> None:
         self._call("_set_state", env_id, state)
+
+    def get_config(self, env_id: int) -> dict[str, Any]:
+        return self._call("get_config", env_id)
+
+    def set_config(self, env_ids: Any, values: dict[str, Any]) -> None:
+        """Each owning actor sets its envs' values (a tuple value has one entry per env id, in env_ids order)."""
+        import ray
+
+        self._check_open()
+        ids = self._ids(env_ids)
+        owners = self._owner[ids]
+        refs = []
+        for k in np.unique(owners):
+            mine = np.flatnonzero(owners == k)
+            part = {key: tuple(v[i] for i in mine) if isinstance(v, tuple) else v for key, v in values.items()}
+            refs.append(self.actors[k].set_config.remote(ids[mine], part))
+        ray.get(refs)
+
+    def snapshot(self, env_ids: Any) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+        """Each owning actor's snapshots, put back in env_ids order."""
+        import ray
+
+        self._check_open()
+        ids = self._ids(env_ids)
+        owners = self._owner[ids]
+        parts = {int(k): ray.get(self.actors[k].snapshot.remote(ids[owners == k])) for k in np.unique(owners)}
+        env: list[np.ndarray] = [np.empty(0)] * len(ids)
+        generator = np.zeros((len(ids), 625), dtype=np.uint32)
+        elapsed = np.zeros(len(ids), dtype=np.int32)
+        done = np.zeros(len(ids), dtype=bool)
+        for k, (e, g, el, d) in parts.items():
+            rows = np.flatnonzero(owners == k)
+            for j, r in enumerate(rows):
+                env[r] = e[j]
+            generator[rows], elapsed[rows], done[rows] = g, el, d
+        return env, generator, elapsed, done
+
+    def restore(self, env_ids: Any, env: list[np.ndarray], generator: Any, elapsed: Any, done: Any) -> None:
+        """Each owning actor restores its envs (all or nothing per actor)."""
+        import ray
+
+        self._check_open()
+        ids = self._ids(env_ids)
+        owners = self._owner[ids]
+        refs = []
+        for k in np.unique(owners):
+            rows = np.flatnonzero(owners == k)
+            part = (
+                [env[r] for r in rows],
+                np.asarray(generator)[rows],
+                np.asarray(elapsed)[rows],
+                np.asarray(done)[rows],
+            )
+            refs.append(self.actors[k].restore.remote(ids[rows], *part))
+        ray.get(refs)
 
     def render(self, env_ids: Any) -> np.ndarray:
         import ray

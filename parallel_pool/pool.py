@@ -13,11 +13,16 @@ from typing import Any
 import numpy as np
 
 from parallel_pool import _core
+from parallel_pool._version import __version__
 from parallel_pool.engine import Engine
+from parallel_pool.registry import env_config, per_env_value
 from parallel_pool.schema import Schema, action_list, split_action_dict
 from parallel_pool.spec import AutoresetMode, EnvSpec
 
 RENDER_MODES = ("rgb_array",)
+# The layout of get_state(env_ids)'s snapshots; a snapshot of another format is refused. Raise it whenever what an
+# env saves changes (Env::SaveState of any family) or the dict's layout does.
+STATE_FORMAT = 1
 
 
 def check_seed(seed: Any, what: str = "seed") -> None:
@@ -291,14 +296,102 @@ class BasePool:
         self.engine  # noqa: B018 -- raises the closed-pool error before jax is imported
         return make_xla(self)
 
-    # ---- alignment-test hooks -----------------------------------------------------------------------------
-    def get_state(self, env_id: int) -> np.ndarray:
-        """The simulator state of one env (envs that expose it), for alignment tests."""
-        return np.asarray(self.engine._get_state(int(env_id)))
+    # ---- per-env config ---------------------------------------------------------------------------------------
+    def set_config(self, env_ids: Any, **values: Any) -> None:
+        """Give the envs `env_ids` (an int or a sequence) new values of their own config keys (not the pool's
+        common keys, nor keys that shape the spaces). Each value is one value for all these envs or a sequence of
+        one value per env id. The envs are rebuilt with the new values now, on this thread (a bad value raises
+        here and changes nothing), and each takes over its new build at its NEXT reset (an explicit reset or an
+        autoreset), never mid-episode; the new build continues the env's random stream. Safe while steps of these
+        envs are in flight (async pools)."""
+        ids = self._state_ids(env_ids)
+        engine = self.engine
+        if self.spec.backend != "cpp":
+            engine.set_config(ids, values)  # its own error
+        base = env_config(self.spec.config_dict, 0)
+        checked = {
+            key: per_env_value(self.spec.task_id, base, key, value, len(ids), self.spec._raw)
+            for key, value in values.items()
+        }
+        engine.set_config(ids, checked)
 
-    def set_state(self, env_id: int, state: Any) -> None:
-        """Set the simulator state of one env (the layout get_state returns)."""
-        self.engine._set_state(int(env_id), [float(x) for x in np.ravel(state)])
+    def get_config(self, env_id: int) -> dict[str, Any]:
+        """Env `env_id`'s config: the values it runs with, or those set_config gave it for its next reset."""
+        return dict(self.engine.get_config(int(env_id)))
+
+    # ---- state: one env's simulator state, and snapshots of several envs ---------------------------------------
+    def get_state(self, env_id: Any) -> Any:
+        """One env (an int): its simulator state as a float64 array (e.g. CartPole's (x, x_dot, theta, theta_dot),
+        MuJoCo's qpos then qvel), as the reference env's state is written.
+
+        Several envs (a sequence of ids): a snapshot of each, as a dict of numpy arrays (picklable, savable with
+        np.savez) that set_state() takes back: everything an env needs to continue bit-identically (its state,
+        its random generator, its step count in the episode, whether the episode has ended), tagged with the
+        task and the snapshot format (a snapshot of another task or format is refused). Every env named must
+        have no result pending."""
+        if np.ndim(env_id) == 0:
+            return np.asarray(self.engine._get_state(int(env_id)))
+        ids = self._state_ids(env_id)
+        try:
+            env, generator, elapsed, done = self.engine.snapshot(ids)
+        except RuntimeError as e:
+            raise RuntimeError(f"{self.spec.task_id}: no snapshots ({e})") from None
+        lengths = np.array([len(v) for v in env], dtype=np.int64)
+        values = np.full((len(ids), int(lengths.max(initial=0))), np.nan)
+        for i, v in enumerate(env):
+            values[i, : len(v)] = v
+        return {
+            "format": np.array(STATE_FORMAT),
+            "version": np.array(__version__),
+            "task": np.array(self.spec.task_id),
+            "env_ids": ids.astype(np.int64),
+            "values": values,
+            "lengths": lengths,
+            "generator": generator,
+            "elapsed": elapsed,
+            "done": done,
+        }
+
+    def set_state(self, env_id: Any, state: Any) -> None:
+        """One env (an int) and a state as get_state(int) returns it: put the env in that simulator state.
+
+        Several envs and a snapshot from get_state(ids): restore each env named from the snapshot's row in the same
+        position (a one-env snapshot restores into every env named: branching from one state). All or nothing:
+        a bad snapshot raises and changes no env."""
+        if np.ndim(env_id) == 0 and not isinstance(state, dict):
+            self.engine._set_state(int(env_id), [float(x) for x in np.ravel(state)])
+            return
+        ids = self._state_ids(env_id)
+        snap = self._check_snapshot(state)
+        rows = np.arange(len(ids)) if len(snap["lengths"]) == len(ids) else np.zeros(len(ids), dtype=np.int64)
+        if len(snap["lengths"]) not in (1, len(ids)):
+            raise ValueError(f"set_state: a snapshot of {len(snap['lengths'])} envs for {len(ids)} env ids")
+        env = [np.ascontiguousarray(snap["values"][r, : snap["lengths"][r]], dtype=np.float64) for r in rows]
+        self.engine.restore(ids, env, snap["generator"][rows], snap["elapsed"][rows], snap["done"][rows])
+
+    def _state_ids(self, env_id: Any) -> np.ndarray:
+        ids = np.atleast_1d(np.asarray(env_id))
+        if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer):
+            raise TypeError(f"env_id must be an int or a 1-d sequence of ints, got {env_id!r}")
+        return ids
+
+    def _check_snapshot(self, state: Any) -> dict[str, np.ndarray]:
+        """A snapshot from get_state(ids) (or np.load of one saved with np.savez), checked for this pool."""
+        keys = ("format", "version", "task", "env_ids", "values", "lengths", "generator", "elapsed", "done")
+        if not hasattr(state, "keys") or any(k not in state for k in keys):
+            raise TypeError(f"set_state(env_ids, ...) takes a snapshot from get_state(env_ids): a dict with {keys}")
+        snap = {k: np.asarray(state[k]) for k in keys}
+        if snap["format"].shape != () or int(snap["format"]) != STATE_FORMAT or str(snap["version"]) != __version__:
+            raise ValueError(
+                f"set_state: this snapshot was taken by parallel_pool {snap['version']} (format {snap['format']}); "
+                f"this is {__version__} (format {STATE_FORMAT}): env states may differ between versions"
+            )
+        if str(snap["task"]) != self.spec.task_id:
+            raise ValueError(f"set_state: a snapshot of {snap['task']} cannot be restored into {self.spec.task_id}")
+        n = len(snap["lengths"])
+        if snap["values"].ndim != 2 or len(snap["values"]) != n or np.any(snap["lengths"] > snap["values"].shape[1]):
+            raise ValueError("set_state: the snapshot's arrays do not agree (values, lengths)")
+        return snap
 
     def seed(self, seed: Any = None) -> None:
         """Deprecated (EnvPool keeps it, and ignores the value): use reset(seed=...) instead. Here the seed is kept

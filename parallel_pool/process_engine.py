@@ -670,6 +670,18 @@ class ProcessEngine(SendRecvEngine):
     def _set_state(self, env_id: int, state: Sequence[float]) -> None:
         self._get_state(env_id)
 
+    def get_config(self, env_id: int) -> dict[str, Any]:
+        raise NotImplementedError("per-env config is for the C++ envs; a Python env is what its env_fn builds")
+
+    def set_config(self, env_ids: Any, values: dict[str, Any]) -> None:
+        self.get_config(0)
+
+    def snapshot(self, env_ids: Any) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+        raise NotImplementedError("snapshots are for the C++ envs: a Python env's state is its own objects")
+
+    def restore(self, env_ids: Any, env: list[np.ndarray], generator: Any, elapsed: Any, done: Any) -> None:
+        self.snapshot(env_ids)
+
     @property
     def spec(self) -> dict[str, Any]:
         return self._spec._raw

@@ -9,6 +9,8 @@ import numbers
 import os
 from typing import Any
 
+import numpy as np
+
 from parallel_pool import _core, dmc_models
 
 _TASKS: dict[str, tuple[str, dict[str, Any]]] = _core.tasks()
@@ -146,11 +148,54 @@ def _random_seed() -> int:
     return secrets.randbits(62)
 
 
+COMMON_KEYS: frozenset[str] = frozenset(_core.common_config_keys())
+
+
+def _is_per_env(value: Any) -> bool:
+    """A list, tuple or 1-d array: one value per env (no config key takes a sequence as its value)."""
+    return isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim == 1)
+
+
+def env_config(config: dict[str, Any], env_id: int) -> dict[str, Any]:
+    """Env `env_id`'s own values of a config whose per-env keys hold one value per env (a tuple)."""
+    return {k: v[env_id] if isinstance(v, tuple) else v for k, v in config.items()}
+
+
+def per_env_value(task_id: str, config: dict[str, Any], key: str, value: Any, n: int, spec: dict | None = None) -> Any:
+    """The one check of a value given for an env's own key, at make() or set_config(): a scalar, or a sequence of n
+    values (one per env; returned as a tuple), each coerced to the key's type. A key that shapes the spec (spaces,
+    action set) may not differ between envs of one pool: every value is checked to give `spec` (the pool's; by
+    default the spec of `config`). `config`: the values of the other keys (one env's). Raises ValueError or
+    TypeError naming the key; checks only, changes nothing."""
+    keys = config_keys(task_id)
+    if key not in keys:
+        raise ValueError(_suggest(key, keys, f"config key for {task_id}") + f"; valid keys: {sorted(keys)}")
+    default, _, choices = keys[key]
+    if key in COMMON_KEYS:
+        raise ValueError(f"config key {key!r} is the pool's own: it cannot differ per env or change after make()")
+    values = list(value) if _is_per_env(value) else [value]
+    if _is_per_env(value) and len(values) != n:
+        raise ValueError(f"config key {key!r} has {len(values)} per-env values for {n} envs")
+    values = [dmc_models.resolve(key, _resolve_pkgdir(_coerce(key, v, default, choices))) for v in values]
+    type_name = task_type(task_id)
+    want = spec if spec is not None else _core.spec(type_name, config)
+    for v in dict.fromkeys(values):  # each distinct value once
+        if _core.spec(type_name, dict(config, **{key: v})) != want:
+            raise ValueError(
+                f"config key {key!r} changes the observation or action spaces ({v!r}): it must be the same "
+                "for every env of a pool, and can only be given at make()"
+            )
+    return tuple(values) if _is_per_env(value) else values[0]
+
+
 def resolve_config(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """Validate user kwargs against the task's keys; return (engine type, full config)."""
+    """Validate user kwargs against the task's keys; return (engine type, full config). A key given as a
+    sequence of num_envs values (per-env values) holds them as a tuple."""
     type_name = task_type(task_id)
     keys = config_keys(task_id)
     config = {k: v[0] for k, v in keys.items()}
+    per_env = {k: v for k, v in kwargs.items() if _is_per_env(v) and k in keys}
+    kwargs = {k: v for k, v in kwargs.items() if k not in per_env}
     for key, value in kwargs.items():
         if key in _ENVPOOL_KEYS and key not in keys:
             _envpool_key(key, value)
@@ -175,4 +220,7 @@ def resolve_config(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str,
         raise ValueError(f"batch_size ({config['batch_size']}) must be <= num_envs ({n})")
     if config["batch_size"] == 0:
         config["batch_size"] = n
+    scalar = dict(config)  # every env's values of the keys given once, for checking the per-env ones
+    for key, values in per_env.items():
+        config[key] = per_env_value(task_id, scalar, key, values, n)
     return type_name, config

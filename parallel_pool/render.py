@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from parallel_pool.registry import env_config
+
 
 def _set_array_state(env, state: np.ndarray) -> None:
     env.state = np.array(state, dtype=np.float64)
@@ -70,7 +72,8 @@ def render_frames(spec, core_pool, env_ids: np.ndarray) -> np.ndarray:
 
 def _drawer(spec) -> Callable[[np.ndarray], np.ndarray]:
     """A function from one env's state to its frame, for the spec's env type."""
-    cfg = spec.config_dict
+    # env 0's values of per-env keys: a pool whose envs were given different model files is drawn with env 0's
+    cfg = env_config(spec.config_dict, 0)
     if "xml_file" in cfg:
         # EnvPool's gymnasium_v5_render_camera: the camera of gymnasium's -v5 task, else of its -v4 task
         camera_id = spec.task_id.rsplit("-", 1)[0] + ("-v5" if cfg["gymnasium_v5_render_camera"] else "-v4")

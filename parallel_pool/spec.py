@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from parallel_pool import _core
-from parallel_pool.registry import resolve_config
+from parallel_pool.registry import env_config, resolve_config
 
 
 def _bounds(a: dict, which: str) -> np.ndarray:
@@ -142,7 +142,7 @@ class EnvSpec:
         self.config_dict: dict[str, Any] = config
         Config = namedtuple("Config", list(config))  # type: ignore[misc]
         self.config = Config(**config)
-        self._raw = _core.spec(self.engine_type, config)
+        self._raw = _core.spec(self.engine_type, env_config(config, 0))  # per-env values never change the spec
         threshold = config.get("reward_threshold")
         # gymnasium's convention: None where a task has no threshold (the engine stores +inf)
         self.reward_threshold = None if threshold is None or np.isinf(threshold) else threshold

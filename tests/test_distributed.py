@@ -393,3 +393,25 @@ def test_no_actor_outlives_its_driver():
     assert out.returncode == 0, out.stderr[-2000:]
     pids = [int(p) for p in out.stdout.split()]
     assert len(pids) == 2 and pids_gone(pids, tries=300)
+
+
+def test_per_env_config_set_config_and_snapshots_on_ray():
+    """Per-env values reach each actor's envs; set_config and snapshots route by env id (issue 31)."""
+    kwargs = dict(num_envs=4, seed=5, max_episode_steps=6, g=[9.0, 10.0, 11.0, 12.0])
+    env = distributed.make("Pendulum-v1", num_workers=2, **kwargs)
+    local = parallel_pool.make("Pendulum-v1", **kwargs)
+    assert [env.get_config(i)["g"] for i in range(4)] == [9.0, 10.0, 11.0, 12.0]
+    env.set_config([1, 2], g=[5.0, 6.0])
+    local.set_config([1, 2], g=[5.0, 6.0])
+    assert [env.get_config(i)["g"] for i in range(4)] == [9.0, 5.0, 6.0, 12.0]
+    assert_same(env.reset(), local.reset())
+    actions = [np.random.default_rng(t).uniform(-2, 2, (4, 1)).astype(np.float32) for t in range(14)]
+    for a in actions[:3]:
+        assert_same(env.step(a), local.step(a))
+    snap = env.get_state([3, 0, 1, 2])
+    first = [env.step(a) for a in actions[3:]]
+    env.set_state([3, 0, 1, 2], snap)
+    for a, want in zip(actions[3:], first):
+        assert_same(env.step(a), want)
+    env.close()
+    local.close()

@@ -5,12 +5,14 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -98,6 +100,46 @@ Config MakeConfig(const EnvType& type, const py::dict& d) {
   return Config(std::move(values));
 }
 
+py::dict ConfigToDict(const Config& c) {
+  py::dict d;
+  for (const auto& [k, v] : c.values()) d[py::str(k)] = ConfigValueToPy(v);
+  return d;
+}
+
+// A config dict whose values may be lists or tuples of one value per env (per-env values; parallel_pool.registry
+// has checked which keys may vary): the pool's config (env 0's values) and, when a key varies, one config per env.
+std::pair<Config, std::vector<Config>> MakeEnvConfigs(const EnvType& type, const py::dict& d) {
+  py::dict scalars;
+  std::vector<std::pair<std::string, py::list>> varying;
+  for (auto item : d) {
+    if (py::isinstance<py::list>(item.second) || py::isinstance<py::tuple>(item.second)) {
+      py::list values(py::reinterpret_borrow<py::object>(item.second));
+      const std::string key = item.first.cast<std::string>();
+      if (values.empty()) throw py::value_error("config key '" + key + "': an empty list of per-env values");
+      scalars[item.first] = values[0];
+      varying.emplace_back(key, values);
+    } else {
+      scalars[item.first] = item.second;
+    }
+  }
+  Config base = MakeConfig(type, scalars);
+  std::vector<Config> per_env;
+  if (varying.empty()) return {std::move(base), std::move(per_env)};
+  const int64_t n = base.Get<int64_t>("num_envs");
+  for (const auto& [key, values] : varying) {
+    if (static_cast<int64_t>(values.size()) != n) {
+      throw py::value_error("config key '" + key + "' has " + std::to_string(values.size()) + " per-env values for " +
+                            std::to_string(n) + " envs");
+    }
+  }
+  per_env.assign(static_cast<size_t>(n), base);
+  for (const auto& [key, values] : varying) {
+    const ConfigValue& def = base.values().at(key);
+    for (int64_t i = 0; i < n; ++i) per_env[i].mutable_values()[key] = PyToConfigValue(key, def, values[i]);
+  }
+  return {std::move(base), std::move(per_env)};
+}
+
 py::dict ArrayToDict(const ArraySpec& a) {
   py::dict d;
   d["name"] = a.name;
@@ -161,8 +203,9 @@ class PyPool {
  public:
   PyPool(const std::string& type_name, const py::dict& config) {
     const EnvType& type = FindType(type_name);
-    Config c = MakeConfig(type, config);
-    WithoutGil([&](PyThreadState*&) { handle_ = PoolHandle::Create(std::make_unique<Pool>(type, c)); });
+    auto [c, per_env] = MakeEnvConfigs(type, config);
+    WithoutGil(
+        [&](PyThreadState*&) { handle_ = PoolHandle::Create(std::make_unique<Pool>(type, c, std::move(per_env))); });
     pool_ = handle_->pool.get();
     const Layout& L = pool_->layout();
     for (const auto& e : L.entries) {
@@ -269,6 +312,84 @@ class PyPool {
   void SetState(int64_t env_id, const std::vector<double>& state) {
     Lock lk(this);
     pool_->SetState(env_id, state);
+  }
+  // Snapshots of k envs as (env states: a list of float64 arrays, generator words (k, 625) uint32, elapsed (k,)
+  // int32, done (k,) bool); parallel_pool.pool packs them with their version tag.
+  py::tuple Snapshot(const py::object& env_ids) {
+    py::array_t<int32_t> ids = ConvertEnvIds(env_ids);
+    const int k = static_cast<int>(ids.size());
+    std::vector<Pool::EnvSnapshot> snaps;
+    {
+      Lock lk(this);
+      snaps = pool_->Snapshot(ids.data(), k);
+    }
+    py::list env;
+    const py::ssize_t words = static_cast<py::ssize_t>(std::mt19937::state_size + 1);
+    py::array_t<uint32_t> gen({static_cast<py::ssize_t>(k), words});
+    py::array_t<int32_t> elapsed(k);
+    py::array_t<bool> done(k);
+    for (int i = 0; i < k; ++i) {
+      env.append(py::array_t<double>(static_cast<py::ssize_t>(snaps[i].env.size()), snaps[i].env.data()));
+      if (static_cast<py::ssize_t>(snaps[i].generator.size()) != words) throw std::runtime_error("generator state");
+      std::copy(snaps[i].generator.begin(), snaps[i].generator.end(), gen.mutable_data(i, 0));
+      elapsed.mutable_at(i) = snaps[i].elapsed;
+      done.mutable_at(i) = snaps[i].done;
+    }
+    return py::make_tuple(env, gen, elapsed, done);
+  }
+  // The inverse of Snapshot: env states (a list of 1-d float64 arrays), generator (k, 625) uint32, elapsed,
+  // done; all or nothing.
+  template <typename T>
+  using Dense = py::array_t<T, py::array::c_style | py::array::forcecast>;
+  void Restore(const py::object& env_ids, const py::list& env, const Dense<uint32_t>& gen,
+               const Dense<int32_t>& elapsed, const Dense<bool>& done) {
+    py::array_t<int32_t> ids = ConvertEnvIds(env_ids);
+    const int k = static_cast<int>(ids.size());
+    const py::ssize_t words = static_cast<py::ssize_t>(std::mt19937::state_size + 1);
+    if (static_cast<int>(env.size()) != k || gen.ndim() != 2 || gen.shape(0) != k || gen.shape(1) != words ||
+        elapsed.size() != k || done.size() != k) {
+      throw py::value_error("restore: the snapshot arrays do not hold " + std::to_string(k) + " envs");
+    }
+    std::vector<Pool::EnvSnapshot> snaps(k);
+    for (int i = 0; i < k; ++i) {
+      snaps[i].env = env[i].cast<std::vector<double>>();
+      snaps[i].generator.assign(gen.data(i, 0), gen.data(i, 0) + words);
+      snaps[i].elapsed = elapsed.at(i);
+      snaps[i].done = done.at(i);
+    }
+    Lock lk(this);
+    pool_->Restore(ids.data(), k, snaps);
+  }
+  py::dict GetConfig(int64_t env_id) {
+    Lock lk(this);
+    return ConfigToDict(pool_->GetConfig(env_id));
+  }
+  // values: key -> one value for every env named, or a list/tuple of one value per env named.
+  void SetConfig(const py::object& env_ids, const py::dict& values) {
+    py::array_t<int32_t> ids = ConvertEnvIds(env_ids);
+    const int k = static_cast<int>(ids.size());
+    Lock lk(this);
+    std::vector<Config> configs;
+    for (int i = 0; i < k; ++i) {
+      Config c = pool_->GetConfig(ids.data()[i]);
+      for (auto item : values) {
+        const std::string key = item.first.cast<std::string>();
+        auto it = c.mutable_values().find(key);
+        if (it == c.mutable_values().end()) throw py::value_error("unknown config key '" + key + "'");
+        py::handle v = item.second;
+        if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+          py::list per(py::reinterpret_borrow<py::object>(v));
+          if (static_cast<int>(per.size()) != k) {
+            throw py::value_error("config key '" + key + "' has " + std::to_string(per.size()) + " values for " +
+                                  std::to_string(k) + " env ids");
+          }
+          v = per[i];
+        }
+        it->second = PyToConfigValue(key, it->second, v);
+      }
+      configs.push_back(std::move(c));
+    }
+    WithoutGil([&](PyThreadState*&) { pool_->SetConfig(ids.data(), k, configs); });
   }
   // (k, H, W, 3) uint8 frames of the envs named by env_ids (a 1-d int sequence), drawn in C++.
   py::array Render(const py::object& env_ids) {
@@ -585,6 +706,11 @@ PYBIND11_MODULE(_core, m) {
     }
     return out;
   });
+  m.def("common_config_keys", [] {
+    py::list out;
+    for (const auto& k : CommonConfigKeys()) out.append(k.name);
+    return out;
+  });
   m.def("tasks", [] {
     py::dict out;
     for (const auto& [id, v] : Registry::Get().tasks()) {
@@ -627,6 +753,11 @@ PYBIND11_MODULE(_core, m) {
       .def("num_players", &PyPool::num_players)
       .def("_get_state", &PyPool::GetState)
       .def("_set_state", &PyPool::SetState)
+      .def("get_config", &PyPool::GetConfig, py::arg("env_id"))
+      .def("snapshot", &PyPool::Snapshot, py::arg("env_ids"))
+      .def("restore", &PyPool::Restore, py::arg("env_ids"), py::arg("env"), py::arg("generator"), py::arg("elapsed"),
+           py::arg("done"))
+      .def("set_config", &PyPool::SetConfig, py::arg("env_ids"), py::arg("values"))
       .def("render", &PyPool::Render, py::arg("env_ids"))
       .def_property_readonly("closed", &PyPool::closed)
       .def_property_readonly("output_names", &PyPool::output_names)

@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/pool/spec.h"
@@ -104,6 +106,9 @@ class Env {
     Reseeded(seed);
   }
   int env_id() const { return env_id_; }
+  // Takes over another env's random generator (the pool rebuilds an env with a new config at its next reset and
+  // keeps its random stream going, so a config change does not replay or reseed the env's randomness).
+  void AdoptGenerator(const Env& from) { gen_ = from.gen_; }
 
   // Optional, for alignment tests: the env's simulator state as doubles (e.g. CartPole's (x, x_dot, theta,
   // theta_dot), MuJoCo's qpos+qvel). SetState puts the env in that state without writing any output.
@@ -112,6 +117,14 @@ class Env {
     (void)state;
     throw std::runtime_error("this env does not expose its state");
   }
+  // Snapshots (Pool::Snapshot / Restore): everything the env needs, besides its generator (the pool saves that),
+  // to continue bit-identically. The default is GetState/SetState, complete for envs whose state is those values;
+  // an env with more state (solver warm starts, frame stacks, an emulator) overrides both.
+  virtual std::vector<double> SaveState() const { return GetState(); }
+  virtual void LoadState(const std::vector<double>& state) { SetState(state); }
+  // The generator's state (std::mt19937's text form: its 624 words and its position) and back.
+  std::vector<uint32_t> GeneratorState() const;
+  void SetGeneratorState(const std::vector<uint32_t>& words);
   // Optional: draw the current frame as RGB into `rgb` (height x width x 3 uint8, the size the spec declares
   // with SpecBuilder::RenderSize). Envs without it are drawn by the Python side (parallel_pool.render).
   virtual void Render(uint8_t* rgb) {
@@ -131,5 +144,28 @@ class Env {
   int env_id_;
   std::mt19937 gen_;
 };
+
+inline std::vector<uint32_t> Env::GeneratorState() const {
+  std::ostringstream os;
+  os << gen_;
+  std::istringstream is(os.str());
+  std::vector<uint32_t> words;
+  for (uint64_t w; is >> w;) words.push_back(static_cast<uint32_t>(w));
+  return words;
+}
+
+inline void Env::SetGeneratorState(const std::vector<uint32_t>& words) {
+  if (words.size() != std::mt19937::state_size + 1) {
+    throw std::invalid_argument("a generator state has " + std::to_string(std::mt19937::state_size + 1) +
+                                " words, got " + std::to_string(words.size()));
+  }
+  std::ostringstream os;
+  for (uint32_t w : words) os << w << ' ';
+  std::istringstream is(os.str());
+  std::mt19937 g;
+  is >> g;
+  if (is.fail()) throw std::invalid_argument("not a generator state");
+  gen_ = g;
+}
 
 }  // namespace pp

@@ -59,7 +59,23 @@ void Pool::PresetResults(Slot& s) {
   *s.out.truncated = false;
 }
 
+void Pool::SwapInNextEnv(Slot& s) {
+  if (!s.has_next.load(std::memory_order_acquire)) return;
+  std::unique_ptr<Env> old;
+  {
+    std::lock_guard<std::mutex> lk(config_mu_);
+    s.next_env->AdoptGenerator(*s.env);
+    old = std::move(s.env);
+    s.env = std::move(s.next_env);
+    s.config = std::move(s.next_config);
+    s.next_config.reset();
+    s.has_next.store(false, std::memory_order_relaxed);
+  }
+  // `old` is freed here, outside the lock
+}
+
 void Pool::ResetEnv(Slot& s) {
+  SwapInNextEnv(s);  // a config set by SetConfig applies from this reset on
   s.env->Reset(s.out);
   PresetResults(s);  // a reset has no reward and ends nothing, whatever the env wrote
   s.elapsed = 0;
@@ -94,6 +110,7 @@ void Pool::SameStepReset(Slot& s, const Rows& rows) {
 std::string Pool::RunEnv(Slot& s, const Rows& rows) {
   try {
     if (s.reset || s.done) {
+      SwapInNextEnv(s);  // before a reseed, so the new env is the one reseeded
       if (s.reseed) s.env->Seed(s.seed);
       ResetEnv(s);
     } else {

@@ -130,8 +130,10 @@ void CopyAction(uint8_t* dst, DType dst_type, const uint8_t* src, DType src_type
 
 }  // namespace
 
-Pool::Pool(const EnvType& type, const Config& config)
+Pool::Pool(const EnvType& type, const Config& config, std::vector<Config> env_configs)
     : opts_(ParseOptions(config)),
+      type_(&type),
+      config_(config),
       spec_(type.make_spec(config)),
       layout_(spec_, opts_.batch_size, std::max(spec_.num_players_max, 1), opts_.autoreset),
       max_players_(std::max(spec_.num_players_max, 1)),
@@ -142,7 +144,7 @@ Pool::Pool(const EnvType& type, const Config& config)
     action_row_bytes_.push_back(a.RowBytes());
     action_bytes_per_player_ += a.RowBytes();
   }
-  BuildEnvs(type, config);
+  BuildEnvs(type, config, std::move(env_configs));
   for (int i = 0; i < opts_.num_envs; ++i) {
     Slot& s = slots_[i];
     s.players = s.env->NumPlayers();
@@ -209,7 +211,33 @@ void StartThreads(std::vector<std::thread>* threads, int n, const std::function<
 
 }  // namespace
 
-void Pool::BuildEnvs(const EnvType& type, const Config& config) {
+namespace {
+
+// Throws std::invalid_argument when `c` gives a common key (num_envs, seed, ...) another value than the pool's.
+void CheckCommonKeys(const Config& pool, const Config& c, const std::string& what) {
+  for (const auto& k : CommonConfigKeys()) {
+    if (c.Has(k.name) && pool.Has(k.name) && c.values().at(k.name) != pool.values().at(k.name)) {
+      throw std::invalid_argument(what + ": config key '" + k.name + "' is the pool's own and cannot differ per env");
+    }
+  }
+}
+
+}  // namespace
+
+void Pool::BuildEnvs(const EnvType& type, const Config& config, std::vector<Config> env_configs) {
+  auto shared = std::make_shared<const Config>(config);
+  if (!env_configs.empty() && env_configs.size() != static_cast<size_t>(opts_.num_envs)) {
+    throw std::invalid_argument("per-env configs: " + std::to_string(env_configs.size()) + " given for " +
+                                std::to_string(opts_.num_envs) + " envs");
+  }
+  for (int i = 0; i < opts_.num_envs; ++i) {
+    if (env_configs.empty()) {
+      slots_[i].config = shared;
+    } else {
+      CheckCommonKeys(config, env_configs[i], "env " + std::to_string(i));
+      slots_[i].config = std::make_shared<const Config>(std::move(env_configs[i]));
+    }
+  }
   // in parallel: ROM loading or model compilation can be slow
   const int n = std::min(opts_.num_envs, std::max(opts_.num_threads, 1));
   std::vector<std::thread> builders;
@@ -218,7 +246,9 @@ void Pool::BuildEnvs(const EnvType& type, const Config& config) {
       &builders, n,
       [&](int t) {
         try {
-          for (int i = t; i < opts_.num_envs; i += n) slots_[i].env = type.create(config, i, EnvSeed(opts_.seed, i));
+          for (int i = t; i < opts_.num_envs; i += n) {
+            slots_[i].env = type.create(*slots_[i].config, i, EnvSeed(opts_.seed, i));
+          }
         } catch (...) {
           errors[t] = std::current_exception();
         }
@@ -382,6 +412,71 @@ void Pool::SetState(int64_t env_id, const std::vector<double>& state) {
   }
   s.env->SetState(state);  // each env validates its state (lengths may vary: Blackjack's hands)
   s.done = false;          // the env is mid-episode in the given state: its next step steps it
+}
+
+std::vector<Pool::EnvSnapshot> Pool::Snapshot(const int* env_ids, int k) {
+  for (int i = 0; i < k; ++i) IdleSlot(env_ids[i]);
+  std::vector<EnvSnapshot> out(k);
+  for (int i = 0; i < k; ++i) {
+    const Slot& s = slots_[env_ids[i]];
+    out[i] = {s.env->SaveState(), s.env->GeneratorState(), s.elapsed, s.done};
+  }
+  return out;
+}
+
+void Pool::Restore(const int* env_ids, int k, const std::vector<EnvSnapshot>& snapshots) {
+  if (snapshots.size() != static_cast<size_t>(k)) throw std::invalid_argument("restore: one snapshot per env id");
+  std::vector<EnvSnapshot> before = Snapshot(env_ids, k);  // also checks every id is idle
+  int done = 0;
+  auto apply = [&](Slot& s, const EnvSnapshot& snap) {
+    for (size_t j = 0; j < snap.env.size(); ++j) {
+      if (!std::isfinite(snap.env[j])) {  // no env has a NaN or infinite state variable
+        throw std::invalid_argument("restore: value " + std::to_string(j) + " of a state is not finite");
+      }
+    }
+    if (snap.elapsed < 0) throw std::invalid_argument("restore: a negative elapsed step count");
+    s.env->LoadState(snap.env);
+    s.env->SetGeneratorState(snap.generator);
+    s.elapsed = snap.elapsed;
+    s.done = snap.done;
+  };
+  try {
+    for (; done < k; ++done) apply(slots_[env_ids[done]], snapshots[done]);
+  } catch (...) {
+    for (int i = 0; i <= done && i < k; ++i) apply(slots_[env_ids[i]], before[i]);
+    throw;
+  }
+}
+
+Config Pool::GetConfig(int64_t env_id) const {
+  CheckOpen();
+  CheckEnvId(env_id);
+  std::lock_guard<std::mutex> lk(config_mu_);
+  const Slot& s = slots_[env_id];
+  return s.next_config ? *s.next_config : *s.config;
+}
+
+void Pool::SetConfig(const int* env_ids, int k, const std::vector<Config>& configs) {
+  CheckOpen();
+  if (configs.size() != static_cast<size_t>(k)) throw std::invalid_argument("set_config: one config per env id");
+  std::vector<std::unique_ptr<Env>> built(k);
+  for (int i = 0; i < k; ++i) {
+    CheckEnvId(env_ids[i]);
+    CheckCommonKeys(config_, configs[i], "set_config");
+    // the env takes over the generator of the env it replaces; the env's own seed still reaches randomness that
+    // lives outside gen_ (an engine process seeded at construction), as when the pool built it
+    built[i] = type_->create(configs[i], env_ids[i], EnvSeed(opts_.seed, env_ids[i]));
+    if (built[i]->NumPlayers() != slots_[env_ids[i]].players) {
+      throw std::invalid_argument("set_config: env " + std::to_string(env_ids[i]) + " would change its player count");
+    }
+  }
+  std::lock_guard<std::mutex> lk(config_mu_);
+  for (int i = 0; i < k; ++i) {
+    Slot& s = slots_[env_ids[i]];
+    s.next_config = std::make_shared<const Config>(configs[i]);
+    s.next_env = std::move(built[i]);  // a later set_config before the reset replaces an earlier one
+    s.has_next.store(true, std::memory_order_release);
+  }
 }
 
 int Pool::ActionRows(const int* env_ids, int k) const {

@@ -72,7 +72,9 @@ struct PoolOptions {
 
 class Pool {
  public:
-  Pool(const EnvType& type, const Config& config);
+  // `env_configs`: empty (every env is built with `config`) or one config per env (per-env values of the env's own
+  // keys; the common keys and the spec must be `config`'s).
+  Pool(const EnvType& type, const Config& config, std::vector<Config> env_configs = {});
   ~Pool();
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
@@ -110,6 +112,25 @@ class Pool {
   // validates the state (std::invalid_argument) and changes nothing when it is bad.
   std::vector<double> GetState(int64_t env_id);
   void SetState(int64_t env_id, const std::vector<double>& state);
+  // A snapshot of one env: everything it needs to continue bit-identically (Snapshot / Restore).
+  struct EnvSnapshot {
+    std::vector<double> env;          // Env::SaveState
+    std::vector<uint32_t> generator;  // Env::GeneratorState
+    int elapsed = 0;                  // steps into the episode
+    bool done = true;                 // the episode has ended: the next step resets
+  };
+  // On the calling thread; every env must have no result pending (std::invalid_argument). Restore is all or nothing:
+  // when one env refuses its snapshot (each env's LoadState checks its own), the envs already restored get their
+  // previous state back and the error is rethrown.
+  std::vector<EnvSnapshot> Snapshot(const int* env_ids, int k);
+  void Restore(const int* env_ids, int k, const std::vector<EnvSnapshot>& snapshots);
+  // The config env `env_id` runs with, or the one it will run with from its next reset on (SetConfig).
+  Config GetConfig(int64_t env_id) const;
+  // Builds envs with these configs now, on the calling thread (a bad value throws here and changes nothing); each
+  // replaces its env at that env's next reset, taking over its random generator. The common keys must keep the
+  // pool's values and the player count must not change (std::invalid_argument). Safe while the envs have work in
+  // flight: a worker only swaps in a ready env under config_mu_. All-or-nothing over the k envs.
+  void SetConfig(const int* env_ids, int k, const std::vector<Config>& configs);
   // RGB frames of k envs, on the calling thread, into out (k x render_shape x 3 uint8); every env must have no
   // result pending. Throws before drawing anything: std::out_of_range (bad id), std::invalid_argument (pending,
   // no C++ renderer).
@@ -135,6 +156,12 @@ class Pool {
     std::vector<uint8_t> staging;
     std::vector<size_t> staging_off;    // per layout entry
     std::vector<uint8_t> saved_reward;  // same-step autoreset: the finishing step's reward across the reset
+    // the config the env was built with (shared by every env built with the pool's config)
+    std::shared_ptr<const Config> config;
+    // SetConfig: an env built with next_config, swapped in at the next reset (under config_mu_)
+    std::shared_ptr<const Config> next_config;
+    std::unique_ptr<Env> next_env;
+    std::atomic<bool> has_next{false};
   };
 
   // Where one work item's rows go: an ordered batch's block (env_row/player_row of it) or the env's staging.
@@ -154,6 +181,7 @@ class Pool {
   void PresetResults(Slot& s);
   std::string RunEnv(Slot& s, const Rows& rows);  // "" or the env's error; never throws
   void ResetEnv(Slot& s);
+  void SwapInNextEnv(Slot& s);
   void StepEnv(Slot& s, const Rows& rows);
   void SameStepReset(Slot& s, const Rows& rows);
   std::string RecoverInPlace(Slot& s, const Rows& rows);
@@ -162,7 +190,7 @@ class Pool {
   void MarkDone(Batch* b, int envs);
 
   void WaitFor(Batch* b, const std::function<bool()>& interrupted);
-  void BuildEnvs(const EnvType& type, const Config& config);
+  void BuildEnvs(const EnvType& type, const Config& config, std::vector<Config> env_configs);
   void StartWorkers();
   void WorkerLoop(int t);
   Batch* AcquireOrderedBatch();
@@ -179,6 +207,9 @@ class Pool {
   static std::string ErrorMessage(const std::vector<std::pair<int, std::string>>& errs, bool kept);
 
   PoolOptions opts_;
+  const EnvType* type_;
+  Config config_;                 // the pool's config (env 0's values of per-env keys)
+  mutable std::mutex config_mu_;  // Slot::config, next_config, next_env
   Spec spec_;
   Layout layout_;
   int max_players_;

@@ -14,7 +14,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 from parallel_pool.schema import tree_map
 from parallel_pool.translate import Translator
 
-_ENV_METHODS = ("get_state", "set_state", "reset")
+_ENV_METHODS = ("get_state", "set_state", "reset", "get_config", "set_config")
 
 
 class ParallelPoolVecEnv(VecEnv):
@@ -103,6 +103,8 @@ class ParallelPoolVecEnv(VecEnv):
             raise AttributeError(
                 f"{self.task_id} envs run in C++ and have no Python attribute {attr_name!r}; available: {sorted(attrs)}"
             )
+        if attr_name in self._config:  # config keys may differ per env
+            return [self.pool.get_config(i)[attr_name] for i in self._get_indices(indices)]
         return [attrs[attr_name] for _ in self._get_indices(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
@@ -113,7 +115,8 @@ class ParallelPoolVecEnv(VecEnv):
         )
 
     def env_method(self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs) -> list[Any]:
-        """Per-env methods of C++ envs: ``get_state()``, ``set_state(state)`` and ``reset()``."""
+        """Per-env methods of C++ envs: ``get_state()``, ``set_state(state)``, ``reset()``, ``get_config()`` and
+        ``set_config(**values)`` (applied at each env's next reset; see docs/control.md)."""
         if method_name not in _ENV_METHODS:
             raise AttributeError(
                 f"{self.task_id} envs run in C++ and have no method {method_name!r}; available: {list(_ENV_METHODS)}"
@@ -123,6 +126,11 @@ class ParallelPoolVecEnv(VecEnv):
             return [self.pool.get_state(i, *method_args, **method_kwargs) for i in ids]
         if method_name == "set_state":
             return [self.pool.set_state(i, *method_args, **method_kwargs) for i in ids]
+        if method_name == "get_config":
+            return [self.pool.get_config(i) for i in ids]
+        if method_name == "set_config":
+            self.pool.set_config(ids, *method_args, **method_kwargs)
+            return [None for _ in ids]
         obs, infos = self._tr.reset(env_id=ids, **method_kwargs)
         for row, i in enumerate(ids):
             self.reset_infos[i] = infos[row]

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from parallel_pool.registry import COMMON_KEYS
 from parallel_pool.translate import Translator
 from tianshou.env import BaseVectorEnv
 
@@ -79,9 +80,16 @@ class ParallelPoolVectorEnv(BaseVectorEnv):
                 f"{self.pool.spec.task_id} envs run in C++ and have no Python attribute {key!r}; "
                 f"available: {sorted(self._attrs)}"
             )
+        if key in self.pool.config:  # config keys may differ per env
+            return [self.pool.get_config(int(i))[key] for i in self._wrap_id(id)]
         return [self._attrs[key] for _ in self._wrap_id(id)]
 
     def set_env_attr(self, key: str, value: Any, id: int | list[int] | np.ndarray | None = None) -> None:
+        """A config key's new value for these envs, applied at each env's next reset (docs/control.md)."""
+        self._assert_is_not_closed()
+        if key in self.pool.config and key not in COMMON_KEYS:  # an env's own key (the pool's own are fixed)
+            self.pool.set_config(list(self._wrap_id(id)), **{key: value})
+            return
         raise AttributeError(
             f"cannot set {key!r} on {self.pool.spec.task_id} envs: they run in C++ and have no "
             "Python attributes; pass config keys when making the env"

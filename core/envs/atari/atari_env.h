@@ -291,6 +291,47 @@ class AtariEnv : public Env {
     WriteObs(out);
   }
 
+  // Snapshots: the emulator (ALE's cloneState with its RNG, serialized, one byte per value) and the preprocessing
+  // state around it: the frame stack and its newest slot, the sticky action, lives, the game's step count and the
+  // episodic-life flag. The max-pool buffer (prev_) is not kept: a step writes it before it reads it.
+  // Layout: [ale bytes count, ale bytes..., newest, sticky action, lives, game steps, continue game, stack...].
+  std::vector<double> SaveState() const override {
+    const std::string ale = ale_->cloneState(true).serialize();
+    std::vector<double> s;
+    s.reserve(6 + ale.size() + stack_.size());
+    s.push_back(static_cast<double>(ale.size()));
+    for (char ch : ale) s.push_back(static_cast<double>(static_cast<unsigned char>(ch)));
+    s.insert(s.end(), {static_cast<double>(newest_), static_cast<double>(sticky_action_), static_cast<double>(lives_),
+                       static_cast<double>(game_steps_), continue_game_ ? 1.0 : 0.0});
+    s.insert(s.end(), stack_.begin(), stack_.end());
+    return s;
+  }
+  void LoadState(const std::vector<double>& s) override {
+    const auto bad = [] { return std::invalid_argument("not an Atari snapshot of this task (wrong size or values)"); };
+    if (s.empty() || s[0] < 0 || s[0] != std::floor(s[0]) || s.size() != 1 + s[0] + 5 + stack_.size()) throw bad();
+    const size_t n = static_cast<size_t>(s[0]);
+    std::string ale(n, '\0');
+    for (size_t i = 0; i < n; ++i) {
+      const double v = s[1 + i];
+      if (v < 0 || v > 255 || v != std::floor(v)) throw bad();
+      ale[i] = static_cast<char>(static_cast<unsigned char>(v));
+    }
+    const double* tail = s.data() + 1 + n;
+    const double actions = static_cast<double>(ale::PLAYER_B_NOOP);  // player A's actions come first
+    if (tail[0] < 0 || tail[0] >= stack_num_ || tail[1] < 0 || tail[1] >= actions) throw bad();
+    for (size_t i = 0; i < stack_.size(); ++i) {
+      if (tail[5 + i] < 0 || tail[5 + i] > 255) throw bad();
+    }
+    ale::ALEState state(ale);  // throws on a malformed serialization before anything is changed
+    ale_->restoreState(state);
+    newest_ = static_cast<int>(tail[0]);
+    sticky_action_ = static_cast<ale::Action>(static_cast<int>(tail[1]));
+    lives_ = static_cast<int>(tail[2]);
+    game_steps_ = static_cast<int>(tail[3]);
+    continue_game_ = tail[4] != 0.0;
+    for (size_t i = 0; i < stack_.size(); ++i) stack_[i] = static_cast<uint8_t>(tail[5 + i]);
+  }
+
  private:
   enum { kLives = 0, kReward = 1, kTerminated = 2, kRam = 3, kDiscount = 4 };
   static constexpr int kRamBytes = 128;

@@ -1,6 +1,6 @@
 // MountainCar-v0, aligned with gymnasium.envs.classic_control.MountainCarEnv: float64 state (position, velocity),
 // Discrete(3) action (push left / none / right), reward -1 on every step, terminated when
-// position >= 0.5 and velocity >= 0 (goal_velocity 0). Reset: position ~ U(-0.6, -0.4), velocity 0.
+// position >= 0.5 and velocity >= goal_velocity (default 0). Reset: position ~ U(-0.6, -0.4), velocity 0.
 #pragma once
 
 #include <algorithm>
@@ -22,14 +22,18 @@ class MountainCarEnv : public Env {
 
   static std::vector<ConfigKey> ConfigKeys() {
     return {{"max_episode_steps", int64_t{200}, "truncate after this many steps", {}},
-            {"reward_threshold", -110.0, "solved score", {}}};
+            {"reward_threshold", -110.0, "solved score", {}},
+            {"goal_velocity", kGoalVelocity, "the goal also needs velocity >= this (gymnasium's goal_velocity)", {}}};
   }
   static void DefineSpec(const Config&, SpecBuilder& b) {
     b.Obs("obs", DType::kFloat32, {2}, {kMinPosition, -kMaxSpeed}, {kMaxPosition, kMaxSpeed});
     b.DiscreteAction(3);
   }
 
-  MountainCarEnv(const Config& c, int env_id, uint64_t seed) : Env(c, env_id, seed) {}
+  MountainCarEnv(const Config& c, int env_id, uint64_t seed)
+      : Env(c, env_id, seed), goal_velocity_(c.Get<double>("goal_velocity")) {
+    if (!std::isfinite(goal_velocity_)) throw std::invalid_argument("config key 'goal_velocity' must be finite");
+  }
 
   void Reset(Output& out) override {
     pos_ = std::uniform_real_distribution<double>(-0.6, -0.4)(gen_);
@@ -44,7 +48,7 @@ class MountainCarEnv : public Env {
     pos_ += vel_;
     pos_ = std::clamp(pos_, kMinPosition, kMaxPosition);
     if (pos_ == kMinPosition && vel_ < 0) vel_ = 0.0;
-    out.SetTerminated(pos_ >= kGoalPosition && vel_ >= kGoalVelocity);
+    out.SetTerminated(pos_ >= kGoalPosition && vel_ >= goal_velocity_);
     out.SetReward(-1.0);
     Write(out);
   }
@@ -63,6 +67,7 @@ class MountainCarEnv : public Env {
     o[0] = static_cast<float>(pos_);
     o[1] = static_cast<float>(vel_);
   }
+  double goal_velocity_;
   double pos_ = 0, vel_ = 0;
 };
 

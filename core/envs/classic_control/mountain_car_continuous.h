@@ -1,7 +1,7 @@
 // MountainCarContinuous-v0, aligned with gymnasium.envs.classic_control.Continuous_MountainCarEnv.
 // Action: float32 Box(-1, 1, (1,)); force = action clipped to [-1, 1], power 0.0015; reward -0.1 * action^2
-// (of the unclipped action) per step, +100 on reaching the goal (position >= 0.45 and velocity >= 0).
-// Reset: position ~ U(-0.6, -0.4), velocity 0.
+// (of the unclipped action) per step, +100 on reaching the goal (position >= 0.45 and velocity >= goal_velocity,
+// default 0). Reset: position ~ U(-0.6, -0.4), velocity 0.
 //
 // Precision: gymnasium keeps the state as a float32 array after every step (but float64 right after reset), and
 // NumPy 2 computes with float32 scalars in float32 (Python floats are "weak"). This env reproduces those roundings
@@ -29,14 +29,18 @@ class MountainCarContinuousEnv : public Env {
 
   static std::vector<ConfigKey> ConfigKeys() {
     return {{"max_episode_steps", int64_t{999}, "truncate after this many steps", {}},
-            {"reward_threshold", 90.0, "solved score", {}}};
+            {"reward_threshold", 90.0, "solved score", {}},
+            {"goal_velocity", kGoalVelocity, "the goal also needs velocity >= this (gymnasium's goal_velocity)", {}}};
   }
   static void DefineSpec(const Config&, SpecBuilder& b) {
     b.Obs("obs", DType::kFloat32, {2}, {kMinPosition, -kMaxSpeed}, {kMaxPosition, kMaxSpeed});
     b.Action("action", DType::kFloat32, {1}, {kMinAction}, {kMaxAction});
   }
 
-  MountainCarContinuousEnv(const Config& c, int env_id, uint64_t seed) : Env(c, env_id, seed) {}
+  MountainCarContinuousEnv(const Config& c, int env_id, uint64_t seed)
+      : Env(c, env_id, seed), goal_velocity_(c.Get<double>("goal_velocity")) {
+    if (!std::isfinite(goal_velocity_)) throw std::invalid_argument("config key 'goal_velocity' must be finite");
+  }
 
   void Reset(Output& out) override {
     pos_ = std::uniform_real_distribution<double>(-0.6, -0.4)(gen_);
@@ -65,6 +69,15 @@ class MountainCarContinuousEnv : public Env {
     vel_ = s[1];
     float32_state_ = false;
   }
+  // Snapshots also keep whether the state is float32 (it changes how the next step rounds).
+  std::vector<double> SaveState() const override { return {pos_, vel_, float32_state_ ? 1.0 : 0.0}; }
+  void LoadState(const std::vector<double>& s) override {
+    if (s.size() != 3 || (s[2] != 0.0 && s[2] != 1.0)) {
+      throw std::invalid_argument("a MountainCarContinuous snapshot has 3 values (position, velocity, float32)");
+    }
+    SetState({s[0], s[1]});
+    float32_state_ = s[2] == 1.0;
+  }
 
  private:
   // One step of gymnasium's dynamics with NumPy 2's scalar typing: T is the type of the state scalars (float64
@@ -91,7 +104,7 @@ class MountainCarContinuousEnv : public Env {
     if (pos > static_cast<T>(kMaxPosition)) pos = static_cast<T>(kMaxPosition);
     if (pos < static_cast<T>(kMinPosition)) pos = static_cast<T>(kMinPosition);
     if (pos == static_cast<T>(kMinPosition) && vel < 0) vel = 0;
-    const bool terminated = pos >= static_cast<T>(kGoalPosition) && vel >= static_cast<T>(kGoalVelocity);
+    const bool terminated = pos >= static_cast<T>(kGoalPosition) && vel >= static_cast<T>(goal_velocity_);
     pos_ = static_cast<float>(pos);
     vel_ = static_cast<float>(vel);
     return terminated;
@@ -101,6 +114,7 @@ class MountainCarContinuousEnv : public Env {
     o[0] = static_cast<float>(pos_);
     o[1] = static_cast<float>(vel_);
   }
+  double goal_velocity_;
   double pos_ = 0, vel_ = 0;
   bool float32_state_ = false;
 };

@@ -38,6 +38,7 @@ class PendulumEnv : public Env {
     if (!kPhys2d) {
       keys.push_back(
           {"version", int64_t{1}, "1: gymnasium Pendulum-v1 dynamics; 0: old gym Pendulum-v0 update order", {}});
+      keys.push_back({"g", kG, "gravity (gymnasium's PendulumEnv(g=...)); may differ per env", {}});
     }
     return keys;
   }
@@ -56,7 +57,9 @@ class PendulumEnv : public Env {
   }
 
   PendulumEnv(const Config& c, int env_id, uint64_t seed)
-      : Env(c, env_id, seed), version_(kPhys2d ? 1 : c.Get<int>("version")) {}
+      : Env(c, env_id, seed), version_(kPhys2d ? 1 : c.Get<int>("version")), g_(kPhys2d ? kG : c.Get<double>("g")) {
+    if (!std::isfinite(g_)) throw std::invalid_argument("config key 'g' must be finite, got " + std::to_string(g_));
+  }
 
   void Reset(Output& out) override {
     if (kPhys2d) {  // float32 draws, as jax.random.uniform's
@@ -79,7 +82,7 @@ class PendulumEnv : public Env {
     const float u_cost = 0.001f * PyPow2(u);
     const double cost = PyPow2(AngleNormalize(th_)) + 0.1 * PyPow2(thdot_) + static_cast<double>(u_cost);
     const double torque_term = static_cast<double>(3.0f * u);  // 3 / (m l^2) * u, in float32
-    const double new_thdot = thdot_ + (3 * kG / (2 * kL) * std::sin(th_) + torque_term) * kDt;
+    const double new_thdot = thdot_ + (3 * g_ / (2 * kL) * std::sin(th_) + torque_term) * kDt;
     const double clipped = std::clamp(new_thdot, -kMaxSpeed, kMaxSpeed);
     th_ = th_ + (version_ == 0 ? new_thdot : clipped) * kDt;
     thdot_ = clipped;
@@ -128,6 +131,7 @@ class PendulumEnv : public Env {
     o[2] = static_cast<float>(thdot_);
   }
   int version_;
+  double g_;
   double th_ = 0, thdot_ = 0;
 };
 

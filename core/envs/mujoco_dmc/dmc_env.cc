@@ -165,6 +165,25 @@ int DmcEnv::Id(mjtObj type, const char* name) const {
   return id;
 }
 
+std::vector<double> DmcEnv::SaveState() const {
+  const int physics = mj_stateSize(m_, mjSTATE_INTEGRATION);
+  std::vector<double> s(static_cast<size_t>(physics + TaskStateSize()));
+  mj_getState(m_, d_, s.data(), mjSTATE_INTEGRATION);
+  GetTaskState(s.data() + physics);
+  return s;
+}
+
+void DmcEnv::LoadState(const std::vector<double>& s) {
+  const int physics = mj_stateSize(m_, mjSTATE_INTEGRATION);
+  if (s.size() != static_cast<size_t>(physics + TaskStateSize())) {
+    throw std::invalid_argument("a snapshot of this task has " + std::to_string(physics + TaskStateSize()) +
+                                " values (MuJoCo integration state, task state), got " + std::to_string(s.size()));
+  }
+  mj_setState(m_, d_, s.data(), mjSTATE_INTEGRATION);
+  SetTaskState(s.data() + physics);
+  mj_step1(m_, d_);
+}
+
 void DmcEnv::AfterReset() {
   if (own_ != nullptr) {
     const int saved = own_->opt.disableflags;

@@ -87,6 +87,11 @@ class DmcEnv : public Env {
   void Step(const ActionView& action, Output& out) final;
   std::vector<double> GetState() const final;
   void SetState(const std::vector<double>& state) final;
+  // Snapshots: mjSTATE_INTEGRATION (qpos, qvel, act, warm start, ctrl, time, ...) then the task's state. A step
+  // ends with mj_step1, as a restore does, so mjData's position/velocity fields are those the step left (reset:
+  // those mj_forward left; actuation is not part of them).
+  std::vector<double> SaveState() const final;
+  void LoadState(const std::vector<double>& state) final;
 
  protected:
   // ---- the task's part (dm_control's Task methods)

@@ -1,6 +1,8 @@
 // Shared code of the MuJoCo (gymnasium suite) family; see mujoco_env.h.
 #include "core/envs/mujoco_gym/mujoco_env.h"
 
+#include <algorithm>
+
 #include <cstdlib>
 
 #include "core/envs/common/mujoco_model.h"
@@ -170,6 +172,7 @@ MujocoEnv::MujocoEnv(const Config& c, int env_id, uint64_t seed)
       frame_stack_(c.Get<int>("frame_stack")) {
   d_ = mj_makeData(m_);
   if (d_ == nullptr) throw std::runtime_error("mj_makeData failed (out of memory?)");
+  last_substep_.resize(static_cast<size_t>(mj_stateSize(m_, mjSTATE_INTEGRATION)));
 }
 
 MujocoEnv::~MujocoEnv() {
@@ -191,6 +194,39 @@ void MujocoEnv::SetState(const std::vector<double>& s) {
   std::memcpy(d_->qpos, s.data(), sizeof(double) * n_.nq);
   std::memcpy(d_->qvel, s.data() + n_.nq, sizeof(double) * n_.nv);
   mj_forward(m_, d_);
+  stepped_ = false;
+}
+
+std::vector<double> MujocoEnv::SaveState() const {
+  const int size = mj_stateSize(m_, mjSTATE_INTEGRATION);
+  std::vector<double> s = {stepped_ ? 1.0 : 0.0, cfrc_ ? 1.0 : 0.0};
+  s.resize(2 + static_cast<size_t>(size));
+  if (stepped_) {
+    std::copy(last_substep_.begin(), last_substep_.end(), s.begin() + 2);
+  } else {
+    mj_getState(m_, d_, s.data() + 2, mjSTATE_INTEGRATION);
+  }
+  s.insert(s.end(), stack_.begin(), stack_.end());
+  return s;
+}
+
+void MujocoEnv::LoadState(const std::vector<double>& s) {
+  const size_t size = static_cast<size_t>(mj_stateSize(m_, mjSTATE_INTEGRATION));
+  if (s.size() != 2 + size + stack_.size() || (s[0] != 0.0 && s[0] != 1.0) || (s[1] != 0.0 && s[1] != 1.0)) {
+    throw std::invalid_argument("a MuJoCo snapshot of this task has " + std::to_string(2 + size + stack_.size()) +
+                                " values (flags, integration state, frame stack), got " + std::to_string(s.size()));
+  }
+  mj_setState(m_, d_, s.data() + 2, mjSTATE_INTEGRATION);
+  stepped_ = s[0] == 1.0;
+  cfrc_ = s[1] == 1.0;
+  if (stepped_) {
+    std::copy(s.begin() + 2, s.begin() + 2 + static_cast<std::ptrdiff_t>(size), last_substep_.begin());
+    mj_step(m_, d_);  // the last substep again: mjData as the step left it
+    if (cfrc_) mj_rnePostConstraint(m_, d_);
+  } else {
+    mj_forward(m_, d_);
+  }
+  std::copy(s.begin() + 2 + static_cast<std::ptrdiff_t>(size), s.end(), stack_.begin());
 }
 
 void MujocoEnv::ResetUniformNoise(double scale, bool normal_qvel) {

@@ -158,17 +158,29 @@ class MujocoEnv : public Env {
   // qpos then qvel. SetState is gymnasium's set_state: copy them in and run mj_forward.
   std::vector<double> GetState() const override;
   void SetState(const std::vector<double>& state) override;
+  // Snapshots. After a step, the values a task reads (body positions, cfrc_ext) are those mj_step computed from the
+  // state before its last substep, not from the current one (gymnasium reads them so too); a snapshot therefore
+  // keeps that earlier state and a restore replays the last substep, which leaves mjData as the step left it.
+  // Layout: [stepped, cfrc, mjSTATE_INTEGRATION state (before the last substep if stepped, else now), frame stack].
+  std::vector<double> SaveState() const override;
+  void LoadState(const std::vector<double>& state) override;
 
  protected:
   // ctrl = action, frame_skip x mj_step, then mj_rnePostConstraint if `post_constraint` is on and the task
   // reads cfrc_ext (need_cfrc).
   void Simulate(const double* action, bool need_cfrc) {
     std::memcpy(d_->ctrl, action, sizeof(double) * static_cast<size_t>(n_.nu));
-    for (int i = 0; i < frame_skip_; ++i) mj_step(m_, d_);
-    if (need_cfrc && post_constraint_) mj_rnePostConstraint(m_, d_);
+    for (int i = 0; i < frame_skip_; ++i) {
+      if (i == frame_skip_ - 1) mj_getState(m_, d_, last_substep_.data(), mjSTATE_INTEGRATION);
+      mj_step(m_, d_);
+    }
+    stepped_ = true;
+    cfrc_ = need_cfrc && post_constraint_;
+    if (cfrc_) mj_rnePostConstraint(m_, d_);
   }
   // mj_resetData; the task then writes qpos/qvel (init + noise) and calls Forward().
   void ResetData() {
+    stepped_ = false;
     mj_resetData(m_, d_);
     normal_.reset();  // no cached variate carries over: a reset depends only on gen_'s state
   }
@@ -218,6 +230,8 @@ class MujocoEnv : public Env {
   int frame_stack_;
   int obs_dim_ = 0;
   std::vector<double> stack_;
+  std::vector<mjtNum> last_substep_;     // mjSTATE_INTEGRATION state before the last substep of the last step
+  bool stepped_ = false, cfrc_ = false;  // the last change was a step (not a reset/SetState); it ran cfrc
   std::uniform_real_distribution<double> unit_{0.0, 1.0};
   std::normal_distribution<double> normal_{0.0, 1.0};
 };

@@ -292,6 +292,11 @@ class VizdoomEnv : public Env {
   void TogetherOrStop(const std::function<void(int)>& fn, int limit_s);
   void KillEngines() const noexcept;
   void Abort() noexcept override { KillEngines(); }
+  std::vector<double> SaveState() const override {
+    throw std::runtime_error(
+        "ViZDoom keeps the game in its own engine process, which saves a game only to a file (DoomGame.save/load), "
+        "not to memory: snapshots of ViZDoom envs are not implemented");
+  }
   void FindEngineProcesses(bool strict);
   void ForgetEngineProcesses() noexcept;
   void StartEngines();

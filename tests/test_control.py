@@ -1,0 +1,484 @@
+"""Control each env (issue 31): per-env config values at make(), set_config / get_config at run time.
+
+Per-env values are checked against the reference env built with that value (gymnasium's Pendulum(g=...), Ant-v5
+(ctrl_cost_weight=...), FrozenLake(is_slippery=..., success_rate=...)); Atari's against our own single-env pool
+built with that value (which tests/test_atari.py aligns with ale_py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import parallel_pool as pp
+
+
+@contextlib.contextmanager
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _pendulum_ref(g: float):
+    with _quiet():
+        ref = gym.make("Pendulum-v1", g=g).unwrapped
+        ref.reset(seed=0)
+    return ref
+
+
+def _ref_step(ref, state, action):
+    """The reference's (obs, reward) for one step of `action` from `state`."""
+    ref.state = np.array(state, dtype=np.float64)
+    obs, reward, *_ = ref.step(np.asarray(action, dtype=np.float32))
+    return obs, reward
+
+
+def _assert_step(obs, reward, ref_obs, ref_reward, what):
+    np.testing.assert_allclose(obs, ref_obs, rtol=1e-6, atol=1e-6, err_msg=f"{what}: obs")
+    np.testing.assert_allclose(reward, ref_reward, rtol=1e-5, atol=1e-6, err_msg=f"{what}: reward")
+
+
+# ---- per-env values at make() ------------------------------------------------------------------------------------
+def test_pendulum_g_per_env_matches_gymnasium():
+    gs = [9.0, 9.8, 10.5, 12.0]
+    env = pp.make("Pendulum-v1", num_envs=4, g=gs, seed=5)
+    assert env.spec.config.g == tuple(gs)
+    assert [env.get_config(i)["g"] for i in range(4)] == gs
+    refs = [_pendulum_ref(g) for g in gs]
+    default_ref = _pendulum_ref(10.0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    diverged = False
+    for t in range(120):
+        states = [env.get_state(i) for i in range(4)]
+        a = rng.uniform(-2, 2, (4, 1)).astype(np.float32)
+        obs, rew, *_ = env.step(a)
+        for i, ref in enumerate(refs):
+            _assert_step(obs[i], rew[i], *_ref_step(ref, states[i], a[i]), f"env {i} (g={gs[i]}) step {t}")
+        # the values do matter: gymnasium's default g gives another step for env 3
+        d_obs, _ = _ref_step(default_ref, states[3], a[3])
+        diverged = diverged or not np.allclose(obs[3], d_obs, rtol=1e-6, atol=1e-6)
+    assert diverged
+    env.close()
+
+
+def test_ant_v5_reward_weights_per_env_match_gymnasium():
+    weights = [0.1, 0.5, 2.0]
+    healthy = [1.0, 0.5, 3.0]
+    env = pp.make("Ant-v5", num_envs=3, seed=2, ctrl_cost_weight=weights, healthy_reward=healthy)
+    with _quiet():
+        refs = [gym.make("Ant-v5", ctrl_cost_weight=w, healthy_reward=h).unwrapped for w, h in zip(weights, healthy)]
+        for ref in refs:
+            ref.reset(seed=0)
+    env.reset()
+    for i, ref in enumerate(refs):  # both start from the reference's reset state, then step side by side
+        env.set_state(i, np.concatenate([ref.data.qpos, ref.data.qvel]))
+    rng = np.random.default_rng(1)
+    for t in range(40):
+        a = rng.uniform(-1, 1, (3, 8))
+        obs, rew, term, trunc, info = env.step(a)
+        for i, ref in enumerate(refs):
+            with _quiet():
+                r_obs, r_rew, r_term, _, r_info = ref.step(a[i])
+            what = f"env {i} step {t}"
+            np.testing.assert_allclose(obs[i], r_obs, atol=1e-6, err_msg=what)
+            np.testing.assert_allclose(rew[i], r_rew, atol=1e-6, err_msg=what)
+            np.testing.assert_allclose(info["reward_ctrl"][i], r_info["reward_ctrl"], atol=1e-6, err_msg=what)
+            assert bool(term[i]) == bool(r_term), what
+        if term.any():
+            break
+    env.close()
+
+
+def test_frozen_lake_per_env_slipperiness_follows_gymnasium_table():
+    from gymnasium.envs.toy_text.frozen_lake import FrozenLakeEnv
+
+    slippery = [False, True, True]
+    success = [1.0 / 3.0, 1.0 / 3.0, 0.8]
+    env = pp.make("FrozenLake-v1", num_envs=3, seed=1, is_slippery=slippery, success_rate=success)
+    tables = [FrozenLakeEnv(is_slippery=s, success_rate=p).P for s, p in zip(slippery, success)]
+    env.reset()
+    rng = np.random.default_rng(0)
+    intended = np.zeros(3)
+    steps = 600
+    for _ in range(steps):
+        for i in range(3):  # start each step from a frozen non-goal tile, so no episode ends mid-count
+            env.set_state(i, [0])
+        a = rng.integers(0, 4, 3)
+        obs, *_ = env.step(a)
+        for i in range(3):
+            outcomes = {s2: p for p, s2, _, _ in tables[i][0][int(a[i])] if p > 0}
+            assert int(obs[i]) in outcomes, f"env {i}: state 0, action {a[i]} -> {obs[i]}, reference {outcomes}"
+            intended[i] += int(obs[i]) == tables[0][0][int(a[i])][0][1]  # the not-slippery move
+    assert intended[0] == steps  # not slippery: always the intended move
+    assert intended[1] < 0.9 * steps  # slippery: it slips (some slips land where the move would)
+    assert intended[2] / steps > intended[1] / steps + 0.2  # success_rate 0.8 moves as intended far more often
+    env.close()
+
+
+@pytest.mark.parametrize(
+    "task,values",
+    [
+        ("Pong-v5", {"repeat_action_probability": [0.0, 0.25, 0.5], "mode": [0, 1, 0], "difficulty": [0, 0, 1]}),
+        ("CartpoleSwingup-v1", {"frame_skip": [1, 2, 3], "task_name": ["swingup", "balance", "swingup_sparse"]}),
+    ],
+)
+def test_per_env_values_equal_single_env_pools(task, values):
+    """Env i of a pool with per-env values runs exactly as a one-env pool made with env i's values and seed (those
+    pools are aligned with ale_py / dm_control by tests/test_atari.py and tests/test_dmc.py)."""
+    env = pp.make(task, num_envs=3, seed=11, max_episode_steps=60, **values)
+    singles = [
+        pp.make(task, num_envs=1, seed=11 + i, max_episode_steps=60, **{k: v[i] for k, v in values.items()})
+        for i in range(3)
+    ]
+
+    def same(a, i, b, what):  # row i of a (an array or a dict of arrays) equals row 0 of b
+        for k in a if isinstance(a, dict) else [None]:
+            x, y = (a, b) if k is None else (a[k], b[k])
+            np.testing.assert_array_equal(x[i], y[0], err_msg=f"{what} {k or ''}")
+
+    obs, _ = env.reset()
+    for i, s in enumerate(singles):
+        same(obs, i, s.reset()[0], f"env {i} reset")
+    env.action_space.seed(3)
+    for t in range(150):
+        a = env.action_space.sample()
+        obs, rew, term, trunc, _ = env.step(a)
+        for i, s in enumerate(singles):
+            o, r, te, tr, _ = s.step(a[i : i + 1])
+            same(obs, i, o, f"env {i} step {t}")
+            assert (rew[i], term[i], trunc[i]) == (r[0], te[0], tr[0])
+    for s in singles:
+        s.close()
+    env.close()
+
+
+@pytest.mark.parametrize(
+    "task,kwargs,error,words",
+    [
+        ("Pendulum-v1", {"g": [9.0, 10.0]}, ValueError, ["'g'", "2 per-env values for 4 envs"]),
+        ("Pendulum-v1", {"g": [9.0, "x", 1.0, 2.0]}, TypeError, ["'g'"]),
+        ("Pendulum-v1", {"g": [9.0, float("nan"), 1.0, 2.0]}, ValueError, ["'g'", "finite"]),
+        ("Pendulum-v1", {"seed": [1, 2, 3, 4]}, ValueError, ["'seed'", "pool's own"]),
+        ("Pendulum-v1", {"max_episode_steps": [5, 5, 5, 5]}, ValueError, ["'max_episode_steps'"]),
+        ("Pendulum-v1", {"version": [1, 1, 0, 7]}, ValueError, ["version"]),
+        ("FrozenLake-v1", {"success_rate": [0.5, 1.5, 0.5, 0.5]}, ValueError, ["success_rate"]),
+        ("FrozenLake-v1", {"size": [4, 8, 4, 4]}, ValueError, ["'size'", "spaces"]),
+        ("Ant-v5", {"exclude_current_positions_from_observation": [True, False] * 2}, ValueError, ["spaces"]),
+        ("Pong-v5", {"img_height": [84, 64, 84, 84]}, ValueError, ["'img_height'", "spaces"]),
+    ],
+)
+def test_bad_per_env_values_raise_naming_the_key(task, kwargs, error, words):
+    with pytest.raises(error) as e:
+        pp.make(task, num_envs=4, **kwargs)
+    for w in words:
+        assert w in str(e.value)
+
+
+# ---- set_config / get_config ---------------------------------------------------------------------------------------
+class PendulumChecker:
+    """Checks every returned row of a Pendulum pool against gymnasium's step from the env's previous state, with the
+    g each env is expected to run with: its old g until its next reset after set_config, the new one from then on."""
+
+    def __init__(self, env, g):
+        self.env = env
+        self.ref = _pendulum_ref(10.0)
+        self.g = [g] * env.num_envs  # what each env runs with
+        self.next_g = list(self.g)  # what it runs with from its next reset
+        self.prev: dict[int, tuple] = {}  # env id -> (state, action) of its step in flight
+        # steps checked: with the old g after set_config gave a new one (not applied yet), and with the new g
+        self.checked = {"old_after_set": 0, "new": 0}
+        self.new_g: float | None = None
+
+    def set_config(self, ids, g):
+        self.env.set_config(ids, g=g)
+        self.new_g = g
+        for i in np.atleast_1d(ids):
+            self.next_g[int(i)] = g
+
+    def rows(self, obs, rew, info, actions):
+        """Check a batch (actions: what will be sent to these envs next) and remember their states."""
+        for j, i in enumerate(info["env_id"]):
+            i = int(i)
+            if info["elapsed_step"][j] == 0:
+                self.g[i] = self.next_g[i]
+            elif i in self.prev:
+                state, a = self.prev[i]
+                self.ref.g = self.g[i]
+                _assert_step(obs[j], rew[j], *_ref_step(self.ref, state, a), f"env {i} g={self.g[i]}")
+                if self.g[i] != self.next_g[i]:
+                    self.checked["old_after_set"] += 1
+                elif self.g[i] == self.new_g:
+                    self.checked["new"] += 1
+            self.prev[i] = (self.env.get_state(i), actions[j])
+
+
+def test_set_config_applies_at_the_next_reset_sync():
+    env = pp.make("Pendulum-v1", num_envs=3, seed=4, max_episode_steps=8)
+    check = PendulumChecker(env, 10.0)
+    rng = np.random.default_rng(0)
+    obs, info = env.reset()
+    a = rng.uniform(-2, 2, (3, 1)).astype(np.float32)
+    check.rows(obs, np.zeros(3), info, a)
+    for t in range(40):
+        if t == 3:
+            check.set_config([1, 2], 15.0)
+            assert env.get_config(1)["g"] == 15.0 and env.get_config(0)["g"] == 10.0
+        obs, rew, _, _, info = env.step(a)
+        a = rng.uniform(-2, 2, (3, 1)).astype(np.float32)
+        check.rows(obs, rew, info, a)
+    assert check.g == [10.0, 15.0, 15.0]
+    # steps 4..8 of the first episode ran with the old g (checked), the later episodes with the new one
+    assert check.checked["new"] > 10 and check.checked["old_after_set"] >= 4
+    env.close()
+
+
+def test_set_config_applies_at_the_next_reset_async():
+    env = pp.make("Pendulum-v1", num_envs=6, batch_size=2, num_threads=2, seed=9, max_episode_steps=5)
+    check = PendulumChecker(env, 10.0)
+    rng = np.random.default_rng(2)
+    env.async_reset()
+    for t in range(80):
+        obs, rew, _, _, info = env.recv()
+        a = rng.uniform(-2, 2, (len(obs), 1)).astype(np.float32)
+        check.rows(obs, rew, info, a)
+        env.send(a, info["env_id"])
+        if t == 10:  # four of the six envs have a step in flight now
+            check.set_config(np.arange(6), 15.0)
+    assert check.g == [15.0] * 6
+    assert check.checked["new"] > 10 and check.checked["old_after_set"] > 4
+    env.close()
+
+
+def test_set_config_keeps_the_random_stream():
+    """The rebuilt env takes over the env's generator: its next reset draws what the old env would have drawn."""
+    a = pp.make("Pendulum-v1", num_envs=2, seed=3)
+    b = pp.make("Pendulum-v1", num_envs=2, seed=3)
+    a.reset()
+    b.reset()
+    a.set_config(1, g=7.0)
+    a.reset()
+    b.reset()
+    np.testing.assert_array_equal(a.get_state(1), b.get_state(1))
+    assert a.get_config(1)["g"] == 7.0 and b.get_config(1)["g"] == 10.0
+    a.close()
+    b.close()
+
+
+def test_set_config_per_env_values_and_bad_values_change_nothing():
+    env = pp.make("Pendulum-v1", num_envs=3, g=[9.0, 10.0, 11.0])
+    env.reset()
+    env.set_config([0, 2], g=[5.0, 6.0])
+    assert [env.get_config(i)["g"] for i in range(3)] == [5.0, 10.0, 6.0]
+    bad = [
+        ({"g": [1.0, float("nan")]}, ValueError, "'g'"),
+        ({"g": "x"}, TypeError, "'g'"),
+        ({"g": [1.0, 2.0, 3.0]}, ValueError, "3 per-env values for 2 envs"),
+        ({"seed": 1}, ValueError, "pool's own"),
+        ({"nope": 1}, ValueError, "unknown config key"),
+        ({"version": 7}, ValueError, "version"),
+    ]
+    for values, error, words in bad:
+        with pytest.raises(error, match=words):
+            env.set_config([0, 1], **values)
+        assert [env.get_config(i)["g"] for i in range(3)] == [5.0, 10.0, 6.0]
+    with pytest.raises(ValueError, match="out of range"):
+        env.set_config([5], g=1.0)
+    env.reset()
+    assert [env.get_config(i)["g"] for i in range(3)] == [5.0, 10.0, 6.0]
+    env.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        env.set_config(0, g=1.0)
+
+
+@pytest.mark.parametrize("env_type", ["gymnasium", "gym", "dm"])
+def test_every_front_end_has_set_config(env_type):
+    env = pp.make("Pendulum-v1", env_type=env_type, num_envs=2, g=[8.0, 9.0])
+    env.set_config(1, g=3.0)
+    assert env.get_config(0)["g"] == 8.0 and env.get_config(1)["g"] == 3.0
+    env.close()
+
+
+# ---- snapshots: get_state(env_ids) / set_state(env_ids, states) ----------------------------------------------------
+SNAPSHOT_TASKS = {
+    # task: make() kwargs that give episode ends within the rollout
+    "CartPole-v1": {"max_episode_steps": 12},
+    "Pendulum-v1": {"max_episode_steps": 10},
+    "MountainCarContinuous-v0": {"max_episode_steps": 10},
+    "Acrobot-v1": {"max_episode_steps": 10},
+    "FrozenLake-v1": {},
+    "Taxi-v3": {"max_episode_steps": 10},
+    "Blackjack-v1": {},
+    "CliffWalking-v0": {"max_episode_steps": 10},
+    "Catch-v0": {},
+    "NChain-v0": {"max_episode_steps": 10},
+    "Ant-v5": {"max_episode_steps": 10},
+    "Hopper-v5": {"max_episode_steps": 10},
+    "Humanoid-v5": {"max_episode_steps": 10},
+    "HalfCheetah-v4": {"max_episode_steps": 10, "frame_stack": 3},
+    "CartpoleSwingup-v1": {"max_episode_steps": 10},
+    "WalkerWalk-v1": {"max_episode_steps": 10},
+    "FingerTurnHard-v1": {"max_episode_steps": 10},  # a task whose state includes its model's target
+    "LqrLqr21-v1": {"max_episode_steps": 10},
+    "Pong-v5": {"max_episode_steps": 12, "repeat_action_probability": 0.25},
+    "Breakout-v5": {"episodic_life": True, "max_episode_steps": 40},
+}
+
+
+def _rollout(env, actions):
+    """Every array of every step of `actions`, copied."""
+    return [[np.array(x, copy=True) for x in env.step_arrays(a)] for a in actions]
+
+
+@pytest.mark.parametrize("task", list(SNAPSHOT_TASKS))
+def test_snapshot_restore_continues_bit_identically(task):
+    """Snapshot, step k actions, restore, step the same k actions: the same arrays, over episode ends."""
+    env = pp.make(task, num_envs=3, seed=1, **SNAPSHOT_TASKS[task])
+    env.action_space.seed(0)
+    env.reset()
+    for _ in range(3):
+        env.step(env.action_space.sample())
+    ids = [0, 1, 2]
+    snap = env.get_state(ids)
+    actions = [env.action_space.sample() for _ in range(45)]
+    first = _rollout(env, actions)
+    env.set_state(ids, snap)
+    second = _rollout(env, actions)
+    done = first[0][env.schema.index["terminated"]] | first[0][env.schema.index["truncated"]]
+    for step in first[1:]:
+        done = done | step[env.schema.index["terminated"]] | step[env.schema.index["truncated"]]
+    assert done.all(), "every env should end an episode within the rollout"
+    for t, (a, b) in enumerate(zip(first, second)):
+        for name, x, y in zip([s[0] for s in env.engine.output_specs], a, b):
+            np.testing.assert_array_equal(x, y, err_msg=f"{task}: {name} at step {t} after the restore")
+    env.close()
+
+
+def test_snapshot_is_plain_numpy_and_branches(tmp_path):
+    env = pp.make("CartPole-v1", num_envs=4, seed=3)
+    env.reset()
+    env.step(np.array([0, 1, 0, 1]))
+    snap = env.get_state([2])
+    np.savez(tmp_path / "s.npz", **snap)
+    loaded = dict(np.load(tmp_path / "s.npz"))
+    import pickle
+
+    assert pickle.loads(pickle.dumps(snap)).keys() == snap.keys()
+    env.set_state([0, 1, 2, 3], loaded)  # one snapshot into every env: four copies of env 2
+    obs, *_ = env.step(np.array([1, 1, 1, 1]))
+    assert all(np.array_equal(obs[0], o) for o in obs)
+    env.close()
+
+
+def test_bad_snapshots_are_refused_and_change_nothing():
+    env = pp.make("CartPole-v1", num_envs=2, seed=3)
+    env.reset()
+    before = [env.get_state(i) for i in range(2)]
+    snap = env.get_state([0, 1])
+    other = pp.make("Acrobot-v1", num_envs=2).get_state([0, 1])
+    with pytest.raises(ValueError, match="Acrobot-v1 cannot be restored into CartPole-v1"):
+        env.set_state([0, 1], other)
+    with pytest.raises(ValueError, match="taken by parallel_pool 0.0.0"):
+        env.set_state([0, 1], dict(snap, version=np.array("0.0.0")))
+    with pytest.raises(ValueError, match="a snapshot of 2 envs for 3 env ids"):
+        env.set_state([0, 1, 1], snap)
+    with pytest.raises(TypeError, match="takes a snapshot"):
+        env.set_state([0, 1], {"values": snap["values"]})
+    broken = {k: np.array(v, copy=True) for k, v in snap.items()}
+    broken["values"][1, 0] = np.inf  # env 1's state is bad: env 0 is not restored either
+    env.step(np.array([1, 1]))
+    moved = [env.get_state(i) for i in range(2)]
+    with pytest.raises(ValueError, match="not finite"):
+        env.set_state([0, 1], broken)
+    assert all(np.array_equal(env.get_state(i), moved[i]) for i in range(2))
+    assert not np.array_equal(moved[0], before[0])
+    env.close()
+
+
+def test_snapshot_of_an_env_with_a_result_pending_is_refused():
+    env = pp.make("CartPole-v1", num_envs=4, batch_size=2, seed=3)
+    env.async_reset()
+    env.recv()
+    with pytest.raises(ValueError, match="pending"):
+        env.get_state([0, 1, 2, 3])
+    env.close()
+
+
+@pytest.mark.parametrize("task", ["Basic-v1"])
+def test_families_without_snapshots_say_so(task):
+    env = pp.make(task, num_envs=1)
+    env.reset()
+    with pytest.raises(RuntimeError, match=f"{task}: no snapshots"):
+        env.get_state([0])
+    env.close()
+
+
+def test_docs_snippets_run():
+    """docs/control.md's examples (per-env values, domain randomization in a loop and with SB3, MCTS-style
+    branching) run as written."""
+    import re
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[1] / "docs" / "control.md"
+    snippets = re.findall(r"<!-- run -->\n```python\n(.*?)```", doc.read_text(), flags=re.S)
+    assert len(snippets) == 4
+    pytest.importorskip("stable_baselines3")
+    for code in snippets:
+        exec(compile(code, str(doc), "exec"), {})
+
+
+def test_adapters_reach_per_env_config():
+    from parallel_pool.integrations.sb3 import ParallelPoolVecEnv
+    from parallel_pool.integrations.tianshou import ParallelPoolVectorEnv
+
+    venv = ParallelPoolVecEnv("Pendulum-v1", num_envs=3, g=[9.0, 10.0, 11.0])
+    assert venv.get_attr("g") == [9.0, 10.0, 11.0]
+    venv.env_method("set_config", indices=[0, 2], g=4.0)
+    assert [c["g"] for c in venv.env_method("get_config")] == [4.0, 10.0, 4.0]
+    venv.close()
+    tenv = ParallelPoolVectorEnv("Pendulum-v1", num_envs=2)
+    tenv.set_env_attr("g", 7.5, id=[1])
+    assert tenv.get_env_attr("g") == [10.0, 7.5]
+    with pytest.raises(AttributeError):
+        tenv.set_env_attr("not_a_key", 1)
+    tenv.close()
+
+
+def test_python_envs_say_they_have_no_per_env_config_or_snapshots():
+    env = pp.make("CartPole-v1", backend="python", num_envs=2, num_threads=1)
+    env.reset()
+    with pytest.raises(NotImplementedError, match="env_fn"):
+        env.set_config(0, gravity=1.0)
+    with pytest.raises(RuntimeError, match="CartPole-v1: no snapshots"):
+        env.get_state([0, 1])
+    env.close()
+
+
+@pytest.mark.parametrize("task", ["MountainCar-v0", "MountainCarContinuous-v0"])
+def test_mountain_car_goal_velocity_per_env_matches_gymnasium(task):
+    """gymnasium's goal_velocity kwarg: the goal needs velocity >= it. Env i starts just before the goal, at
+    velocities on either side of the goal velocities, and terminates exactly when gymnasium's env does."""
+    goals = [0.0, 0.01, 0.03]
+    env = pp.make(task, num_envs=3, goal_velocity=goals)
+    with _quiet():
+        refs = [gym.make(task, goal_velocity=g).unwrapped for g in goals]
+    push = np.array([2, 2, 2]) if task == "MountainCar-v0" else np.ones((3, 1), dtype=np.float32)
+    seen = set()
+    for vel in np.linspace(-0.02, 0.05, 15):
+        env.reset()
+        for i, ref in enumerate(refs):
+            ref.reset(seed=0)
+            env.set_state(i, [0.49, vel])
+            ref.state = np.array([0.49, vel])
+        _, _, term, _, _ = env.step(push)
+        for i, ref in enumerate(refs):
+            with _quiet():
+                _, _, r_term, _, _ = ref.step(push[i])
+            assert bool(term[i]) == bool(r_term), f"goal_velocity {goals[i]}, velocity {vel}"
+            seen.add((i, bool(term[i])))
+    assert {(i, t) for i in range(3) for t in (False, True)} <= seen  # each env both short of and at its goal
