@@ -231,7 +231,17 @@ def test_case_choices_and_help(capsys):
     from parallel_pool.bench import CASES
     from parallel_pool.bench import main as bench_main
 
-    assert set(CASES) == {"throughput", "atari", "mujoco", "xla", "adapters", "vizdoom", "dmc", "contention"}
+    assert set(CASES) == {
+        "throughput",
+        "atari",
+        "mujoco",
+        "xla",
+        "adapters",
+        "vizdoom",
+        "dmc",
+        "contention",
+        "python-envs",
+    }
     with pytest.raises(SystemExit):
         bench_main(["--help"])
     out = capsys.readouterr().out
@@ -242,6 +252,13 @@ def test_case_choices_and_help(capsys):
     with pytest.raises(SystemExit):
         bench_main(["--case", "nope"])
     assert "invalid choice: 'nope'" in capsys.readouterr().err
+
+
+def test_case_python_envs_quick(capsys):
+    out = _bench_case(capsys, "--case", "python-envs", "--quick")
+    rows = [ln for ln in out.splitlines() if ln.startswith(("LunarLander-v3", "MiniGrid-DoorKey"))]
+    assert len(rows) == 2 and all("ours sync" in r and "AsyncVectorEnv" in r for r in rows)
+    assert "of cores x one env" in out and "round trip, 1 env:" in out
 
 
 def test_case_adapters_quick(capsys):

@@ -44,6 +44,7 @@ CASES = {
     "vizdoom": "parallel_pool.bench.suites.vizdoom",
     "dmc": "parallel_pool.bench.suites.dmc",
     "contention": "parallel_pool.bench.suites.contention",
+    "python-envs": "parallel_pool.bench.suites.python_envs",
 }
 
 FULL_TIMING = {"warmup": 0.5, "duration": 1.0, "repeats": 5, "action_batches": 64}

@@ -118,3 +118,62 @@ def make_dm_control_env(task_id: str, seed: int = 0) -> Any:
 
     domain, task = dm_control_task(task_id)
     return suite.load(domain, task, task_kwargs={"random": seed})
+
+
+# ---- envs written in Python (the python-envs case): one builder each, used by our pool (env_fn=) and by the
+# gymnasium vectorizers alike. Module level: picklable for the worker processes.
+
+
+def _spin_env(cost: float) -> Any:
+    """A pure-Python env whose step spins `cost` seconds of CPU (no sleep: it needs a core, as a real env does)."""
+    import time
+
+    import gymnasium as gym
+    import numpy as np
+
+    class Spin(gym.Env):
+        observation_space = gym.spaces.Box(-1, 1, (4,), np.float32)
+        action_space = gym.spaces.Discrete(2)
+
+        def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+            super().reset(seed=seed)
+            return np.zeros(4, np.float32), {}
+
+        def step(self, action: Any) -> Any:
+            end = time.perf_counter() + cost
+            while time.perf_counter() < end:
+                pass
+            return np.zeros(4, np.float32), 0.0, False, False, {}
+
+    return Spin()
+
+
+def _lunar() -> Any:
+    import gymnasium as gym
+
+    return gym.make("LunarLander-v3")
+
+
+def _minigrid() -> Any:
+    import gymnasium as gym
+    import minigrid  # noqa: F401  (registers the ids)
+    from minigrid.wrappers import ImgObsWrapper
+
+    return ImgObsWrapper(gym.make("MiniGrid-DoorKey-8x8-v0"))  # the image: what every vectorizer can batch
+
+
+def _spin() -> Any:
+    return _spin_env(1e-3)
+
+
+def _null() -> Any:
+    return _spin_env(0.0)
+
+
+# name -> (builder, what it is)
+PYTHON_ENVS: dict[str, tuple[Any, str]] = {
+    "lunar": (_lunar, "LunarLander-v3"),
+    "minigrid": (_minigrid, "MiniGrid-DoorKey-8x8-v0 (ImgObsWrapper)"),
+    "spin": (_spin, "a pure-Python env spinning 1 ms per step"),
+    "null": (_null, "a pure-Python env that does nothing"),
+}

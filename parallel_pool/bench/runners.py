@@ -186,6 +186,9 @@ def _make_pool(case: dict, lib_name: str) -> Any:
 
     lib = importlib.import_module(lib_name)  # parallel_pool or envpool: the same make() call, EnvPool's API
     n, b, t = case["num_envs"], case["batch_size"], case["num_threads"]
+    if "env_fn" in case:  # an env written in Python (peers.PYTHON_ENVS), in our pool's worker processes
+        fn = peers.PYTHON_ENVS[case["env_fn"]][0]
+        return lib.make(env_fn=fn, num_envs=n, batch_size=b, num_threads=t, seed=0)
     task = TASKS.get(case["task"])  # a throughput task's own config (cases.py), then the case's
     config = {**(task.config if task is not None else {}), **case.get("config", {})}
     return lib.make(case["task"], env_type="gymnasium", num_envs=n, batch_size=b, num_threads=t, seed=0, **config)
@@ -382,6 +385,18 @@ def build(case: dict) -> Runner:
         if mode == "sync":
             return Calls(env.step, actions, n, functools.partial(env.reset, seed=0), env.close)
         return AleAsync(env, actions, b)
+    if "env_fn" in case:  # an env written in Python: the gymnasium vectorizers and the plain loop over its builder
+        fn = peers.PYTHON_ENVS[case["env_fn"]][0]
+        if runner == "gym_async":
+            from gymnasium.vector import AsyncVectorEnv
+
+            env = AsyncVectorEnv([fn] * n, shared_memory=True)
+            actions = random_actions(env.single_action_space, n)
+            return Calls(env.step, actions, n, functools.partial(env.reset, seed=0), env.close)
+        if runner == "for_loop":
+            envs = [fn() for _ in range(n)]
+            return ForLoop(envs, random_actions(envs[0].action_space, n))
+        raise ValueError(f"runner {runner!r} does not run Python envs")
     peer = _peer(task)
     if runner == "gym_native":
         import gymnasium as gym
