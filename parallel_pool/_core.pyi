@@ -19,27 +19,27 @@ class EnvError(RuntimeError):
     batch_kept: bool
     """True in async mode: those envs were reset in place and the next recv() returns the whole batch."""
 
-# env type name -> [(key, default, doc, allowed values)]
-def env_types() -> dict[str, list[tuple[str, ConfigValue, str, list[str]]]]: ...
+# env class name -> [(key, default, doc, allowed values)]
+def env_classes() -> dict[str, list[tuple[str, ConfigValue, str, list[str]]]]: ...
 
-# The config keys every env type has (num_envs, batch_size, seed, ...): the pool's own, never per env.
+# The config keys every env class has (num_envs, batch_size, seed, ...): the pool's own, never per env.
 def common_config_keys() -> list[str]: ...
 
-# task id -> (env type name, config overrides)
+# task id -> (env class name, config overrides)
 def tasks() -> dict[str, tuple[str, dict[str, ConfigValue]]]: ...
 
-# The spec of an env type under a config: {"obs"|"info"|"action": [array dicts], "reward_dtype", "max_players"};
+# The spec of an env class under a config: {"obs"|"info"|"action": [array dicts], "reward_dtype", "max_players"};
 # each array dict has name, dtype, shape, low, high, per_player.
-def spec(env_type: str, config: dict[str, ConfigValue]) -> dict[str, Any]: ...
+def spec(env_class: str, config: dict[str, ConfigValue]) -> dict[str, Any]: ...
 
-# The physical-limit benchmark: one env of `env_type` stepped in a tight C++ loop on this thread for `seconds`
+# The physical-limit benchmark: one env of `env_class` stepped in a tight C++ loop on this thread for `seconds`
 # (at least `min_steps` steps): {"steps": int, "resets": int, "seconds": float, "cpu_seconds": float} (wall and
 # this thread's CPU time of the loop). See parallel_pool.bench.limit.
 def bare_step_loop(
-    env_type: str, config: dict[str, ConfigValue], seconds: float, min_steps: int = 1
+    env_class: str, config: dict[str, ConfigValue], seconds: float, min_steps: int = 1
 ) -> dict[str, Any]: ...
 
-class Pool:
+class Engine:
     """A pool of C++ envs on worker threads. Sync when batch_size == num_envs, async otherwise.
 
     Outputs are a tuple of numpy arrays in `output_specs` order. Bad input raises ValueError/TypeError/IndexError
@@ -47,7 +47,7 @@ class Pool:
     RuntimeError (close() is a no-op there)."""
 
     # A config value may be a list or tuple of num_envs values: env i is built with the i-th (per-env values).
-    def __init__(self, env_type: str, config: dict[str, Any]) -> None: ...
+    def __init__(self, env_class: str, config: dict[str, Any]) -> None: ...
     def send(
         self,
         actions: ArrayLike | Sequence[ArrayLike] | None,

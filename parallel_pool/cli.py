@@ -46,13 +46,13 @@ def _describe_space(space) -> str:
 def task_info(task_id: str) -> int:
     import parallel_pool
     from parallel_pool import families as fam
-    from parallel_pool.registry import config_keys, task_type
+    from parallel_pool.registry import config_keys, env_class_of
 
     try:
         spec = parallel_pool.make_spec(task_id)
     except ValueError as e:
         raise SystemExit(f"{PROG} info: {e}") from None
-    print(f"{task_id}: env type {task_type(task_id)}, family {fam.family_of(task_id) or 'unknown'}")
+    print(f"{task_id}: env class {env_class_of(task_id)}, family {fam.family_of(task_id) or 'unknown'}")
     print(f"  observation space (one env): {_describe_space(spec.observation_space)}")
     print(f"  action space (one env):      {_describe_space(spec.action_space)}")
     print("  config keys (default, doc):")

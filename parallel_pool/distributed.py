@@ -1,7 +1,7 @@
 """Pools on Ray actors behind the same front-ends: `parallel_pool.distributed.make(task_id, num_workers=K, ...)`.
 
 K Ray actors each hold a local sync pool of about num_envs/K envs (its own worker threads, on its own cores, on any
-node of the Ray cluster). `RayEngine` offers the calls of `_core.Pool` (send / recv / step / reset, output_specs), so
+node of the Ray cluster). `RayEngine` offers the calls of `_core.Engine` (send / recv / step / reset, output_specs), so
 the gymnasium, gym and dm front-ends (and with them every adapter) run on it unchanged: one function still builds
 each front-end's result from the raw arrays.
 
@@ -15,7 +15,7 @@ each front-end's result from the raw arrays.
   this never hangs); with restart=True a new actor takes over the range and its envs are reset.
 
 Envs written in Python (`env_fn=...`, `backend="python"`, ids without a C++ port) run the same way: each actor holds
-a `ProcessEngine` of its env range instead of a `_core.Pool`.
+a `ProcessEngine` of its env range instead of a `_core.Engine`.
 
 Ray is an optional dependency: `pip install "parallel-pool[ray]"`.
 """
@@ -69,7 +69,7 @@ class PoolActor:
     def __init__(self, task: str | EnvSpec, kwargs: dict[str, Any], first_id: int):
         if isinstance(task, str):
             spec = EnvSpec(task, **kwargs)
-            self.pool: Engine = _core.Pool(spec.engine_type, spec.config_dict)
+            self.pool: Engine = _core.Engine(spec.env_class, spec.config_dict)
         else:
             from parallel_pool.process_engine import ProcessEngine
             from parallel_pool.python_env import PythonEnvSpec
@@ -131,7 +131,7 @@ def _take(actions: Any, rows: np.ndarray) -> Any:
 
 
 class RayEngine(SendRecvEngine):
-    """The calls of `_core.Pool` served by `num_workers` Ray actors, each a local pool of a contiguous env range.
+    """The calls of `_core.Engine` served by `num_workers` Ray actors, each a local pool of a contiguous env range.
 
     Placement: `actor_options` go to Ray's `.options()` of every actor (num_cpus, resources, scheduling_strategy,
     runtime_env, ...); one_per_node=True puts each actor on its own node (a STRICT_SPREAD placement group).
@@ -531,7 +531,7 @@ class RayEngine(SendRecvEngine):
 
 
 class _OnRay:
-    """Front-end mixin: the engine is a `RayEngine` instead of a local `_core.Pool`."""
+    """Front-end mixin: the engine is a `RayEngine` instead of a local `_core.Engine`."""
 
     def __init__(self, spec: EnvSpec, render_mode: str | None, ray_options: dict[str, Any]):
         self._ray_options = ray_options

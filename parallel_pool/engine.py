@@ -1,6 +1,6 @@
 """The Engine contract: the calls every front-end makes on the object that steps the envs.
 
-Three engines implement it: `_core.Pool` (C++ envs on C++ worker threads), `process_engine.ProcessEngine` (Python
+Three engines implement it: `_core.Engine` (C++ envs on C++ worker threads), `process_engine.ProcessEngine` (Python
 envs in worker processes) and `distributed.RayEngine` (local pools on Ray actors). `BasePool` holds one of them and
 turns its batches into each front-end's result with `Schema`, so the front-ends and adapters never learn which
 engine runs the envs. This module sits at the bottom of the package, next to schema.py: it imports only the engine
@@ -21,7 +21,7 @@ __all__ = ["Engine", "SendRecvEngine", "env_error"]
 
 class Engine(Protocol):
     """What `BasePool`, `parallel_pool.render` and `parallel_pool.xla` call on an engine (see _core.pyi for the
-    meaning of each call: `_core.Pool` is the reference implementation)."""
+    meaning of each call: `_core.Engine` is the reference implementation)."""
 
     def send(self, actions: Any, env_id: Any, reset: bool = False, seeds: Any = None) -> None: ...
     def recv(self) -> tuple[np.ndarray, ...]: ...

@@ -125,7 +125,7 @@ class BasePool:
     # ---- the engine ---------------------------------------------------------------------------------------
     @property
     def engine(self) -> Engine:
-        """The engine behind this front-end (for parallel_pool.xla and parallel_pool.render): a `_core.Pool`, or
+        """The engine behind this front-end (for parallel_pool.xla and parallel_pool.render): a `_core.Engine`, or
         for envs written in Python a `process_engine.ProcessEngine`."""
         if self._engine is None or self._engine.closed:
             raise RuntimeError(
@@ -134,13 +134,13 @@ class BasePool:
         return self._engine
 
     def _new_engine(self, spec: EnvSpec) -> Engine:
-        """The engine: a local `_core.Pool`, or worker processes for envs written in Python (parallel_pool.distributed
+        """The engine: a local `_core.Engine`, or worker processes for envs written in Python (parallel_pool.distributed
         gives one with the same calls on Ray actors)."""
         if spec.backend == "python":
             from parallel_pool.process_engine import ProcessEngine
 
             return ProcessEngine(spec)
-        return _core.Pool(spec.engine_type, spec.config_dict)
+        return _core.Engine(spec.env_class, spec.config_dict)
 
     def _result(self, arrays: Sequence[np.ndarray]) -> Any:
         raise NotImplementedError

@@ -4,7 +4,7 @@ Layout. One shared-memory segment holds, for every output array of the batch ("o
 "terminated", "truncated", "env_id", "elapsed_step", "players.env_id", and with same-step autoreset
 "final:obs..." and "final:elapsed_step") and every action array, one row per env, indexed by env id. Worker w owns a
 contiguous range of env ids; it reads its envs' actions from their rows and writes their results into their rows.
-`recv` copies the rows of the envs it hands out (fancy indexing: the batch's own arrays, as `_core.Pool.recv` gives).
+`recv` copies the rows of the envs it hands out (fancy indexing: the batch's own arrays, as `_core.Engine.recv` gives).
 
 Signals. One duplex pipe per worker: the parent sends one small binary command per worker per call (op, env ids,
 seeds), the worker answers once per command when all of its envs in it are done (an empty message, or the
@@ -54,7 +54,7 @@ _CLOSE_WAIT_S = 1.0  # close(): how long workers get to exit on their own before
 
 
 def _output_arrays(raw: dict[str, Any], same_step: bool) -> list[tuple[str, str, tuple[int, ...], bool]]:
-    """The batch's output specs (names, dtypes, row shapes, per_player), as `_core.Pool.output_specs` gives them."""
+    """The batch's output specs (names, dtypes, row shapes, per_player), as `_core.Engine.output_specs` gives them."""
     single = len(raw["obs"]) == 1 and raw["obs"][0]["name"] == "obs"
     obs = [("obs" if single else "obs:" + a["name"], a["dtype"], tuple(a["shape"]), True) for a in raw["obs"]]
     out = obs + [
@@ -327,7 +327,7 @@ def _context() -> Any:
 
 
 class ProcessEngine(SendRecvEngine):
-    """The envs of a `PythonEnvSpec` in `num_threads` worker processes; the calls of `_core.Pool`."""
+    """The envs of a `PythonEnvSpec` in `num_threads` worker processes; the calls of `_core.Engine`."""
 
     def __init__(self, spec: Any):
         from multiprocessing import shared_memory

@@ -131,7 +131,7 @@ def _int_key(key: str, value: Any, low: int) -> int:
 class PythonEnvSpec(EnvSpec):
     """The spec of a pool of Python envs: what `EnvSpec` says of a C++ task (config, arrays, gymnasium spaces, dm
     specs), read from one env built by `env_fn` in this process; `env_fn` (cloudpickled) builds the envs in the
-    workers. `backend` is "python"; `engine_type` is "python".
+    workers. `backend` is "python"; `env_class` is "python".
 
     Config keys: num_envs, batch_size (0: num_envs), num_threads (worker processes; 0: min(num_envs, cores)),
     seed (env i's first reset gets seed + i), max_episode_steps (default: the env's own time limit), autoreset_mode.
@@ -174,7 +174,7 @@ class PythonEnvSpec(EnvSpec):
         if task_id is None:
             task_id = getattr(env_gym_spec, "id", None) or getattr(env_fn, "__qualname__", type(env).__name__)
         self.task_id = self.id = str(task_id)
-        self.engine_type = "python"
+        self.env_class = "python"
         n = _int_key("num_envs", common.get("num_envs", 1), 1)
         batch = _int_key("batch_size", common.get("batch_size", 0) or 0, 0) or n
         if batch > n:

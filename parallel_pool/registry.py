@@ -14,13 +14,13 @@ import numpy as np
 from parallel_pool import _core, dmc_models
 
 _TASKS: dict[str, tuple[str, dict[str, Any]]] = _core.tasks()
-_TYPES: dict[str, list[tuple[str, Any, str, list[str]]]] = _core.env_types()
+_CLASSES: dict[str, list[tuple[str, Any, str, list[str]]]] = _core.env_classes()
 
 
 def list_all_envs(include_unlisted: bool = False) -> list[str]:
-    """All registered task ids, sorted. Ids of env types named "_..." (the test and example envs, e.g. Dummy-v0)
+    """All registered task ids, sorted. Ids of env classes named "_..." (the test and example envs, e.g. Dummy-v0)
     can be made but are left out unless include_unlisted=True."""
-    return sorted(task for task, (env_type, _) in _TASKS.items() if include_unlisted or not env_type.startswith("_"))
+    return sorted(task for task, (env_class, _) in _TASKS.items() if include_unlisted or not env_class.startswith("_"))
 
 
 def has_task(task_id: str) -> bool:
@@ -37,7 +37,7 @@ def _suggest(word: str, options, what: str) -> str:
     return f"unknown {what} {word!r}{hint}"
 
 
-def task_type(task_id: str) -> str:
+def env_class_of(task_id: str) -> str:
     if not isinstance(task_id, str):
         raise TypeError(f"task_id must be a str, got {type(task_id).__name__}")
     if task_id not in _TASKS:
@@ -77,11 +77,11 @@ def _resolve_pkgdir(value: Any) -> Any:
 
 def config_keys(task_id: str) -> dict[str, tuple[Any, str, list[str]]]:
     """key -> (default for this task, doc, allowed values)."""
-    type_name = task_type(task_id)
+    class_name = env_class_of(task_id)
     overrides = _TASKS[task_id][1]
     return {
         name: (_resolve_pkgdir(overrides.get(name, default)), doc, list(choices))
-        for name, default, doc, choices in _TYPES[type_name]
+        for name, default, doc, choices in _CLASSES[class_name]
     }
 
 
@@ -177,10 +177,10 @@ def per_env_value(task_id: str, config: dict[str, Any], key: str, value: Any, n:
     if _is_per_env(value) and len(values) != n:
         raise ValueError(f"config key {key!r} has {len(values)} per-env values for {n} envs")
     values = [dmc_models.resolve(key, _resolve_pkgdir(_coerce(key, v, default, choices))) for v in values]
-    type_name = task_type(task_id)
-    want = spec if spec is not None else _core.spec(type_name, config)
+    class_name = env_class_of(task_id)
+    want = spec if spec is not None else _core.spec(class_name, config)
     for v in dict.fromkeys(values):  # each distinct value once
-        if _core.spec(type_name, dict(config, **{key: v})) != want:
+        if _core.spec(class_name, dict(config, **{key: v})) != want:
             raise ValueError(
                 f"config key {key!r} changes the observation or action spaces ({v!r}): it must be the same "
                 "for every env of a pool, and can only be given at make()"
@@ -191,7 +191,7 @@ def per_env_value(task_id: str, config: dict[str, Any], key: str, value: Any, n:
 def resolve_config(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """Validate user kwargs against the task's keys; return (engine type, full config). A key given as a
     sequence of num_envs values (per-env values) holds them as a tuple."""
-    type_name = task_type(task_id)
+    class_name = env_class_of(task_id)
     keys = config_keys(task_id)
     config = {k: v[0] for k, v in keys.items()}
     per_env = {k: v for k, v in kwargs.items() if _is_per_env(v) and k in keys}
@@ -223,4 +223,4 @@ def resolve_config(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str,
     scalar = dict(config)  # every env's values of the keys given once, for checking the per-env ones
     for key, values in per_env.items():
         config[key] = per_env_value(task_id, scalar, key, values, n)
-    return type_name, config
+    return class_name, config

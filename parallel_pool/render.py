@@ -1,7 +1,7 @@
 """RGB frames of a pool's envs: `render_frames(spec, core_pool, env_ids)` -> uint8 (n, H, W, 3).
 
 Envs that draw themselves in C++ (Atari: ALE's full screen) declare a render size in their spec and are drawn by
-`_core.Pool.render` on the calling thread; envs written in Python draw themselves in their worker process. The
+`_core.Engine.render` on the calling thread; envs written in Python draw themselves in their worker process. The
 others are drawn exactly as gymnasium draws them: each env's state
 (`_get_state`) is put into a gymnasium env made with render_mode="rgb_array", whose render() draws it, so the
 pictures (and, for MuJoCo, the default camera of each task) are gymnasium's own.
@@ -78,9 +78,9 @@ def _drawer(spec) -> Callable[[np.ndarray], np.ndarray]:
         # EnvPool's gymnasium_v5_render_camera: the camera of gymnasium's -v5 task, else of its -v4 task
         camera_id = spec.task_id.rsplit("-", 1)[0] + ("-v5" if cfg["gymnasium_v5_render_camera"] else "-v4")
         return _mujoco_drawer(camera_id, _model_path(cfg["xml_file"], cfg["base_path"]))
-    if spec.engine_type in _GYMNASIUM_DRAWN:
-        gym_id, set_state = _GYMNASIUM_DRAWN[spec.engine_type]
-        kwargs = {"map_name": f"{cfg['size']}x{cfg['size']}"} if spec.engine_type == "FrozenLake" else {}
+    if spec.env_class in _GYMNASIUM_DRAWN:
+        gym_id, set_state = _GYMNASIUM_DRAWN[spec.env_class]
+        kwargs = {"map_name": f"{cfg['size']}x{cfg['size']}"} if spec.env_class == "FrozenLake" else {}
         env = _gymnasium_env(gym_id, tuple(sorted(kwargs.items())))
 
         def draw(state: np.ndarray) -> np.ndarray:
@@ -88,7 +88,7 @@ def _drawer(spec) -> Callable[[np.ndarray], np.ndarray]:
             return env.render()
 
         return draw
-    reason = _NOT_DRAWN.get(spec.engine_type, "this env type has no renderer")
+    reason = _NOT_DRAWN.get(spec.env_class, "this env type has no renderer")
     raise NotImplementedError(f"render is not available for {spec.task_id}: {reason}")
 
 

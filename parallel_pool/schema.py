@@ -1,6 +1,6 @@
 """The layout of one result batch, read once from the engine's `output_specs`.
 
-The engine returns a batch as a flat tuple of arrays; `_core.Pool.output_specs` names each one:
+The engine returns a batch as a flat tuple of arrays; `_core.Engine.output_specs` names each one:
 "obs" or "obs:<key>" (observations), "reward", "terminated", "truncated", "env_id", "elapsed_step",
 "players.env_id", "info:<key>" (env info) and "final:<name>" (same-step autoreset's copies of the finished
 episode's last observation/info). `Schema` turns those names into indices once, so every front-end (and the XLA

@@ -123,7 +123,7 @@ def _array_spec(
 class EnvSpec:
     """What `make_spec(task_id, **kwargs)` returns: the task's config and its spaces.
 
-    `id` / `task_id`: the task id. `engine_type`: the C++ env class that runs it (not to be confused with
+    `id` / `task_id`: the task id. `env_class`: the C++ env class that runs it (not to be confused with
     make()'s `env_type`, the front-end kind). `config`: every config key, resolved (a namedtuple).
     `observation_space` / `action_space` are single-env gymnasium spaces (as EnvPool's spec has them);
     the gymnasium front-end's own `observation_space` is batched, as gymnasium's vector convention says.
@@ -135,14 +135,14 @@ class EnvSpec:
     def __init__(self, task_id: str, **kwargs: Any):
         self.task_id = task_id
         self.id = task_id  # gymnasium's name for it
-        self.engine_type, config = resolve_config(task_id, kwargs)
+        self.env_class, config = resolve_config(task_id, kwargs)
         # the keys as given, before the defaults and paths of this process were filled in: a pool made elsewhere
         # (a Ray actor on another node) resolves them itself (its package folders, its DMC model cache)
         self.kwargs: dict[str, Any] = dict(kwargs, seed=config["seed"])
         self.config_dict: dict[str, Any] = config
         Config = namedtuple("Config", list(config))  # type: ignore[misc]
         self.config = Config(**config)
-        self._raw = _core.spec(self.engine_type, env_config(config, 0))  # per-env values never change the spec
+        self._raw = _core.spec(self.env_class, env_config(config, 0))  # per-env values never change the spec
         threshold = config.get("reward_threshold")
         # gymnasium's convention: None where a task has no threshold (the engine stores +inf)
         self.reward_threshold = None if threshold is None or np.isinf(threshold) else threshold

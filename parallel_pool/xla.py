@@ -114,7 +114,7 @@ def _outside(name: str):
 def make_xla(env: Any) -> XlaFunctions:
     """(handle, recv, send, step) for `env`, a parallel_pool front-end; see the module docstring.
 
-    Uses only the front-end's public interface: `engine` (the `_core.Pool`), `schema`, `spec`, `num_envs`,
+    Uses only the front-end's public interface: `engine` (the `_core.Engine`), `schema`, `spec`, `num_envs`,
     `batch_size`, `is_async` and `from_arrays(arrays, xp)`, the front-end's own function from a raw batch to its
     result, which is called here on the jax arrays the FFI call returns."""
     jax, jnp = _import_jax()

@@ -48,7 +48,7 @@ def _task_id(rom: str) -> str:
 def test_every_supported_rom_is_a_task():
     roms = _supported_roms()
     assert len(roms) >= 100
-    ours = {e for e in pp.list_all_envs() if pp.registry.task_type(e) == "Atari"}
+    ours = {e for e in pp.list_all_envs() if pp.registry.env_class_of(e) == "Atari"}
     assert ours == {_task_id(r) for r in roms}
     for r in roms:
         assert pp.make_spec(_task_id(r)).config.task == r
@@ -477,7 +477,7 @@ def test_async_pool_runs_and_does_not_depend_on_threads():
 @pytest.mark.slow
 def test_every_task_aligns_with_ale_reference():
     """All 104 games, 60 steps each, frame by frame (about 2 minutes)."""
-    for task in sorted(e for e in pp.list_all_envs() if pp.registry.task_type(e) == "Atari"):
+    for task in sorted(e for e in pp.list_all_envs() if pp.registry.env_class_of(e) == "Atari"):
         rom = pp.make_spec(task).config.task
         _align(task, rom, 60, seed=len(rom))
 

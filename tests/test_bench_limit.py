@@ -10,7 +10,7 @@ from parallel_pool.bench.limit import bare_rate, physical_limit
 
 def _loop(task, seconds=0.0, min_steps=1, **config):
     spec = parallel_pool.make_spec(task, **config)
-    return _core.bare_step_loop(spec.engine_type, spec.config_dict, seconds, min_steps)
+    return _core.bare_step_loop(spec.env_class, spec.config_dict, seconds, min_steps)
 
 
 def test_episodes_end_by_termination_and_by_max_episode_steps():

@@ -99,7 +99,7 @@ def test_list_family(capsys):
 def test_info(capsys):
     out = _run(capsys, "info", "CartPole-v1")
     spec = parallel_pool.make_spec("CartPole-v1")
-    assert out.startswith("CartPole-v1: env type CartPole")
+    assert out.startswith("CartPole-v1: env class CartPole")
     assert repr(spec.action_space) in out
     for key, value in spec.config._asdict().items():
         if key in ("batch_size",):  # resolved (0 -> num_envs) in the spec; info shows the registered default

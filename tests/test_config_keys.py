@@ -82,7 +82,7 @@ def test_gymnasium_v5_render_camera_selects_the_camera():
 
 def _gymnasium_id(task):
     # the old MuJoCo ids (-v2/-v3) are gymnasium's -v4 envs (which gymnasium no longer registers under them)
-    if pp.make_spec(task).engine_type.endswith("-v4"):
+    if pp.make_spec(task).env_class.endswith("-v4"):
         return task.rsplit("-", 1)[0] + "-v4"
     return {"Taxi-v3": "Taxi-v4", "CliffWalking-v0": "CliffWalking-v1"}.get(task, task)
 
@@ -98,7 +98,7 @@ def test_reward_threshold_is_gymnasiums():
 
     compared = 0
     for task in pp.list_all_envs():
-        if pp.make_spec(task).engine_type == "Atari":  # checked below
+        if pp.make_spec(task).env_class == "Atari":  # checked below
             continue
         try:
             theirs = gym.spec(_gymnasium_id(task)).reward_threshold

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-import textwrap
 import time
 
 import numpy as np
 import pytest
+from pyproc import run_python
 
 import parallel_pool
 
@@ -20,17 +19,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _run(code: str, timeout: float = 60, env: dict | None = None) -> subprocess.CompletedProcess:
-    """`code` in a fresh interpreter that imports parallel_pool as this test session does."""
-    full_env = dict(os.environ, **(env or {}))
-    full_env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=full_env,
-        cwd=ROOT,
-    )
+    """`code` in a fresh interpreter that imports the same parallel_pool as this test session (tests/pyproc.py)."""
+    return run_python(code, timeout=timeout, env=dict(os.environ, **(env or {})))
 
 
 # ---- sizes and casts ------------------------------------------------------------------------------------------------

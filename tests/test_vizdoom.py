@@ -522,8 +522,9 @@ def test_several_agent_pools_made_at_once_never_share_a_port_or_a_settings_file(
     try:
         for c in children:
             assert c.stdout.readline().strip() == "ready"
+        # 2 processes x 2 pools x 2 envs x 2 players (an engine's process may still be starting under load)
+        assert wait_until(lambda: sum(len(engine_pids(c.pid)) for c in children) == 16)
         engines = [p for c in children for p in engine_pids(c.pid)]
-        assert len(engines) == 16  # 2 processes x 2 pools x 2 envs x 2 players
         ports = _host_ports(engines)
         assert len(ports) == 8 and len(set(ports)) == 8
         configs = [a for p in engines for a in _cmdline(p) if a.endswith(".ini")]

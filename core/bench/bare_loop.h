@@ -62,7 +62,7 @@ inline std::vector<uint8_t> RandomActionRow(const ArraySpec& a, int players, std
 
 // Steps one env of `type` for about `seconds` (at least `min_steps`), resetting it when an episode ends or
 // reaches the config's max_episode_steps, as the pool would.
-inline BareResult BareStepLoop(const EnvType& type, const Config& config, double seconds, int64_t min_steps) {
+inline BareResult BareStepLoop(const EnvClass& type, const Config& config, double seconds, int64_t min_steps) {
   const Spec spec = type.make_spec(config);
   std::unique_ptr<Env> env = type.create(config, 0, 0);
   const int players = env->NumPlayers();

@@ -1,4 +1,4 @@
-// pybind11 glue. One generic class serves every registered env type: nothing here is env-specific.
+// pybind11 glue. One generic class serves every registered env class: nothing here is env-specific.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -81,14 +81,14 @@ ConfigValue PyToConfigValue(const std::string& key, const ConfigValue& default_v
   }
 }
 
-const EnvType& FindType(const std::string& name) {
+const EnvClass& FindType(const std::string& name) {
   auto& types = Registry::Get().types();
   auto it = types.find(name);
-  if (it == types.end()) throw py::value_error("unknown env type '" + name + "'");
+  if (it == types.end()) throw py::value_error("unknown env class '" + name + "'");
   return it->second;
 }
 
-Config MakeConfig(const EnvType& type, const py::dict& d) {
+Config MakeConfig(const EnvClass& type, const py::dict& d) {
   std::map<std::string, ConfigValue> values;
   for (const auto& k : type.keys) values[k.name] = k.default_value;
   for (auto item : d) {
@@ -108,7 +108,7 @@ py::dict ConfigToDict(const Config& c) {
 
 // A config dict whose values may be lists or tuples of one value per env (per-env values; parallel_pool.registry
 // has checked which keys may vary): the pool's config (env 0's values) and, when a key varies, one config per env.
-std::pair<Config, std::vector<Config>> MakeEnvConfigs(const EnvType& type, const py::dict& d) {
+std::pair<Config, std::vector<Config>> MakeEnvConfigs(const EnvClass& type, const py::dict& d) {
   py::dict scalars;
   std::vector<std::pair<std::string, py::list>> varying;
   for (auto item : d) {
@@ -199,10 +199,10 @@ struct BlockOwner {
   uint8_t* ptr;
 };
 
-class PyPool {
+class PyEngine {
  public:
-  PyPool(const std::string& type_name, const py::dict& config) {
-    const EnvType& type = FindType(type_name);
+  PyEngine(const std::string& type_name, const py::dict& config) {
+    const EnvClass& type = FindType(type_name);
     auto [c, per_env] = MakeEnvConfigs(type, config);
     WithoutGil(
         [&](PyThreadState*&) { handle_ = PoolHandle::Create(std::make_unique<Pool>(type, c, std::move(per_env))); });
@@ -279,7 +279,7 @@ class PyPool {
   // Waits (bounded) for a call in progress on another thread (only possible at interpreter exit, from a daemon
   // thread) before the pool goes away, instead of destroying it under that call. Runs with the GIL held: worker
   // threads never take it, and a destructor must not re-acquire it (see WithoutGil).
-  ~PyPool() {
+  ~PyEngine() {
     if (!handle_ || handle_->stamp.Forked()) return;  // ~PoolHandle leaks it
     try {
       CloseBounded();
@@ -395,7 +395,7 @@ class PyPool {
   py::array Render(const py::object& env_ids) {
     py::array_t<int32_t> ids = ConvertEnvIds(env_ids);
     const auto& shape = pool_->spec().render_shape;
-    if (shape.size() != 2) throw py::value_error("render: this env type has no C++ renderer");
+    if (shape.size() != 2) throw py::value_error("render: this env class has no C++ renderer");
     py::array_t<uint8_t> out(
         {ids.size(), static_cast<py::ssize_t>(shape[0]), static_cast<py::ssize_t>(shape[1]), py::ssize_t{3}});
     Lock lk(this);
@@ -407,14 +407,14 @@ class PyPool {
   // Serialises API calls; taken with the GIL released when contended so a waiting recv never deadlocks.
   // Refuses the parent's pool in a forked child before touching its mutex (a copy that may be locked forever).
   struct Lock {
-    explicit Lock(PyPool* p) : lk(CheckNotForked(p)->mu, std::try_to_lock), h(p->handle_.get()) {
+    explicit Lock(PyEngine* p) : lk(CheckNotForked(p)->mu, std::try_to_lock), h(p->handle_.get()) {
       if (!lk.owns_lock()) WithoutGil([&](PyThreadState*&) { lk.lock(); });
       h->owner.store(std::this_thread::get_id());
     }
     ~Lock() { h->owner.store(std::thread::id{}); }
     Lock(const Lock&) = delete;
     Lock& operator=(const Lock&) = delete;
-    static PoolHandle* CheckNotForked(PyPool* p) {
+    static PoolHandle* CheckNotForked(PyEngine* p) {
       if (p->handle_->stamp.Forked()) throw std::runtime_error(PoolHandle::kForkedMessage);
       return p->handle_.get();
     }
@@ -695,7 +695,7 @@ PYBIND11_MODULE(_core, m) {
     }
   });
 
-  m.def("env_types", [] {
+  m.def("env_classes", [] {
     py::dict out;
     for (const auto& [name, t] : Registry::Get().types()) {
       py::list keys;
@@ -721,7 +721,7 @@ PYBIND11_MODULE(_core, m) {
     return out;
   });
   m.def("spec", [](const std::string& type, const py::dict& config) {
-    const EnvType& t = FindType(type);
+    const EnvClass& t = FindType(type);
     return SpecToDict(t.make_spec(MakeConfig(t, config)));
   });
 
@@ -729,7 +729,7 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "bare_step_loop",
       [](const std::string& type, const py::dict& config, double seconds, int64_t min_steps) {
-        const EnvType& t = FindType(type);
+        const EnvClass& t = FindType(type);
         const Config c = MakeConfig(t, config);
         BareResult r;
         WithoutGil([&](PyThreadState*&) { r = BareStepLoop(t, c, seconds, min_steps); });
@@ -740,34 +740,34 @@ PYBIND11_MODULE(_core, m) {
         out["cpu_seconds"] = r.cpu_seconds;
         return out;
       },
-      py::arg("env_type"), py::arg("config"), py::arg("seconds"), py::arg("min_steps") = 1);
+      py::arg("env_class"), py::arg("config"), py::arg("seconds"), py::arg("min_steps") = 1);
 
-  py::class_<PyPool>(m, "Pool")
-      .def(py::init<const std::string&, const py::dict&>(), py::arg("env_type"), py::arg("config"))
-      .def("send", &PyPool::Send, py::arg("actions"), py::arg("env_id"), py::arg("reset") = false,
+  py::class_<PyEngine>(m, "Engine")
+      .def(py::init<const std::string&, const py::dict&>(), py::arg("env_class"), py::arg("config"))
+      .def("send", &PyEngine::Send, py::arg("actions"), py::arg("env_id"), py::arg("reset") = false,
            py::arg("seeds") = py::none())
-      .def("recv", &PyPool::Recv)
-      .def("step", &PyPool::Step, py::arg("actions"), py::arg("env_id") = py::none())
-      .def("reset", &PyPool::Reset, py::arg("env_id") = py::none(), py::arg("seeds") = py::none())
-      .def("close", &PyPool::Close)
-      .def("num_players", &PyPool::num_players)
-      .def("_get_state", &PyPool::GetState)
-      .def("_set_state", &PyPool::SetState)
-      .def("get_config", &PyPool::GetConfig, py::arg("env_id"))
-      .def("snapshot", &PyPool::Snapshot, py::arg("env_ids"))
-      .def("restore", &PyPool::Restore, py::arg("env_ids"), py::arg("env"), py::arg("generator"), py::arg("elapsed"),
+      .def("recv", &PyEngine::Recv)
+      .def("step", &PyEngine::Step, py::arg("actions"), py::arg("env_id") = py::none())
+      .def("reset", &PyEngine::Reset, py::arg("env_id") = py::none(), py::arg("seeds") = py::none())
+      .def("close", &PyEngine::Close)
+      .def("num_players", &PyEngine::num_players)
+      .def("_get_state", &PyEngine::GetState)
+      .def("_set_state", &PyEngine::SetState)
+      .def("get_config", &PyEngine::GetConfig, py::arg("env_id"))
+      .def("snapshot", &PyEngine::Snapshot, py::arg("env_ids"))
+      .def("restore", &PyEngine::Restore, py::arg("env_ids"), py::arg("env"), py::arg("generator"), py::arg("elapsed"),
            py::arg("done"))
-      .def("set_config", &PyPool::SetConfig, py::arg("env_ids"), py::arg("values"))
-      .def("render", &PyPool::Render, py::arg("env_ids"))
-      .def_property_readonly("closed", &PyPool::closed)
-      .def_property_readonly("output_names", &PyPool::output_names)
-      .def_property_readonly("output_per_player", &PyPool::output_per_player)
-      .def_property_readonly("num_envs", &PyPool::num_envs)
-      .def_property_readonly("batch_size", &PyPool::batch_size)
-      .def_property_readonly("num_threads", &PyPool::num_threads)
-      .def_property_readonly("spec", &PyPool::spec)
-      .def_property_readonly("output_specs", &PyPool::output_specs)
-      .def_property_readonly("_handle_id", &PyPool::handle_id);
+      .def("set_config", &PyEngine::SetConfig, py::arg("env_ids"), py::arg("values"))
+      .def("render", &PyEngine::Render, py::arg("env_ids"))
+      .def_property_readonly("closed", &PyEngine::closed)
+      .def_property_readonly("output_names", &PyEngine::output_names)
+      .def_property_readonly("output_per_player", &PyEngine::output_per_player)
+      .def_property_readonly("num_envs", &PyEngine::num_envs)
+      .def_property_readonly("batch_size", &PyEngine::batch_size)
+      .def_property_readonly("num_threads", &PyEngine::num_threads)
+      .def_property_readonly("spec", &PyEngine::spec)
+      .def_property_readonly("output_specs", &PyEngine::output_specs)
+      .def_property_readonly("_handle_id", &PyEngine::handle_id);
 
   // XLA FFI handlers (compiled in when the build found jaxlib's headers), as PyCapsules for
   // jax.ffi.register_ffi_target: {"cpu": {name: capsule}, "CUDA": {...}}.

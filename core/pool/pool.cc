@@ -130,7 +130,7 @@ void CopyAction(uint8_t* dst, DType dst_type, const uint8_t* src, DType src_type
 
 }  // namespace
 
-Pool::Pool(const EnvType& type, const Config& config, std::vector<Config> env_configs)
+Pool::Pool(const EnvClass& type, const Config& config, std::vector<Config> env_configs)
     : opts_(ParseOptions(config)),
       type_(&type),
       config_(config),
@@ -224,7 +224,7 @@ void CheckCommonKeys(const Config& pool, const Config& c, const std::string& wha
 
 }  // namespace
 
-void Pool::BuildEnvs(const EnvType& type, const Config& config, std::vector<Config> env_configs) {
+void Pool::BuildEnvs(const EnvClass& type, const Config& config, std::vector<Config> env_configs) {
   auto shared = std::make_shared<const Config>(config);
   if (!env_configs.empty() && env_configs.size() != static_cast<size_t>(opts_.num_envs)) {
     throw std::invalid_argument("per-env configs: " + std::to_string(env_configs.size()) + " given for " +

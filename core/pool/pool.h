@@ -74,7 +74,7 @@ class Pool {
  public:
   // `env_configs`: empty (every env is built with `config`) or one config per env (per-env values of the env's own
   // keys; the common keys and the spec must be `config`'s).
-  Pool(const EnvType& type, const Config& config, std::vector<Config> env_configs = {});
+  Pool(const EnvClass& type, const Config& config, std::vector<Config> env_configs = {});
   ~Pool();
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
@@ -190,7 +190,7 @@ class Pool {
   void MarkDone(Batch* b, int envs);
 
   void WaitFor(Batch* b, const std::function<bool()>& interrupted);
-  void BuildEnvs(const EnvType& type, const Config& config, std::vector<Config> env_configs);
+  void BuildEnvs(const EnvClass& type, const Config& config, std::vector<Config> env_configs);
   void StartWorkers();
   void WorkerLoop(int t);
   Batch* AcquireOrderedBatch();
@@ -207,7 +207,7 @@ class Pool {
   static std::string ErrorMessage(const std::vector<std::pair<int, std::string>>& errs, bool kept);
 
   PoolOptions opts_;
-  const EnvType* type_;
+  const EnvClass* type_;
   Config config_;                 // the pool's config (env 0's values of per-env keys)
   mutable std::mutex config_mu_;  // Slot::config, next_config, next_env
   Spec spec_;

@@ -20,7 +20,7 @@
 
 namespace pp {
 
-struct EnvType {
+struct EnvClass {
   std::string name;
   std::vector<ConfigKey> keys;  // common keys (possibly re-defaulted) + the env's own
   std::function<Spec(const Config&)> make_spec;
@@ -38,22 +38,22 @@ class Registry {
     static Registry r;
     return r;
   }
-  void AddType(EnvType t) { types_[t.name] = std::move(t); }
+  void AddType(EnvClass t) { types_[t.name] = std::move(t); }
   void AddTask(const std::string& type, TaskDef task) { tasks_[task.id] = {type, std::move(task.overrides)}; }
-  const std::map<std::string, EnvType>& types() const { return types_; }
+  const std::map<std::string, EnvClass>& types() const { return types_; }
   // task id -> (type name, config overrides)
   const std::map<std::string, std::pair<std::string, std::map<std::string, ConfigValue>>>& tasks() const {
     return tasks_;
   }
 
  private:
-  std::map<std::string, EnvType> types_;
+  std::map<std::string, EnvClass> types_;
   std::map<std::string, std::pair<std::string, std::map<std::string, ConfigValue>>> tasks_;
 };
 
 template <typename E>
 bool RegisterEnv(std::initializer_list<TaskDef> tasks) {
-  EnvType t;
+  EnvClass t;
   t.name = E::kName;
   t.keys = CommonConfigKeys();
   for (auto& k : E::ConfigKeys()) {

@@ -28,7 +28,7 @@ def bare_rate(task: str, seconds: float = 1.0, pin: bool = True, **config) -> fl
     if before is not None:
         os.sched_setaffinity(0, {min(before)})
     try:
-        res = _core.bare_step_loop(spec.engine_type, spec.config_dict, float(seconds), 1)
+        res = _core.bare_step_loop(spec.env_class, spec.config_dict, float(seconds), 1)
     finally:
         if before is not None:
             os.sched_setaffinity(0, before)

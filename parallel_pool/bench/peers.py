@@ -65,10 +65,10 @@ def _gym_registry() -> dict:
 
 def gymnasium_peer(task_id: str) -> tuple[Peer | None, str]:
     """(the peer, or None; why there is none or how the peer differs)."""
-    from parallel_pool.registry import task_type
+    from parallel_pool.registry import env_class_of
 
     registry = _gym_registry()
-    kind = task_type(task_id)
+    kind = env_class_of(task_id)
     if kind == "Atari":
         gym_id = f"ALE/{task_id}"
         try:
@@ -108,7 +108,7 @@ def dm_control_task(task_id: str) -> tuple[str, str]:
     import parallel_pool
 
     spec = parallel_pool.make_spec(task_id)
-    domain = re.sub(r"(?<!^)(?=[A-Z])", "_", spec.engine_type.removeprefix("Dmc")).lower()
+    domain = re.sub(r"(?<!^)(?=[A-Z])", "_", spec.env_class.removeprefix("Dmc")).lower()
     return {"humanoid_c_m_u": "humanoid_CMU"}.get(domain, domain), spec.config_dict["task_name"]
 
 

@@ -35,21 +35,21 @@ _OURS = "autoreset_mode"
 _DISCRETE_LIMIT = 2**20  # EnvPool's: an integer range this wide or wider is a Box, not Discrete
 
 
-def family_name(engine_type: str) -> str:
+def family_name(env_class: str) -> str:
     """EnvPool's class-name stem of an env type ("CartPole", "Atari", "GymAnt", "DmcCheetah"), as in
     `CartPoleGymnasiumEnvPool`: our MuJoCo gym types carry the version ("Ant-v4"), phys2d ones a folder."""
-    if "/" in engine_type:
-        engine_type = engine_type.rsplit("/", 1)[1]
-    if "-v" in engine_type:
-        return "Gym" + engine_type.split("-v", 1)[0]
-    return engine_type
+    if "/" in env_class:
+        env_class = env_class.rsplit("/", 1)[1]
+    if "-v" in env_class:
+        return "Gym" + env_class.split("-v", 1)[0]
+    return env_class
 
 
 @functools.cache
-def family_class(base: type, engine_type: str, suffix: str) -> type:
+def family_class(base: type, env_class: str, suffix: str) -> type:
     """A subclass of `base` named as EnvPool names its class for this env type (e.g. `AtariGymnasiumEnvPool`), so
     type(env).__name__ and repr() read as EnvPool's. One class per (base, type), made once."""
-    return type(family_name(engine_type) + suffix, (base,), {"__module__": base.__module__})
+    return type(family_name(env_class) + suffix, (base,), {"__module__": base.__module__})
 
 
 def seed_list(seed: Any) -> list[int] | None:
@@ -184,7 +184,7 @@ class FaceSpec(_OurSpec, protocol.EnvSpec):
 
 def make_face_spec(task_id: str, **kwargs: Any) -> FaceSpec:
     """A FaceSpec of the class EnvPool names for this task's env family (e.g. `CartPoleEnvSpec`)."""
-    from parallel_pool.registry import task_type
+    from parallel_pool.registry import env_class_of
 
-    cls = family_class(FaceSpec, task_type(task_id), "EnvSpec")
+    cls = family_class(FaceSpec, env_class_of(task_id), "EnvSpec")
     return cls(task_id, **kwargs)

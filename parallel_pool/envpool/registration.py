@@ -8,8 +8,8 @@ from typing import Any, Literal, overload
 from parallel_pool.envpool._pools import FaceDmPool, FaceGymnasiumPool, LegacyGymPool
 from parallel_pool.envpool._spec import FaceSpec, family_class, make_face_spec
 from parallel_pool.envpool.python.protocol import DMEnvPool, EnvPool, EnvSpec, GymnasiumEnvPool
+from parallel_pool.registry import env_class_of
 from parallel_pool.registry import list_all_envs as _list_all_envs
-from parallel_pool.registry import task_type
 
 __all__ = ["EnvSpec", "list_all_envs", "make", "make_dm", "make_gym", "make_gymnasium", "make_spec"]
 
@@ -69,7 +69,7 @@ def make(task_id: str, env_type: str, **kwargs: Any) -> EnvPool:
     suffix = {"dm": "DMEnvPool", "gymnasium": "GymnasiumEnvPool", "gym": "GymnasiumEnvPool"}[env_type]
     if legacy:
         base, suffix = LegacyGymPool, "GymEnvPool"
-    cls = family_class(base, task_type(task_id), suffix)
+    cls = family_class(base, env_class_of(task_id), suffix)
     pool: EnvPool = cls(spec, render_mode=render_mode, render_env_id=render_env_id)
     return pool
 

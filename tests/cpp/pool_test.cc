@@ -37,8 +37,8 @@ class TinyEnv : public Env {
   int steps_ = 0;
 };
 
-EnvType TinyType() {
-  EnvType t;
+EnvClass TinyType() {
+  EnvClass t;
   t.name = "Tiny";
   t.keys = CommonConfigKeys();
   t.keys.push_back({"delay", false, "", {}});

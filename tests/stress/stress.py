@@ -22,9 +22,9 @@ else:
 TASKS = _core.tasks()
 
 
-def make(task: str, **config) -> _core.Pool:
+def make(task: str, **config) -> _core.Engine:
     env_type, overrides = TASKS[task]
-    return _core.Pool(env_type, dict(overrides, **config))
+    return _core.Engine(env_type, dict(overrides, **config))
 
 
 def named(pool, arrays) -> dict:
