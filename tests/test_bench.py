@@ -339,10 +339,13 @@ def test_load_generators_are_modules():
                 pass
         return out
 
+    import time
+
     with running("spin1", 2):  # the spinner is a live process that burns CPU
-        kids = spinners()
+        deadline = time.monotonic() + 10
+        while not (kids := spinners()) and time.monotonic() < deadline:
+            time.sleep(0.05)  # a child just started may not have exec'd python yet (its cmdline is still ours)
         assert len(kids) == 1
-        import time
 
         kids[0].cpu_percent()
         time.sleep(0.3)
