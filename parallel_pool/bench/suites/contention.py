@@ -20,6 +20,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -54,8 +55,11 @@ def load_commands(load: str, cores: int) -> list[list[str]]:
 @contextmanager
 def running(load: str, cores: int) -> Iterator[None]:
     """Start the load's processes, wait until each runs, stop them afterwards."""
+    # an empty working directory, as for the measuring workers (measure.run_isolated): `-m` puts the cwd first on
+    # sys.path, and from a clone's root the source folder (no compiled extension) would shadow the package
+    cwd = tempfile.mkdtemp(prefix="pp-load-")
     procs = [
-        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=worker_env())
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=worker_env(), cwd=cwd)
         for cmd in load_commands(load, cores)
     ]
     try:
@@ -70,6 +74,7 @@ def running(load: str, cores: int) -> Iterator[None]:
             p.kill()
         for p in procs:
             p.wait()
+        os.rmdir(cwd)
 
 
 def async_rate(runner: str, task: str, num_envs: int, batch: int, threads: int, seconds: float) -> float:
