@@ -51,7 +51,8 @@ run() {  # name, build dir, runtime library, options variable assignment: the st
 }
 
 # pytest on the sanitizer build: the package's Python files with the sanitizer build's _core beside them, in a
-# folder of their own that comes first on the path. CI unset: tests of the families this build leaves out skip
+# folder of their own that comes first on the path (-P: not the working directory, whose source folder -- a clone's
+# root has no compiled extension -- would shadow it). CI unset: tests of the families this build leaves out skip
 # here (the main test run covers them).
 run_tests() {  # name, build dir, runtime library, options variable assignment, test files...
   local name=$1 dir=$2 rt=$3 opts=$4 pkg="$2/pkg"
@@ -61,7 +62,7 @@ run_tests() {  # name, build dir, runtime library, options variable assignment, 
   rm -f "$pkg"/parallel_pool/_core*.so "$pkg/parallel_pool/_build_info.py"
   cp "$dir"/extension/_core*.so "$dir/parallel_pool/_build_info.py" "$pkg/parallel_pool/"
   sanitized "$name pytest" "$dir/pytest.log" "$rt" "$opts PYTHONPATH=$pkg" \
-    env -u CI "$PYTHON" -m pytest -q -p no:cacheprovider "$@"
+    env -u CI "$PYTHON" -P -m pytest -q -p no:cacheprovider "$@"
 }
 
 status=0
