@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -74,7 +75,7 @@ def running(load: str, cores: int) -> Iterator[None]:
             p.kill()
         for p in procs:
             p.wait()
-        os.rmdir(cwd)
+        shutil.rmtree(cwd, ignore_errors=True)
 
 
 def async_rate(runner: str, task: str, num_envs: int, batch: int, threads: int, seconds: float) -> float:
