@@ -50,6 +50,18 @@ def assert_same(got, want):
             np.testing.assert_array_equal(g, w)
 
 
+def step_alike(env, ref, steps: int, seed: int) -> int:
+    """Step both pools with the same random CartPole actions, asserting equal results; the episodes that ended."""
+    rng = np.random.default_rng(seed)
+    ended = 0
+    for _ in range(steps):
+        a = rng.integers(0, 2, ref.num_envs)
+        want = ref.step(a)
+        assert_same(env.step(a), want)
+        ended += int((want[2] | want[3]).sum())
+    return ended
+
+
 @pytest.mark.parametrize("autoreset_mode", ["next_step", "same_step"])
 def test_sync_trajectory_equals_a_local_pool(autoreset_mode):
     """Given seed and actions, 2 actors reproduce one local pool exactly, across episode ends, and env i is
@@ -58,14 +70,7 @@ def test_sync_trajectory_equals_a_local_pool(autoreset_mode):
     env = distributed.make("CartPole-v1", num_workers=2, **kw)
     ref = parallel_pool.make("CartPole-v1", **kw)
     assert_same(env.reset(), ref.reset())
-    rng = np.random.default_rng(0)
-    ended = 0
-    for _ in range(120):
-        a = rng.integers(0, 2, 5)
-        got, want = env.step(a), ref.step(a)
-        assert_same(got, want)
-        ended += int((want[2] | want[3]).sum())
-    assert ended > 5  # the run crossed episode ends (terminations and truncations)
+    assert step_alike(env, ref, 120, seed=0) > 5  # the run crossed episode ends (terminations and truncations)
     assert_same(env.reset(seed=7), ref.reset(seed=7))
     env.close()
     ref.close()
@@ -80,14 +85,7 @@ def test_python_envs_on_ray_equal_a_local_python_pool(autoreset_mode):
     try:
         assert env.spec.backend == "python"
         assert_same(env.reset(), ref.reset())
-        rng = np.random.default_rng(1)
-        ended = 0
-        for _ in range(80):
-            a = rng.integers(0, 2, 4)
-            got, want = env.step(a), ref.step(a)
-            assert_same(got, want)
-            ended += int((want[2] | want[3]).sum())
-        assert ended > 2
+        assert step_alike(env, ref, 80, seed=1) > 2
     finally:
         env.close()
         ref.close()

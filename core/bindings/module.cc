@@ -271,7 +271,12 @@ class PyEngine {
                "itself runs an env step that never returns); the pool was stopped but not freed";
       }
     }
-    std::string warning = pool_->Close(timeout);
+    return CloseHeld();
+  }
+
+  // Pool::Close under the API lock the caller holds; a pool that abandoned workers is never freed (they use it).
+  std::string CloseHeld() {
+    std::string warning = pool_->Close(Pool::DefaultCloseTimeout());
     if (pool_->abandoned()) handle_->leak = true;
     return warning;
   }
@@ -612,10 +617,7 @@ class PyEngine {
     try {
       return pool_->Recv(interrupted);
     } catch (...) {
-      if (close_on_return_ && !pool_->closed()) {  // else the thread that asked closes it, once we return
-        pool_->Close();
-        if (pool_->abandoned()) handle_->leak = true;
-      }
+      if (close_on_return_ && !pool_->closed()) CloseHeld();  // else the thread that asked closes it, once we return
       throw;
     }
   }
