@@ -11,11 +11,11 @@
 #include <random>
 #include <vector>
 
-#include "core/pool/env.h"
-#include "core/pool/item_clock.h"
-#include "core/pool/layout.h"
-#include "core/pool/registry.h"
-#include "core/pool/spec.h"
+#include "core/engine/env.h"
+#include "core/engine/item_clock.h"
+#include "core/engine/layout.h"
+#include "core/engine/registry.h"
+#include "core/engine/spec.h"
 
 namespace pp {
 

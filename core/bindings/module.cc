@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "core/bench/bare_loop.h"
-#include "core/pool/handle.h"
-#include "core/pool/pool.h"
-#include "core/pool/registry.h"
+#include "core/engine/handle.h"
+#include "core/engine/engine.h"
+#include "core/engine/registry.h"
 #include "core/xla/xla.h"
 
 namespace py = pybind11;
@@ -205,7 +205,7 @@ class PyEngine {
     const EnvClass& type = FindType(type_name);
     auto [c, per_env] = MakeEnvConfigs(type, config);
     WithoutGil(
-        [&](PyThreadState*&) { handle_ = PoolHandle::Create(std::make_unique<Pool>(type, c, std::move(per_env))); });
+        [&](PyThreadState*&) { handle_ = EngineHandle::Create(std::make_unique<Engine>(type, c, std::move(per_env))); });
     pool_ = handle_->pool.get();
     const Layout& L = pool_->layout();
     for (const auto& e : L.entries) {
@@ -262,7 +262,7 @@ class PyEngine {
   // Python (the destructor runs it with the GIL held: worker threads never take the GIL).
   std::string CloseBounded() {
     std::unique_lock<std::timed_mutex> lk(handle_->mu, std::defer_lock);
-    const auto timeout = Pool::DefaultCloseTimeout();
+    const auto timeout = Engine::DefaultCloseTimeout();
     if (!lk.try_lock_for(timeout)) {
       pool_->RequestStop();  // wakes that call (a recv waiting for a step that does not end)
       if (!lk.try_lock_for(std::chrono::seconds(2))) {
@@ -274,9 +274,9 @@ class PyEngine {
     return CloseHeld();
   }
 
-  // Pool::Close under the API lock the caller holds; a pool that abandoned workers is never freed (they use it).
+  // Engine::Close under the API lock the caller holds; a pool that abandoned workers is never freed (they use it).
   std::string CloseHeld() {
-    std::string warning = pool_->Close(Pool::DefaultCloseTimeout());
+    std::string warning = pool_->Close(Engine::DefaultCloseTimeout());
     if (pool_->abandoned()) handle_->leak = true;
     return warning;
   }
@@ -285,7 +285,7 @@ class PyEngine {
   // thread) before the pool goes away, instead of destroying it under that call. Runs with the GIL held: worker
   // threads never take it, and a destructor must not re-acquire it (see WithoutGil).
   ~PyEngine() {
-    if (!handle_ || handle_->stamp.Forked()) return;  // ~PoolHandle leaks it
+    if (!handle_ || handle_->stamp.Forked()) return;  // ~EngineHandle leaks it
     try {
       CloseBounded();
     } catch (...) {
@@ -323,7 +323,7 @@ class PyEngine {
   py::tuple Snapshot(const py::object& env_ids) {
     py::array_t<int32_t> ids = ConvertEnvIds(env_ids);
     const int k = static_cast<int>(ids.size());
-    std::vector<Pool::EnvSnapshot> snaps;
+    std::vector<Engine::EnvSnapshot> snaps;
     {
       Lock lk(this);
       snaps = pool_->Snapshot(ids.data(), k);
@@ -355,7 +355,7 @@ class PyEngine {
         elapsed.size() != k || done.size() != k) {
       throw py::value_error("restore: the snapshot arrays do not hold " + std::to_string(k) + " envs");
     }
-    std::vector<Pool::EnvSnapshot> snaps(k);
+    std::vector<Engine::EnvSnapshot> snaps(k);
     for (int i = 0; i < k; ++i) {
       snaps[i].env = env[i].cast<std::vector<double>>();
       snaps[i].generator.assign(gen.data(i, 0), gen.data(i, 0) + words);
@@ -419,12 +419,12 @@ class PyEngine {
     ~Lock() { h->owner.store(std::thread::id{}); }
     Lock(const Lock&) = delete;
     Lock& operator=(const Lock&) = delete;
-    static PoolHandle* CheckNotForked(PyEngine* p) {
-      if (p->handle_->stamp.Forked()) throw std::runtime_error(PoolHandle::kForkedMessage);
+    static EngineHandle* CheckNotForked(PyEngine* p) {
+      if (p->handle_->stamp.Forked()) throw std::runtime_error(EngineHandle::kForkedMessage);
       return p->handle_.get();
     }
     std::unique_lock<std::timed_mutex> lk;
-    PoolHandle* h;
+    EngineHandle* h;
   };
 
   void SendLocked(py::object actions, py::object env_id, bool reset, py::object seeds) {
@@ -500,7 +500,7 @@ class PyEngine {
     return py::array_t<int32_t, py::array::c_style | py::array::forcecast>::ensure(raw);
   }
 
-  // One seed per env being reset, each an int in [0, 2**63 - 1] (Pool::Send rejects negatives by name; here
+  // One seed per env being reset, each an int in [0, 2**63 - 1] (Engine::Send rejects negatives by name; here
   // only what cannot even be held in int64).
   static std::vector<int64_t> ConvertSeeds(py::handle seeds, int k) {
     py::array raw = py::array::ensure(seeds);
@@ -554,7 +554,7 @@ class PyEngine {
   }
 
   // The action as a C-contiguous array in an engine dtype of the same kind, values untouched: the range check
-  // happens in Pool::Send, in this dtype, before anything is narrowed. Only dtypes the engine does not have are
+  // happens in Engine::Send, in this dtype, before anything is narrowed. Only dtypes the engine does not have are
   // widened here (int8/int16/uint16/uint32 -> int64, float16 -> float32), which loses nothing; uint64 values
   // above 2**63 - 1 are out of every action's range and are reported here.
   py::array ConvertAction(const ArraySpec& a, py::handle obj, int rows, int k) {
@@ -668,9 +668,9 @@ class PyEngine {
     return out;
   }
 
-  std::shared_ptr<PoolHandle> handle_;  // shared with the XLA handlers, which find it by id
+  std::shared_ptr<EngineHandle> handle_;  // shared with the XLA handlers, which find it by id
   bool close_on_return_ = false;        // close() was called by a signal handler inside this thread's own call
-  Pool* pool_ = nullptr;                // handle_->pool
+  Engine* pool_ = nullptr;                // handle_->pool
   std::vector<py::dtype> dtypes_;
   std::vector<ActionInput> inputs_;  // the action arrays of the call in progress (reused: calls hold the API lock)
   py::list names_, per_player_;

@@ -1,5 +1,5 @@
-// The platform-independent part of the XLA FFI handlers: decode XLA's buffers, call the engine's Pool::Send /
-// Pool::Recv (all input validation is Pool::Send's own), copy a result block into XLA's output buffers.
+// The platform-independent part of the XLA FFI handlers: decode XLA's buffers, call the engine's Engine::Send /
+// Engine::Recv (all input validation is Engine::Send's own), copy a result block into XLA's output buffers.
 // `IO` is the platform policy that moves bytes between XLA's buffers and host memory (HostIO below for the CPU,
 // CudaIO in handlers_cuda.cc). Nothing here touches Python or takes the GIL.
 #pragma once
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "core/pool/handle.h"
-#include "core/pool/pool.h"
+#include "core/engine/handle.h"
+#include "core/engine/engine.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace pp::xla {
@@ -92,8 +92,8 @@ inline std::string ShapeStr(const ffi::AnyBuffer& b) {
 inline ffi::Error Invalid(const std::string& msg) { return ffi::Error::InvalidArgument("parallel_pool xla: " + msg); }
 
 // The live pool behind a handle id.
-inline ffi::Error Lookup(int64_t id, std::shared_ptr<PoolHandle>* out) {
-  *out = PoolHandle::Find(id);
+inline ffi::Error Lookup(int64_t id, std::shared_ptr<EngineHandle>* out) {
+  *out = EngineHandle::Find(id);
   if (!*out) {
     return ffi::Error(ffi::ErrorCode::kFailedPrecondition,
                       "parallel_pool xla: the pool behind this handle no longer exists (it was garbage-collected); "
@@ -101,7 +101,7 @@ inline ffi::Error Lookup(int64_t id, std::shared_ptr<PoolHandle>* out) {
   }
   if ((*out)->stamp.Forked()) {
     return ffi::Error(ffi::ErrorCode::kFailedPrecondition,
-                      std::string("parallel_pool xla: ") + PoolHandle::kForkedMessage);
+                      std::string("parallel_pool xla: ") + EngineHandle::kForkedMessage);
   }
   if ((*out)->pool->spec().num_players_max != 1) return Invalid("multi-player envs are not supported by env.xla()");
   return ffi::Error::Success();
@@ -130,7 +130,7 @@ inline Scratch& ThreadScratch() {
 }
 
 struct SendArgs {
-  std::vector<ActionInput> actions;  // host memory, in the buffers' own dtypes (Pool::Send checks, then converts)
+  std::vector<ActionInput> actions;  // host memory, in the buffers' own dtypes (Engine::Send checks, then converts)
   const int32_t* ids = nullptr;
   int k = 0;
 };
@@ -147,10 +147,10 @@ inline bool EngineType(ffi::DataType t, DType* out) {
 }
 
 // args: one buffer per action array of the spec, then env_id (int32[k]). An integer action may come as int32 or
-// int64 (with jax_enable_x64), a float one as float32 or float64: Pool::Send range-checks the values in the
+// int64 (with jax_enable_x64), a float one as float32 or float64: Engine::Send range-checks the values in the
 // buffer's own dtype before narrowing them, exactly as for actions from Python.
 template <class IO>
-ffi::Error PrepareSend(const Pool& pool, const ffi::RemainingArgs& args, IO& io, SendArgs* out) {
+ffi::Error PrepareSend(const Engine& pool, const ffi::RemainingArgs& args, IO& io, SendArgs* out) {
   const auto& acts = pool.spec().action;
   const size_t na = acts.size();
   if (args.size() != na + 1) {
@@ -188,8 +188,8 @@ ffi::Error PrepareSend(const Pool& pool, const ffi::RemainingArgs& args, IO& io,
   return io.Flush();
 }
 
-// Call with the pool's API mutex held. Pool::Send validates everything and enqueues nothing when it throws.
-inline ffi::Error SendLocked(Pool& pool, const SendArgs& a) {
+// Call with the pool's API mutex held. Engine::Send validates everything and enqueues nothing when it throws.
+inline ffi::Error SendLocked(Engine& pool, const SendArgs& a) {
   try {
     pool.Send(a.ids, a.k, a.actions, false, nullptr);
   } catch (const std::invalid_argument& e) {
@@ -208,7 +208,7 @@ struct RecvOut {
 };
 
 // rets: one buffer per output array of the pool's layout, each (rows, *row_shape).
-inline ffi::Error PrepareRecv(const Pool& pool, const ffi::RemainingRets& rets, RecvOut* out) {
+inline ffi::Error PrepareRecv(const Engine& pool, const ffi::RemainingRets& rets, RecvOut* out) {
   const auto& E = pool.layout().entries;
   if (rets.size() != E.size()) {
     return Invalid("recv expects " + std::to_string(E.size()) + " outputs, got " + std::to_string(rets.size()));
@@ -235,7 +235,7 @@ inline ffi::Error PrepareRecv(const Pool& pool, const ffi::RemainingRets& rets, 
 }
 
 // Call with the pool's API mutex held. On success *r owns a block that must go back to the block pool.
-inline ffi::Error RecvLocked(Pool& pool, RecvResult* r) {
+inline ffi::Error RecvLocked(Engine& pool, RecvResult* r) {
   try {
     *r = pool.Recv({});  // XLA's thread cannot see Ctrl-C; the wait ends when the results are in
   } catch (const EnvError& e) {
@@ -248,9 +248,9 @@ inline ffi::Error RecvLocked(Pool& pool, RecvResult* r) {
 
 // Copies a received block into XLA's output buffers and returns the block to the pool's block pool.
 template <class IO>
-ffi::Error CopyOut(Pool& pool, const RecvResult& r, const RecvOut& out, IO& io) {
+ffi::Error CopyOut(Engine& pool, const RecvResult& r, const RecvOut& out, IO& io) {
   struct Release {
-    Pool& pool;
+    Engine& pool;
     uint8_t* block;
     ~Release() { pool.block_pool()->Release(block); }
   } release{pool, r.block};
@@ -293,12 +293,12 @@ template <class IO>
 ffi::Error SendImpl(IO& io, int64_t id, ffi::AnyBuffer handle, ffi::RemainingArgs args,
                     ffi::Result<ffi::AnyBuffer> handle_out) {
   try {
-    std::shared_ptr<PoolHandle> h;
+    std::shared_ptr<EngineHandle> h;
     if (ffi::Error e = Lookup(id, &h); e.failure()) return e;
     SendArgs a;
     if (ffi::Error e = PrepareSend(*h->pool, args, io, &a); e.failure()) return e;
     {
-      std::lock_guard lk(h->mu);  // std::timed_mutex (PoolHandle)
+      std::lock_guard lk(h->mu);  // std::timed_mutex (EngineHandle)
       if (ffi::Error e = SendLocked(*h->pool, a); e.failure()) return e;
     }
     PassHandle(handle, handle_out, io);
@@ -312,13 +312,13 @@ template <class IO>
 ffi::Error RecvImpl(IO& io, int64_t id, ffi::AnyBuffer handle, ffi::Result<ffi::AnyBuffer> handle_out,
                     ffi::RemainingRets rets) {
   try {
-    std::shared_ptr<PoolHandle> h;
+    std::shared_ptr<EngineHandle> h;
     if (ffi::Error e = Lookup(id, &h); e.failure()) return e;
     RecvOut out;
     if (ffi::Error e = PrepareRecv(*h->pool, rets, &out); e.failure()) return e;
     RecvResult r;
     {
-      std::lock_guard lk(h->mu);  // std::timed_mutex (PoolHandle)
+      std::lock_guard lk(h->mu);  // std::timed_mutex (EngineHandle)
       if (ffi::Error e = RecvLocked(*h->pool, &r); e.failure()) return e;
     }
     PassHandle(handle, handle_out, io);
@@ -333,7 +333,7 @@ template <class IO>
 ffi::Error StepImpl(IO& io, int64_t id, ffi::AnyBuffer handle, ffi::RemainingArgs args,
                     ffi::Result<ffi::AnyBuffer> handle_out, ffi::RemainingRets rets) {
   try {
-    std::shared_ptr<PoolHandle> h;
+    std::shared_ptr<EngineHandle> h;
     if (ffi::Error e = Lookup(id, &h); e.failure()) return e;
     SendArgs a;
     if (ffi::Error e = PrepareSend(*h->pool, args, io, &a); e.failure()) return e;
@@ -341,7 +341,7 @@ ffi::Error StepImpl(IO& io, int64_t id, ffi::AnyBuffer handle, ffi::RemainingArg
     if (ffi::Error e = PrepareRecv(*h->pool, rets, &out); e.failure()) return e;
     RecvResult r;
     {
-      std::lock_guard lk(h->mu);  // std::timed_mutex (PoolHandle)
+      std::lock_guard lk(h->mu);  // std::timed_mutex (EngineHandle)
       if (ffi::Error e = SendLocked(*h->pool, a); e.failure()) return e;
       if (ffi::Error e = RecvLocked(*h->pool, &r); e.failure()) return e;
     }

@@ -3,7 +3,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "core/pool/pool.h"
+#include "core/engine/engine.h"
 
 namespace pp {
 namespace {
@@ -35,7 +35,7 @@ TEST(Config, PoolOptionsRejectBadValues) {
   EXPECT_THROW(ParseOptions(Common({{"num_threads", int64_t{5000}}})), std::invalid_argument);
   EXPECT_THROW(ParseOptions(Common({{"num_envs", int64_t{2}}, {"batch_size", int64_t{3}}})), std::invalid_argument);
   EXPECT_THROW(ParseOptions(Common({{"autoreset_mode", std::string("sometimes")}})), std::invalid_argument);
-  PoolOptions o = ParseOptions(Common({{"num_envs", int64_t{4}}, {"seed", std::numeric_limits<int64_t>::max()}}));
+  EngineOptions o = ParseOptions(Common({{"num_envs", int64_t{4}}, {"seed", std::numeric_limits<int64_t>::max()}}));
   EXPECT_EQ(o.batch_size, 4);
   EXPECT_GE(o.num_threads, 1);
 }

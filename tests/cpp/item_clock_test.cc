@@ -1,4 +1,4 @@
-#include "core/pool/item_clock.h"
+#include "core/engine/item_clock.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/pool/layout.h"
+#include "core/engine/layout.h"
 
 #include <gtest/gtest.h>
 

@@ -3,8 +3,8 @@
 #include <limits>
 #include <random>
 
-#include "core/pool/env.h"
-#include "core/pool/pool.h"
+#include "core/engine/env.h"
+#include "core/engine/engine.h"
 
 namespace pp {
 namespace {

@@ -1,4 +1,4 @@
-#include "core/pool/work_queue.h"
+#include "core/engine/work_queue.h"
 
 #include <gtest/gtest.h>
 

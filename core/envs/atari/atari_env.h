@@ -41,8 +41,8 @@
 #include "ale/ale_interface.hpp"
 #include "ale/emucore/MD5.hxx"
 #include "core/envs/common/frame_resize.h"
-#include "core/pool/env.h"
-#include "core/pool/registry.h"
+#include "core/engine/env.h"
+#include "core/engine/registry.h"
 
 namespace pp::atari {
 

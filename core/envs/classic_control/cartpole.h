@@ -13,8 +13,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/pool/env.h"
-#include "core/pool/registry.h"
+#include "core/engine/env.h"
+#include "core/engine/registry.h"
 
 namespace pp::classic_control {
 

@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/pool/env.h"
-#include "core/pool/registry.h"
+#include "core/engine/env.h"
+#include "core/engine/registry.h"
 
 namespace pp::classic_control {
 

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "core/envs/classic_control/py_math.h"
-#include "core/pool/env.h"
-#include "core/pool/registry.h"
+#include "core/engine/env.h"
+#include "core/engine/registry.h"
 
 namespace pp::classic_control {
 

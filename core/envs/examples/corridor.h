@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/pool/env.h"
-#include "core/pool/registry.h"
+#include "core/engine/env.h"
+#include "core/engine/registry.h"
 
 namespace pp::examples {
 

@@ -40,9 +40,9 @@
 #include <vector>
 
 #include "core/envs/common/mujoco_model.h"
-#include "core/pool/env.h"
-#include "core/pool/registry.h"
-#include "core/pool/spec.h"
+#include "core/engine/env.h"
+#include "core/engine/registry.h"
+#include "core/engine/spec.h"
 
 namespace pp::mujoco_dmc {
 

@@ -22,9 +22,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/pool/env.h"
-#include "core/pool/registry.h"
-#include "core/pool/spec.h"
+#include "core/engine/env.h"
+#include "core/engine/registry.h"
+#include "core/engine/spec.h"
 
 namespace pp::mujoco_gym {
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "core/envs/toy_text/state_index.h"
-#include "core/pool/env.h"
-#include "core/pool/registry.h"
+#include "core/engine/env.h"
+#include "core/engine/registry.h"
 
 namespace pp::toy_text {
 

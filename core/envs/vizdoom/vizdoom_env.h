@@ -52,8 +52,8 @@
 #include "core/envs/common/frame_resize.h"
 #include "core/envs/vizdoom/lockstep.h"
 #include "core/envs/vizdoom/vizdoom_config.h"
-#include "core/pool/env.h"
-#include "core/pool/registry.h"
+#include "core/engine/env.h"
+#include "core/engine/registry.h"
 
 namespace pp::vizdoom {
 

@@ -1,4 +1,4 @@
-// A Pool together with the mutex that serialises calls into its API, shared by every front-end that drives it
+// A Engine together with the mutex that serialises calls into its API, shared by every front-end that drives it
 // (the pybind11 module on Python threads, the XLA FFI handlers on XLA's threads), and a process-wide table that
 // finds a live pool by a small integer id. A front-end that outlives the Python object (a compiled XLA program
 // holds only the id) looks the pool up per call and gets a clear error instead of a dangling pointer.
@@ -12,25 +12,25 @@
 #include <thread>
 #include <unordered_map>
 
-#include "core/pool/fork.h"
-#include "core/pool/pool.h"
+#include "core/engine/fork.h"
+#include "core/engine/engine.h"
 
 namespace pp {
 
-struct PoolHandle {
-  std::unique_ptr<Pool> pool;
+struct EngineHandle {
+  std::unique_ptr<Engine> pool;
   // held for the whole of each send / recv / close / state call; timed, so that close() waits a bounded time for
   // a call stuck in an env that never returns
   std::timed_mutex mu;
   std::atomic<std::thread::id> owner{};  // the thread holding `mu` (a signal handler's close() inside its own recv)
-  bool leak = false;  // the pool abandoned worker threads that still use it (Pool::Close): never destroy it
+  bool leak = false;  // the pool abandoned worker threads that still use it (Engine::Close): never destroy it
   int64_t id = 0;
   ForkStamp stamp;  // in a forked child the pool is unusable: checked before taking `mu`
 
-  PoolHandle() = default;
-  PoolHandle(const PoolHandle&) = delete;
-  PoolHandle& operator=(const PoolHandle&) = delete;
-  ~PoolHandle() {
+  EngineHandle() = default;
+  EngineHandle(const EngineHandle&) = delete;
+  EngineHandle& operator=(const EngineHandle&) = delete;
+  ~EngineHandle() {
     // a forked child has no worker threads to join and maybe a copy of a locked mutex; an abandoned pool is still
     // in use by its stuck workers: leak the pool
     if (stamp.Forked() || leak) (void)pool.release();
@@ -41,8 +41,8 @@ struct PoolHandle {
       "the parent); create a new pool in the child";
 
   // Creates the handle and lists it in the table; the table holds only a weak reference.
-  static std::shared_ptr<PoolHandle> Create(std::unique_ptr<Pool> pool) {
-    auto h = std::make_shared<PoolHandle>();
+  static std::shared_ptr<EngineHandle> Create(std::unique_ptr<Engine> pool) {
+    auto h = std::make_shared<EngineHandle>();
     h->pool = std::move(pool);
     Table& t = GetTable();
     std::lock_guard<std::mutex> lk(t.mu);
@@ -57,7 +57,7 @@ struct PoolHandle {
   }
 
   // The live pool with this id, or nullptr when it was destroyed (or never existed).
-  static std::shared_ptr<PoolHandle> Find(int64_t id) {
+  static std::shared_ptr<EngineHandle> Find(int64_t id) {
     Table& t = GetTable();
     std::lock_guard<std::mutex> lk(t.mu);
     auto it = t.map.find(id);
@@ -70,7 +70,7 @@ struct PoolHandle {
  private:
   struct Table {
     std::mutex mu;
-    std::unordered_map<int64_t, std::weak_ptr<PoolHandle>> map;
+    std::unordered_map<int64_t, std::weak_ptr<EngineHandle>> map;
     int64_t next_id = 0;
     size_t live_hint = 0;
   };

@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/pool/env.h"
-#include "core/pool/spec.h"
+#include "core/engine/env.h"
+#include "core/engine/spec.h"
 
 namespace pp {
 

@@ -1,4 +1,4 @@
-// Timing one work item for the pool's cost estimate (Pool::UpdateCost), robust to other processes on the machine.
+// Timing one work item for the pool's cost estimate (Engine::UpdateCost), robust to other processes on the machine.
 #pragma once
 
 #include <chrono>

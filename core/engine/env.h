@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/pool/spec.h"
+#include "core/engine/spec.h"
 
 namespace pp {
 
@@ -117,7 +117,7 @@ class Env {
     (void)state;
     throw std::runtime_error("this env does not expose its state");
   }
-  // Snapshots (Pool::Snapshot / Restore): everything the env needs, besides its generator (the pool saves that),
+  // Snapshots (Engine::Snapshot / Restore): everything the env needs, besides its generator (the pool saves that),
   // to continue bit-identically. The default is GetState/SetState, complete for envs whose state is those values;
   // an env with more state (solver warm starts, frame stacks, an emulator) overrides both.
   virtual std::vector<double> SaveState() const { return GetState(); }
@@ -131,7 +131,7 @@ class Env {
     (void)rgb;
     throw std::runtime_error("this env has no C++ renderer");
   }
-  // Optional: called from another thread by Pool::Close when a Step or Reset of this env has not returned within
+  // Optional: called from another thread by Engine::Close when a Step or Reset of this env has not returned within
   // the close timeout. An env whose step waits on something it owns (ViZDoom's engine processes) stops it here,
   // so the step returns (with an error). Must be safe to call concurrently with Step/Reset, and must not throw.
   virtual void Abort() noexcept {}

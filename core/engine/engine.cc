@@ -1,6 +1,6 @@
-// Pool: construction and worker threads, send (validating every input before anything is enqueued), recv
+// Engine: construction and worker threads, send (validating every input before anything is enqueued), recv
 // (waiting, ordered and async batches, env errors). Executing work items is in execute.cc, options in options.cc.
-#include "core/pool/pool.h"
+#include "core/engine/engine.h"
 
 #include <algorithm>
 #include <chrono>
@@ -130,7 +130,7 @@ void CopyAction(uint8_t* dst, DType dst_type, const uint8_t* src, DType src_type
 
 }  // namespace
 
-Pool::Pool(const EnvClass& type, const Config& config, std::vector<Config> env_configs)
+Engine::Engine(const EnvClass& type, const Config& config, std::vector<Config> env_configs)
     : opts_(ParseOptions(config)),
       type_(&type),
       config_(config),
@@ -224,7 +224,7 @@ void CheckCommonKeys(const Config& pool, const Config& c, const std::string& wha
 
 }  // namespace
 
-void Pool::BuildEnvs(const EnvClass& type, const Config& config, std::vector<Config> env_configs) {
+void Engine::BuildEnvs(const EnvClass& type, const Config& config, std::vector<Config> env_configs) {
   auto shared = std::make_shared<const Config>(config);
   if (!env_configs.empty() && env_configs.size() != static_cast<size_t>(opts_.num_envs)) {
     throw std::invalid_argument("per-env configs: " + std::to_string(env_configs.size()) + " given for " +
@@ -260,7 +260,7 @@ void Pool::BuildEnvs(const EnvClass& type, const Config& config, std::vector<Con
   }
 }
 
-void Pool::StartWorkers() {
+void Engine::StartWorkers() {
   // The calling thread is one more runnable thread: it runs the Python between calls, and while it waits it runs
   // queued items itself. Workers spinning on every other core leave it a core; a worker spinning on that core
   // too only takes CPU from it (a 256-CartPole call took 1.2x longer with 2 workers than with 1 on 2 cores). The
@@ -293,9 +293,9 @@ void Pool::StartWorkers() {
 #endif
 }
 
-Pool::~Pool() { Close(); }
+Engine::~Engine() { Close(); }
 
-std::chrono::milliseconds Pool::DefaultCloseTimeout() {
+std::chrono::milliseconds Engine::DefaultCloseTimeout() {
   double seconds = 10.0;
   if (const char* v = std::getenv("PARALLEL_POOL_CLOSE_TIMEOUT")) {
     char* end = nullptr;
@@ -305,14 +305,14 @@ std::chrono::milliseconds Pool::DefaultCloseTimeout() {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
-void Pool::RequestStop() {
+void Engine::RequestStop() {
   stop_requested_.store(true, std::memory_order_release);
   queue_.Stop();
   std::lock_guard<std::mutex> lk(done_mu_);  // a Recv between its check and its wait sees the flag or the notify
   done_cv_.notify_all();
 }
 
-bool Pool::WaitWorkersExit(std::chrono::milliseconds timeout) {
+bool Engine::WaitWorkersExit(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lk(exit_mu_);
   return exit_cv_.wait_for(lk, timeout, [&] {
     for (size_t i = 0; i < workers_.size(); ++i) {
@@ -322,7 +322,7 @@ bool Pool::WaitWorkersExit(std::chrono::milliseconds timeout) {
   });
 }
 
-std::string Pool::Close(std::chrono::milliseconds timeout) {
+std::string Engine::Close(std::chrono::milliseconds timeout) {
   if (closed_.exchange(true, std::memory_order_acq_rel)) return "";
   RequestStop();
   // A worker inside an env step that does not return (a stuck ViZDoom engine, an endless C++ loop) must not hang
@@ -338,7 +338,7 @@ std::string Pool::Close(std::chrono::milliseconds timeout) {
     if (worker_exited_[i].load(std::memory_order_acquire)) {
       workers_[i].join();
     } else {
-      workers_[i].detach();  // it still uses the envs and this Pool: nothing below is freed
+      workers_[i].detach();  // it still uses the envs and this Engine: nothing below is freed
       ++stuck;
     }
   }
@@ -365,12 +365,12 @@ std::string Pool::Close(std::chrono::milliseconds timeout) {
   return "";
 }
 
-void Pool::CheckOpen() const {
+void Engine::CheckOpen() const {
   if (closed_ || stop_requested())
     throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
 }
 
-void Pool::WorkerLoop(int t) {
+void Engine::WorkerLoop(int t) {
   const int spin = t < spinners_ ? kWorkerSpin : 0;
   WorkItem item;
   while (queue_.Pop(&item, spin)) Execute(item);
@@ -379,19 +379,19 @@ void Pool::WorkerLoop(int t) {
   exit_cv_.notify_all();
 }
 
-void Pool::CheckEnvId(int64_t env_id) const {
+void Engine::CheckEnvId(int64_t env_id) const {
   if (env_id < 0 || env_id >= opts_.num_envs) {
     throw std::out_of_range("env_id " + std::to_string(env_id) + " is out of range: this pool has env ids 0.." +
                             std::to_string(opts_.num_envs - 1));
   }
 }
 
-int Pool::num_players(int64_t env_id) const {
+int Engine::num_players(int64_t env_id) const {
   CheckEnvId(env_id);
   return slots_[env_id].players;
 }
 
-Pool::Slot& Pool::IdleSlot(int64_t env_id) {
+Engine::Slot& Engine::IdleSlot(int64_t env_id) {
   CheckOpen();
   CheckEnvId(env_id);
   if (slots_[env_id].pending) {
@@ -400,9 +400,9 @@ Pool::Slot& Pool::IdleSlot(int64_t env_id) {
   return slots_[env_id];
 }
 
-std::vector<double> Pool::GetState(int64_t env_id) { return IdleSlot(env_id).env->GetState(); }
+std::vector<double> Engine::GetState(int64_t env_id) { return IdleSlot(env_id).env->GetState(); }
 
-void Pool::SetState(int64_t env_id, const std::vector<double>& state) {
+void Engine::SetState(int64_t env_id, const std::vector<double>& state) {
   Slot& s = IdleSlot(env_id);
   for (size_t i = 0; i < state.size(); ++i) {  // no env has a NaN or infinite state variable
     if (!std::isfinite(state[i])) {
@@ -414,7 +414,7 @@ void Pool::SetState(int64_t env_id, const std::vector<double>& state) {
   s.done = false;          // the env is mid-episode in the given state: its next step steps it
 }
 
-std::vector<Pool::EnvSnapshot> Pool::Snapshot(const int* env_ids, int k) {
+std::vector<Engine::EnvSnapshot> Engine::Snapshot(const int* env_ids, int k) {
   for (int i = 0; i < k; ++i) IdleSlot(env_ids[i]);
   std::vector<EnvSnapshot> out(k);
   for (int i = 0; i < k; ++i) {
@@ -424,7 +424,7 @@ std::vector<Pool::EnvSnapshot> Pool::Snapshot(const int* env_ids, int k) {
   return out;
 }
 
-void Pool::Restore(const int* env_ids, int k, const std::vector<EnvSnapshot>& snapshots) {
+void Engine::Restore(const int* env_ids, int k, const std::vector<EnvSnapshot>& snapshots) {
   if (snapshots.size() != static_cast<size_t>(k)) throw std::invalid_argument("restore: one snapshot per env id");
   std::vector<EnvSnapshot> before = Snapshot(env_ids, k);  // also checks every id is idle
   int done = 0;
@@ -448,7 +448,7 @@ void Pool::Restore(const int* env_ids, int k, const std::vector<EnvSnapshot>& sn
   }
 }
 
-Config Pool::GetConfig(int64_t env_id) const {
+Config Engine::GetConfig(int64_t env_id) const {
   CheckOpen();
   CheckEnvId(env_id);
   std::lock_guard<std::mutex> lk(config_mu_);
@@ -456,7 +456,7 @@ Config Pool::GetConfig(int64_t env_id) const {
   return s.next_config ? *s.next_config : *s.config;
 }
 
-void Pool::SetConfig(const int* env_ids, int k, const std::vector<Config>& configs) {
+void Engine::SetConfig(const int* env_ids, int k, const std::vector<Config>& configs) {
   CheckOpen();
   if (configs.size() != static_cast<size_t>(k)) throw std::invalid_argument("set_config: one config per env id");
   std::vector<std::unique_ptr<Env>> built(k);
@@ -479,13 +479,13 @@ void Pool::SetConfig(const int* env_ids, int k, const std::vector<Config>& confi
   }
 }
 
-int Pool::ActionRows(const int* env_ids, int k) const {
+int Engine::ActionRows(const int* env_ids, int k) const {
   int rows = 0;
   for (int i = 0; i < k; ++i) rows += slots_[env_ids[i]].players;
   return rows;
 }
 
-int Pool::RunLength(int envs) const {
+int Engine::RunLength(int envs) const {
   // enough envs per item that its queue operation and bookkeeping are small against the item's work, and at
   // least one item per thread that can run them (the workers, and in sync mode the waiting caller)
   const int64_t cost = std::max<int64_t>(item_cost_ns_.load(std::memory_order_relaxed), 1);
@@ -497,7 +497,7 @@ int Pool::RunLength(int envs) const {
 
 // How many workers this send has work for: one per item (the caller takes one itself when it helps), at most one
 // per kWakeWorthNs of estimated work. The queue wakes sleepers only for those not already awake.
-int Pool::WorkersWanted(int items, int envs) const {
+int Engine::WorkersWanted(int items, int envs) const {
   const int64_t cost = item_cost_ns_.load(std::memory_order_relaxed);
   const bool caller_helps = sync() && cost < kHelpMaxNs;  // then the caller runs one item itself (see WaitFor)
   int for_workers = caller_helps ? items - 1 : items;
@@ -505,7 +505,7 @@ int Pool::WorkersWanted(int items, int envs) const {
   return static_cast<int>(std::min<int64_t>({static_cast<int64_t>(for_workers), worth, opts_.num_threads}));
 }
 
-Batch* Pool::AcquireOrderedBatch() {
+Batch* Engine::AcquireOrderedBatch() {
   if (ordered_free_.empty()) {
     ordered_store_.push_back(std::make_unique<Batch>());
     ordered_free_.push_back(ordered_store_.back().get());
@@ -515,7 +515,7 @@ Batch* Pool::AcquireOrderedBatch() {
   return b;
 }
 
-void Pool::Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset, const int64_t* seeds) {
+void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset, const int64_t* seeds) {
   CheckOpen();
   if (k <= 0) throw std::invalid_argument("env_id is empty: give at least one env to step or reset");
   // 1. validate everything before touching any state
@@ -606,7 +606,7 @@ void Pool::Send(const int* env_ids, int k, const std::vector<ActionInput>& actio
               opts_.num_threads);
 }
 
-void Pool::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
+void Engine::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
   auto complete = [&] { return b->done.load(std::memory_order_acquire) >= b->expected; };
   // Help: run queued items on this thread while they last (only this thread enqueues, so once the queue is
   // empty it stays empty until we return) -- but only cheap ones, and checking for Ctrl-C between them: a
@@ -646,7 +646,7 @@ void Pool::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
   waiters_.fetch_sub(1, std::memory_order_seq_cst);
 }
 
-int Pool::CompactPlayerRows(uint8_t* block, int env_rows) {
+int Engine::CompactPlayerRows(uint8_t* block, int env_rows) {
   const auto& E = layout_.entries;
   const int32_t* ids = reinterpret_cast<const int32_t*>(block + E[layout_.env_id].offset);
   int total = 0;
@@ -670,7 +670,7 @@ int Pool::CompactPlayerRows(uint8_t* block, int env_rows) {
   return total;
 }
 
-RecvResult Pool::Recv(const std::function<bool()>& interrupted) {
+RecvResult Engine::Recv(const std::function<bool()>& interrupted) {
   CheckOpen();
   if (kept_.block != nullptr) return DeliverKept();
   RecvResult r = sync() ? RecvOrdered(interrupted) : RecvAsync(interrupted);
@@ -702,7 +702,7 @@ RecvResult Pool::Recv(const std::function<bool()>& interrupted) {
   throw error;
 }
 
-std::string Pool::ErrorMessage(const std::vector<std::pair<int, std::string>>& errs, bool kept) {
+std::string Engine::ErrorMessage(const std::vector<std::pair<int, std::string>>& errs, bool kept) {
   std::string msg = "exception in env";
   for (const auto& [env, what] : errs) msg += " " + std::to_string(env) + ": " + what + ";";
   msg += kept ? " (those envs were reset; the next recv() returns this whole batch, their rows holding the first "
@@ -711,21 +711,21 @@ std::string Pool::ErrorMessage(const std::vector<std::pair<int, std::string>>& e
   return msg;
 }
 
-RecvResult Pool::DeliverKept() {
+RecvResult Engine::DeliverKept() {
   RecvResult r = kept_;
   kept_ = RecvResult{};
   MarkReceived(r);
   return r;
 }
 
-void Pool::MarkReceived(const RecvResult& r) {
+void Engine::MarkReceived(const RecvResult& r) {
   const auto& eid = layout_.entries[layout_.env_id];
   const int32_t* ids = reinterpret_cast<const int32_t*>(r.block + eid.offset);
   for (int i = 0; i < r.env_rows; ++i) slots_[ids[i]].pending = false;
   num_pending_ -= r.env_rows;
 }
 
-RecvResult Pool::RecvOrdered(const std::function<bool()>& interrupted) {
+RecvResult Engine::RecvOrdered(const std::function<bool()>& interrupted) {
   if (ordered_.empty()) throw std::runtime_error("recv() called but no actions were sent: call send() first");
   Batch* b = ordered_.front();
   WaitFor(b, interrupted);
@@ -740,7 +740,7 @@ RecvResult Pool::RecvOrdered(const std::function<bool()>& interrupted) {
   return r;
 }
 
-RecvResult Pool::RecvAsync(const std::function<bool()>& interrupted) {
+RecvResult Engine::RecvAsync(const std::function<bool()>& interrupted) {
   if (num_pending_ < opts_.batch_size) {
     throw std::runtime_error("recv() would wait forever: only " + std::to_string(num_pending_) +
                              " envs have results pending but batch_size is " + std::to_string(opts_.batch_size) +
@@ -759,7 +759,7 @@ RecvResult Pool::RecvAsync(const std::function<bool()>& interrupted) {
   return r;
 }
 
-void Pool::Render(const int* env_ids, int k, uint8_t* out) {
+void Engine::Render(const int* env_ids, int k, uint8_t* out) {
   CheckOpen();
   if (spec_.render_shape.size() != 2) {
     throw std::invalid_argument("this env type has no C++ renderer");

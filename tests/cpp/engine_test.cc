@@ -1,5 +1,5 @@
 // The pool with a tiny env: sync ordering, async completion order through the batch ring, env exceptions.
-#include "core/pool/pool.h"
+#include "core/engine/engine.h"
 
 #include <gtest/gtest.h>
 
@@ -67,7 +67,7 @@ struct Rows {
   std::vector<uint8_t> final_obs_nonzero;
 };
 
-Rows Read(Pool& p, const RecvResult& r) {
+Rows Read(Engine& p, const RecvResult& r) {
   const Layout& L = p.layout();
   Rows out;
   auto i32 = [&](int idx, int row) { return reinterpret_cast<const int32_t*>(r.block + L.entries[idx].offset)[row]; };
@@ -88,8 +88,8 @@ std::vector<ActionInput> Actions(const std::vector<int32_t>& a) {
   return {{reinterpret_cast<const uint8_t*>(a.data()), DType::kInt32}};
 }
 
-TEST(Pool, SyncRowsFollowTheGivenEnvIdOrder) {
-  Pool p(TinyType(), TinyConfig({{"num_envs", int64_t{4}}, {"num_threads", int64_t{3}}, {"delay", true}}));
+TEST(Engine, SyncRowsFollowTheGivenEnvIdOrder) {
+  Engine p(TinyType(), TinyConfig({{"num_envs", int64_t{4}}, {"num_threads", int64_t{3}}, {"delay", true}}));
   std::vector<int> all{0, 1, 2, 3}, ids{2, 0, 3};
   p.Send(all.data(), 4, {}, true, nullptr);
   Read(p, p.Recv({}));
@@ -100,9 +100,9 @@ TEST(Pool, SyncRowsFollowTheGivenEnvIdOrder) {
   EXPECT_EQ(r.steps, (std::vector<int32_t>{1, 1, 1}));
 }
 
-TEST(Pool, AsyncBatchesFillInCompletionOrder) {
+TEST(Engine, AsyncBatchesFillInCompletionOrder) {
   // envs 0 and 1 are slow: envs 2 and 3 make the first batch, whichever threads run what
-  Pool p(
+  Engine p(
       TinyType(),
       TinyConfig({{"num_envs", int64_t{4}}, {"batch_size", int64_t{2}}, {"num_threads", int64_t{4}}, {"delay", true}}));
   std::vector<int> all{0, 1, 2, 3};
@@ -119,8 +119,8 @@ TEST(Pool, AsyncBatchesFillInCompletionOrder) {
   EXPECT_EQ(second.env_id, (std::vector<int32_t>{0, 1}));
 }
 
-TEST(Pool, AsyncRingKeepsEveryEnvAcrossManyBatches) {
-  Pool p(TinyType(), TinyConfig({{"num_envs", int64_t{5}}, {"batch_size", int64_t{2}}, {"num_threads", int64_t{2}}}));
+TEST(Engine, AsyncRingKeepsEveryEnvAcrossManyBatches) {
+  Engine p(TinyType(), TinyConfig({{"num_envs", int64_t{5}}, {"batch_size", int64_t{2}}, {"num_threads", int64_t{2}}}));
   std::vector<int> all{0, 1, 2, 3, 4};
   p.Send(all.data(), 5, {}, true, nullptr);
   std::vector<int> count(5, 0);
@@ -135,9 +135,9 @@ TEST(Pool, AsyncRingKeepsEveryEnvAcrossManyBatches) {
   for (int c : count) EXPECT_GT(c, 0);
 }
 
-TEST(Pool, AsyncEnvErrorKeepsTheBatchForTheNextRecv) {
+TEST(Engine, AsyncEnvErrorKeepsTheBatchForTheNextRecv) {
   // 3 envs, batch 2, and only two of them in flight: the failing batch is exactly {0, 1}
-  Pool q(TinyType(), TinyConfig({{"num_envs", int64_t{3}}, {"batch_size", int64_t{2}}, {"num_threads", int64_t{1}}}));
+  Engine q(TinyType(), TinyConfig({{"num_envs", int64_t{3}}, {"batch_size", int64_t{2}}, {"num_threads", int64_t{1}}}));
   std::vector<int> two{0, 1};
   q.Send(two.data(), 2, {}, true, nullptr);
   Read(q, q.Recv({}));
@@ -156,8 +156,8 @@ TEST(Pool, AsyncEnvErrorKeepsTheBatchForTheNextRecv) {
   for (size_t i = 0; i < 2; ++i) EXPECT_EQ(r.elapsed[i], r.env_id[i] == 0 ? 0 : 1);
 }
 
-TEST(Pool, SameStepFinalRowsAreZeroUnlessAnEpisodeEnded) {
-  Pool p(TinyType(), TinyConfig({{"num_envs", int64_t{3}}, {"autoreset_mode", std::string("same_step")}}));
+TEST(Engine, SameStepFinalRowsAreZeroUnlessAnEpisodeEnded) {
+  Engine p(TinyType(), TinyConfig({{"num_envs", int64_t{3}}, {"autoreset_mode", std::string("same_step")}}));
   std::vector<int> all{0, 1, 2};
   p.Send(all.data(), 3, {}, true, nullptr);
   Read(p, p.Recv({}));
@@ -169,8 +169,8 @@ TEST(Pool, SameStepFinalRowsAreZeroUnlessAnEpisodeEnded) {
   }
 }
 
-TEST(Pool, ActionsAreRangeCheckedInTheirOwnDtype) {
-  Pool p(TinyType(), TinyConfig({{"num_envs", int64_t{2}}}));
+TEST(Engine, ActionsAreRangeCheckedInTheirOwnDtype) {
+  Engine p(TinyType(), TinyConfig({{"num_envs", int64_t{2}}}));
   std::vector<int> all{0, 1};
   p.Send(all.data(), 2, {}, true, nullptr);
   Read(p, p.Recv({}));

@@ -1,4 +1,4 @@
-// Pool: executing one work item -- on a worker thread, or on the caller while it waits. Execute() runs the item's
+// Engine: executing one work item -- on a worker thread, or on the caller while it waits. Execute() runs the item's
 // run of envs, each through RunTask's steps in order: find the env's rows, prepare them, run the env (reset or
 // step, same-step autoreset), recover an async env that threw, publish staged rows into the async batch ring; and
 // marks the rows done.
@@ -7,8 +7,8 @@
 #include <cstring>
 #include <string>
 
-#include "core/pool/item_clock.h"
-#include "core/pool/pool.h"
+#include "core/engine/item_clock.h"
+#include "core/engine/engine.h"
 
 namespace pp {
 
@@ -16,24 +16,24 @@ namespace {
 constexpr int64_t kAlwaysTimeNs = 100000;  // items costlier than this are timed every time
 }  // namespace
 
-uint8_t* Pool::Rows::At(const Layout& L, const Slot& s, int idx) const {
+uint8_t* Engine::Rows::At(const Layout& L, const Slot& s, int idx) const {
   const auto& e = L.entries[idx];
   const size_t r = static_cast<size_t>(e.per_player ? player_row : env_row);
   return staged ? base + s.staging_off[idx] + e.row_bytes * r : base + e.offset + e.row_bytes * r;
 }
 
-Pool::Rows Pool::RowsFor(Batch* ordered, int pos, Slot& s) const {
+Engine::Rows Engine::RowsFor(Batch* ordered, int pos, Slot& s) const {
   // ordered (sync) batches are written in place; async rows go to the env's staging area first
   if (ordered == nullptr) return Rows{s.staging.data(), true, 0, 0};
   return Rows{ordered->block, false, pos, ordered->player_offset[pos]};
 }
 
-size_t Pool::EntryBytes(int idx, const Slot& s) const {
+size_t Engine::EntryBytes(int idx, const Slot& s) const {
   const auto& e = layout_.entries[idx];
   return e.row_bytes * static_cast<size_t>(e.per_player ? s.players : 1);
 }
 
-void Pool::PrepareRows(int env_id, Slot& s, const Rows& rows) {
+void Engine::PrepareRows(int env_id, Slot& s, const Rows& rows) {
   Output& o = s.out;
   for (int i = 0; i < layout_.num_obs; ++i) o.obs[i].ptr = rows.At(layout_, s, i);
   for (int i = 0; i < layout_.num_info; ++i) o.info[i].ptr = rows.At(layout_, s, layout_.num_obs + i);
@@ -53,13 +53,13 @@ void Pool::PrepareRows(int env_id, Slot& s, const Rows& rows) {
   PresetResults(s);
 }
 
-void Pool::PresetResults(Slot& s) {
+void Engine::PresetResults(Slot& s) {
   std::memset(s.out.reward, 0, EntryBytes(layout_.reward, s));
   *s.out.terminated = false;
   *s.out.truncated = false;
 }
 
-void Pool::SwapInNextEnv(Slot& s) {
+void Engine::SwapInNextEnv(Slot& s) {
   if (!s.has_next.load(std::memory_order_acquire)) return;
   std::unique_ptr<Env> old;
   {
@@ -74,7 +74,7 @@ void Pool::SwapInNextEnv(Slot& s) {
   // `old` is freed here, outside the lock
 }
 
-void Pool::ResetEnv(Slot& s) {
+void Engine::ResetEnv(Slot& s) {
   SwapInNextEnv(s);  // a config set by SetConfig applies from this reset on
   s.env->Reset(s.out);
   PresetResults(s);  // a reset has no reward and ends nothing, whatever the env wrote
@@ -82,7 +82,7 @@ void Pool::ResetEnv(Slot& s) {
   s.done = false;
 }
 
-void Pool::StepEnv(Slot& s, const Rows& rows) {
+void Engine::StepEnv(Slot& s, const Rows& rows) {
   ActionView av(&s.action_ptrs, &action_row_bytes_);
   s.env->Step(av, s.out);
   ++s.elapsed;
@@ -91,7 +91,7 @@ void Pool::StepEnv(Slot& s, const Rows& rows) {
   if (s.done && opts_.autoreset == AutoReset::kSameStep) SameStepReset(s, rows);
 }
 
-void Pool::SameStepReset(Slot& s, const Rows& rows) {
+void Engine::SameStepReset(Slot& s, const Rows& rows) {
   // keep the finished episode's obs and info as final_*, then reset in place; reward/terminated/truncated of
   // the finishing step are what the caller sees
   const int fb = layout_.final_begin;
@@ -107,7 +107,7 @@ void Pool::SameStepReset(Slot& s, const Rows& rows) {
   *s.out.truncated = trunc;
 }
 
-std::string Pool::RunEnv(Slot& s, const Rows& rows) {
+std::string Engine::RunEnv(Slot& s, const Rows& rows) {
   try {
     if (s.reset || s.done) {
       SwapInNextEnv(s);  // before a reseed, so the new env is the one reseeded
@@ -126,7 +126,7 @@ std::string Pool::RunEnv(Slot& s, const Rows& rows) {
   }
 }
 
-std::string Pool::RecoverInPlace(Slot& s, const Rows& rows) {
+std::string Engine::RecoverInPlace(Slot& s, const Rows& rows) {
   // Async mode: the env's row is replaced by a fresh episode's first observation, so the batch stays whole and
   // the env stays in the send/recv loop (its elapsed_step of 0 and EnvError.env_ids tell the caller).
   try {
@@ -142,7 +142,7 @@ std::string Pool::RecoverInPlace(Slot& s, const Rows& rows) {
   return " (resetting it failed too; it is reset again on its next send)";
 }
 
-Batch* Pool::PublishStaged(const Slot& s) {
+Batch* Engine::PublishStaged(const Slot& s) {
   // claim the next row of the async batch ring now that the step is done, and copy the staged rows there
   const int64_t seq = complete_seq_.fetch_add(1, std::memory_order_acq_rel);
   Batch* b = ring_[static_cast<size_t>((seq / opts_.batch_size) % static_cast<int64_t>(ring_.size()))].get();
@@ -157,13 +157,13 @@ Batch* Pool::PublishStaged(const Slot& s) {
   return b;
 }
 
-void Pool::UpdateCost(int64_t ns) {
+void Engine::UpdateCost(int64_t ns) {
   // rises at once (so the caller stops helping with slow items after one sample), decays slowly
   const int64_t old = item_cost_ns_.load(std::memory_order_relaxed);
   item_cost_ns_.store(ns > old ? ns : (old * 7 + ns) / 8, std::memory_order_relaxed);
 }
 
-void Pool::MarkDone(Batch* b, int envs) {
+void Engine::MarkDone(Batch* b, int envs) {
   // read `expected` before publishing these rows: once done reaches it, the API thread may reuse the batch
   const int expected = b->expected;
   const int d = b->done.fetch_add(envs, std::memory_order_acq_rel) + envs;
@@ -175,7 +175,7 @@ void Pool::MarkDone(Batch* b, int envs) {
   }
 }
 
-Batch* Pool::RunTask(int env_id, Batch* ordered, int pos) {
+Batch* Engine::RunTask(int env_id, Batch* ordered, int pos) {
   Slot& s = slots_[env_id];
   const Rows rows = RowsFor(ordered, pos, s);
   PrepareRows(env_id, s, rows);
@@ -190,7 +190,7 @@ Batch* Pool::RunTask(int env_id, Batch* ordered, int pos) {
   return b;
 }
 
-void Pool::Execute(const WorkItem& it) {
+void Engine::Execute(const WorkItem& it) {
   // Time every item of expensive envs, every run of several envs, one in 16 single cheap ones. On a loaded
   // machine a step's wall time includes the time its thread was preempted, and one such sample made the estimate
   // jump past kHelpMaxNs: the caller stopped helping and the pool lost a runnable thread just when it was short of

@@ -1,4 +1,4 @@
-// Pool options from a config: the common keys, validated and range-checked in one place; and per-env seeds.
+// Engine options from a config: the common keys, validated and range-checked in one place; and per-env seeds.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,7 +11,7 @@
 #include <sched.h>
 #endif
 
-#include "core/pool/pool.h"
+#include "core/engine/engine.h"
 
 namespace pp {
 
@@ -87,8 +87,8 @@ uint64_t EnvSeed(int64_t seed, int env_id) {
   return static_cast<uint64_t>(seed) + static_cast<uint64_t>(env_id);
 }
 
-PoolOptions ParseOptions(const Config& c) {
-  PoolOptions o{};
+EngineOptions ParseOptions(const Config& c) {
+  EngineOptions o{};
   o.num_envs = c.Get<int>("num_envs");
   o.batch_size = c.Get<int>("batch_size");
   o.num_threads = c.Get<int>("num_threads");

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/pool/fork.h"
-#include "core/pool/spec.h"
+#include "core/engine/fork.h"
+#include "core/engine/spec.h"
 
 namespace pp {
 

@@ -17,11 +17,11 @@
 #include <utility>
 #include <vector>
 
-#include "core/pool/env.h"
-#include "core/pool/layout.h"
-#include "core/pool/registry.h"
-#include "core/pool/spec.h"
-#include "core/pool/work_queue.h"
+#include "core/engine/env.h"
+#include "core/engine/layout.h"
+#include "core/engine/registry.h"
+#include "core/engine/spec.h"
+#include "core/engine/work_queue.h"
 
 namespace pp {
 
@@ -58,26 +58,26 @@ struct RecvResult {
 };
 
 // One action array as given by the caller: contiguous rows in `dtype`, which may differ from the spec's dtype
-// (e.g. int64 for an int32 action). Pool::Send range-checks the values in this dtype, then converts.
+// (e.g. int64 for an int32 action). Engine::Send range-checks the values in this dtype, then converts.
 struct ActionInput {
   const uint8_t* data = nullptr;
   DType dtype = DType::kInt32;
 };
 
-struct PoolOptions {
+struct EngineOptions {
   int num_envs, batch_size, num_threads, max_episode_steps, thread_affinity_offset;
   int64_t seed;
   AutoReset autoreset;
 };
 
-class Pool {
+class Engine {
  public:
   // `env_configs`: empty (every env is built with `config`) or one config per env (per-env values of the env's own
   // keys; the common keys and the spec must be `config`'s).
-  Pool(const EnvClass& type, const Config& config, std::vector<Config> env_configs = {});
-  ~Pool();
-  Pool(const Pool&) = delete;
-  Pool& operator=(const Pool&) = delete;
+  Engine(const EnvClass& type, const Config& config, std::vector<Config> env_configs = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
 
   // Validate and enqueue. env_ids: k distinct ids. actions: one entry per action array of the spec, each
   // contiguous rows (one row per player of each env, envs in env_ids order) in any engine dtype of the same
@@ -89,7 +89,7 @@ class Pool {
   // Stops the workers and frees the envs. Waits at most `timeout` for the workers to finish the step they are in;
   // then asks every env to Abort() (an env that owns processes kills them, which unblocks its step) and waits
   // a little more. Workers still inside a step after that are abandoned: detached, and the envs, batches and
-  // the Pool's own state are left allocated for them (abandoned() is true; the owner must then leak the Pool,
+  // the Engine's own state are left allocated for them (abandoned() is true; the owner must then leak the Engine,
   // never destroy it). Returns "" or a message saying what was abandoned. Idempotent.
   std::string Close(std::chrono::milliseconds timeout = DefaultCloseTimeout());
   // Lock-free, from any thread (a signal handler, another thread while a call waits): wakes a waiting Recv,
@@ -102,7 +102,7 @@ class Pool {
 
   bool closed() const { return closed_.load(std::memory_order_acquire); }
   bool sync() const { return opts_.batch_size == opts_.num_envs; }
-  const PoolOptions& options() const { return opts_; }
+  const EngineOptions& options() const { return opts_; }
   const Layout& layout() const { return layout_; }
   const Spec& spec() const { return spec_; }
   const std::shared_ptr<BlockPool>& block_pool() const { return blocks_; }
@@ -206,7 +206,7 @@ class Pool {
   void MarkReceived(const RecvResult& r);
   static std::string ErrorMessage(const std::vector<std::pair<int, std::string>>& errs, bool kept);
 
-  PoolOptions opts_;
+  EngineOptions opts_;
   const EnvClass* type_;
   Config config_;                 // the pool's config (env 0's values of per-env keys)
   mutable std::mutex config_mu_;  // Slot::config, next_config, next_env
@@ -254,7 +254,7 @@ class Pool {
   std::vector<uint8_t> scratch_seen_;
 };
 
-PoolOptions ParseOptions(const Config& config);
+EngineOptions ParseOptions(const Config& config);
 // The CPUs this process may run on (its affinity mask), in increasing order.
 std::vector<int> UsableCpus();
 // How many CPUs this process can use: its affinity mask, capped by its cgroup's CPU quota (containers).
