@@ -1,0 +1,390 @@
+// The MiniGrid env base (minigrid 3.2.0's MiniGridEnv): the agent, its 7 actions, rewards, the partial view with
+// occlusion, and the placement helpers the layouts are generated with. Every env of the family derives from it
+// and writes only its GenGrid (and, for envs with their own rules, Act).
+//
+// Generation is exact: minigrid draws from gymnasium's np_random (numpy's PCG64 through SeedSequence), and so do
+// we (NumpyGenerator, seeded with the env's seed exactly as reset(seed=...) seeds np_random), making the same
+// draws in the same order. So seed s here and gymnasium.make(id).reset(seed=s) give the same episode.
+//
+// Observations follow EnvPool 1.2.5's layout: "direction" (int32), "image" (view x view x 3 uint8, indexed
+// [x][y][channel] as minigrid's obs["image"]), "mission" (the mission string's bytes, zero-padded to
+// mission_bytes); info "agent_pos" (x, y) and "mission_id" (the mission's index in its env's mission space).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/engine/env.h"
+#include "core/engine/registry.h"
+#include "core/envs/common/numpy_random.h"
+#include "core/envs/minigrid/grid.h"
+
+namespace pp::minigrid {
+
+enum Action : int { kLeft = 0, kRight = 1, kForward = 2, kPickup = 3, kDrop = 4, kToggle = 5, kDone = 6 };
+
+// minigrid's DIR_TO_VEC: right, down, left, up.
+inline constexpr int kDirX[4] = {1, 0, -1, 0};
+inline constexpr int kDirY[4] = {0, 1, 0, -1};
+
+inline constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();  // place_obj's max_tries=math.inf
+
+class MiniGridEnv : public Env {
+ public:
+  // Keys every MiniGrid env has (EnvPool's names). Each env adds its own with MiniGridKeys({...}).
+  static std::vector<ConfigKey> MiniGridKeys(std::vector<ConfigKey> own) {
+    own.push_back({"agent_view_size", int64_t{7}, "side of the agent's square partial view (odd, >= 3)", {}});
+    own.push_back({"mission_bytes", int64_t{96}, "length of the zero-padded mission bytes in obs['mission']", {}});
+    return own;
+  }
+  // The spec every MiniGrid env shares; `num_actions` is 7, or 3 for the envs that only turn and move.
+  static void MiniGridSpec(const Config& c, SpecBuilder& b, int num_actions = 7) {
+    const int view = IntInRange(c, "agent_view_size", 3, 255);
+    if (view % 2 == 0) throw std::invalid_argument("MiniGrid: agent_view_size must be odd, got " + std::to_string(view));
+    const int mission_bytes = IntInRange(c, "mission_bytes", 1, 1 << 16);
+    b.Obs("direction", DType::kInt32, {}, {0.0}, {3.0});
+    b.Obs("image", DType::kUInt8, {view, view, 3}, {0.0}, {255.0});
+    b.Obs("mission", DType::kUInt8, {mission_bytes}, {0.0}, {255.0});
+    b.Info("agent_pos", DType::kInt32, {2});
+    b.Info("mission_id", DType::kInt32);
+    b.DiscreteAction(num_actions);
+  }
+
+  MiniGridEnv(const Config& c, int env_id, uint64_t seed, int width, int height, bool see_through_walls)
+      : Env(c, env_id, seed),
+        width_(width),
+        height_(height),
+        view_(c.Get<int>("agent_view_size")),
+        mission_bytes_(c.Get<int>("mission_bytes")),
+        max_steps_(c.Get<int>("max_episode_steps")),
+        see_through_walls_(see_through_walls),
+        rng_(seed) {
+    grid_.Resize(width, height);
+    view_cells_.resize(static_cast<size_t>(view_) * view_);
+    vis_.resize(static_cast<size_t>(view_) * view_);
+    mission_.reserve(256);
+  }
+
+  void Reset(Output& out) override {
+    agent_x_ = agent_y_ = -1;
+    agent_dir_ = -1;
+    grid_.Clear();
+    mission_id_ = 0;
+    GenGrid();
+    if (agent_x_ < 0 || agent_dir_ < 0) throw std::logic_error("MiniGrid: GenGrid placed no agent");
+    carrying_ = Obj{};
+    step_count_ = 0;
+    WriteObs(out);
+  }
+
+  void Step(const ActionView& action, Output& out) override {
+    double reward = 0.0;
+    bool terminated = false;
+    Act(action.Discrete(), reward, terminated);
+    out.SetReward(reward);
+    out.SetTerminated(terminated);
+    WriteObs(out);
+  }
+
+  // State for the alignment tests (put the Python env's grid into ours): width, height, agent x, y, dir,
+  // step_count, the carried object (6 values, Obj's fields), then every cell row-major (y outer) as 6 values,
+  // then the env's own extra values (ExtraState).
+  std::vector<double> GetState() const override {
+    std::vector<double> s = {double(width_),   double(height_),    double(agent_x_),
+                             double(agent_y_), double(agent_dir_), double(step_count_)};
+    PushObj(s, carrying_);
+    for (int y = 0; y < height_; ++y) {
+      for (int x = 0; x < width_; ++x) PushObj(s, grid_.Get(x, y));
+    }
+    for (double v : ExtraState()) s.push_back(v);
+    return s;
+  }
+  void SetState(const std::vector<double>& s) override {
+    const size_t base = 12 + 6 * static_cast<size_t>(width_) * height_;
+    if (s.size() < base || s[0] != width_ || s[1] != height_) {
+      throw std::invalid_argument("MiniGrid state: expected width, height = " + std::to_string(width_) + ", " +
+                                  std::to_string(height_) + " and at least " + std::to_string(base) + " values");
+    }
+    const int ax = static_cast<int>(s[2]), ay = static_cast<int>(s[3]), dir = static_cast<int>(s[4]);
+    if (!grid_.InBounds(ax, ay) || dir < 0 || dir > 3 || s[5] < 0) {
+      throw std::invalid_argument("MiniGrid state: agent position or direction out of range");
+    }
+    std::vector<Obj> cells(static_cast<size_t>(width_) * height_);
+    Obj carrying = ReadObj(s, 6);
+    for (size_t i = 0; i < cells.size(); ++i) cells[i] = ReadObj(s, 12 + 6 * i);
+    SetExtraState(std::vector<double>(s.begin() + static_cast<std::ptrdiff_t>(base), s.end()));
+    agent_x_ = ax;
+    agent_y_ = ay;
+    agent_dir_ = dir;
+    step_count_ = static_cast<int>(s[5]);
+    carrying_ = carrying;
+    for (int y = 0; y < height_; ++y) {
+      for (int x = 0; x < width_; ++x) grid_.Set(x, y, cells[static_cast<size_t>(y) * width_ + x]);
+    }
+  }
+  // Snapshots also keep the numpy generator (it is not gen_, which the pool saves itself), as exact 32-bit halves.
+  std::vector<double> SaveState() const override {
+    std::vector<double> s = GetState();
+    for (uint64_t w : rng_.State()) {
+      s.push_back(double(w >> 32));
+      s.push_back(double(w & 0xffffffffu));
+    }
+    return s;
+  }
+  void LoadState(const std::vector<double>& s) override {
+    if (s.size() < 10) throw std::invalid_argument("MiniGrid snapshot too short");
+    std::vector<uint64_t> words(5);
+    for (size_t i = 0; i < 5; ++i) {
+      words[i] = (static_cast<uint64_t>(s[s.size() - 10 + 2 * i]) << 32) | static_cast<uint64_t>(s[s.size() - 9 + 2 * i]);
+    }
+    SetState(std::vector<double>(s.begin(), s.end() - 10));
+    rng_.SetState(words);
+  }
+
+ protected:
+  // Builds the layout: walls and objects into grid_, the agent (agent_x_, agent_y_, agent_dir_), mission_.
+  virtual void GenGrid() = 0;
+  // One step's rules; the default is MiniGridEnv.step's.
+  virtual void Act(int action, double& reward, bool& terminated) { BaseAct(action, reward, terminated); }
+  virtual std::vector<double> ExtraState() const { return {}; }
+  virtual void SetExtraState(const std::vector<double>& extra) {
+    if (!extra.empty()) throw std::invalid_argument("MiniGrid state: unexpected extra values");
+  }
+
+  void Reseeded(uint64_t seed) override { rng_.Seed(seed); }
+
+  // MiniGridEnv.step without the bookkeeping the pool does (step limit, truncation).
+  void BaseAct(int action, double& reward, bool& terminated) {
+    ++step_count_;
+    const int fx = agent_x_ + kDirX[agent_dir_], fy = agent_y_ + kDirY[agent_dir_];
+    const Obj fwd = grid_.InBounds(fx, fy) ? grid_.Get(fx, fy) : Wall();
+    switch (action) {
+      case kLeft:
+        agent_dir_ = (agent_dir_ + 3) % 4;
+        break;
+      case kRight:
+        agent_dir_ = (agent_dir_ + 1) % 4;
+        break;
+      case kForward:
+        if (fwd.none() || fwd.CanOverlap()) {
+          agent_x_ = fx;
+          agent_y_ = fy;
+        }
+        if (fwd.type == kGoal) {
+          terminated = true;
+          reward = Reward();
+        }
+        if (fwd.type == kLava) terminated = true;
+        break;
+      case kPickup:
+        if (!fwd.none() && fwd.CanPickup() && carrying_.none()) {
+          carrying_ = fwd;
+          grid_.Set(fx, fy, Obj{});
+        }
+        break;
+      case kDrop:
+        if (fwd.none() && !carrying_.none()) {
+          grid_.Set(fx, fy, carrying_);
+          carrying_ = Obj{};
+        }
+        break;
+      case kToggle:
+        if (!fwd.none()) Toggle(fx, fy);
+        break;
+      default:  // kDone: nothing
+        break;
+    }
+  }
+
+  // WorldObj.toggle: a locked door opens with a key of its color, an unlocked one opens or closes; a box turns
+  // into its contents. Returns whether anything happened.
+  bool Toggle(int x, int y) {
+    Obj& o = grid_.At(x, y);
+    if (o.type == kDoor) {
+      if (o.state == kLocked) {
+        if (carrying_.type == kKey && carrying_.color == o.color) {
+          o.state = kOpen;
+          return true;
+        }
+        return false;
+      }
+      o.state = o.state == kOpen ? kClosed : kOpen;
+      return true;
+    }
+    if (o.type == kBox) {
+      o = o.Contents();
+      return true;
+    }
+    return false;
+  }
+
+  double Reward() const { return 1.0 - 0.9 * (static_cast<double>(step_count_) / max_steps_); }
+
+  // np_random draws, named as minigrid names them.
+  int RandInt(int64_t low, int64_t high) { return static_cast<int>(rng_.Integers(low, high)); }
+  bool RandBool() { return rng_.Integers(0, 2) == 0; }
+  uint8_t RandColor() { return kColorNames[RandInt(0, 6)]; }
+
+  // place_obj: rejection-samples an empty cell (not the agent's) in the rectangle at top of the given size
+  // (clipped to the grid); `reject(x, y)` filters more. Returns false when max_tries draws all failed
+  // (minigrid raises there).
+  template <typename Reject>
+  bool TryPlaceObj(const Obj& obj, int top_x, int top_y, int size_x, int size_y, int64_t max_tries, Reject reject,
+                   int& out_x, int& out_y) {
+    top_x = std::max(top_x, 0);
+    top_y = std::max(top_y, 0);
+    int64_t tries = 0;
+    while (true) {
+      if (tries > max_tries) return false;
+      ++tries;
+      const int x = RandInt(top_x, std::min(top_x + size_x, width_));
+      const int y = RandInt(top_y, std::min(top_y + size_y, height_));
+      if (!grid_.Get(x, y).none()) continue;
+      if (x == agent_x_ && y == agent_y_) continue;
+      if (reject(x, y)) continue;
+      if (!obj.none()) grid_.Set(x, y, obj);
+      out_x = x;
+      out_y = y;
+      return true;
+    }
+  }
+  std::pair<int, int> PlaceObj(const Obj& obj, int top_x = 0, int top_y = 0, int size_x = -1, int size_y = -1) {
+    return PlaceObjIf(obj, top_x, top_y, size_x, size_y, [](int, int) { return false; });
+  }
+  template <typename Reject>
+  std::pair<int, int> PlaceObjIf(const Obj& obj, int top_x, int top_y, int size_x, int size_y, Reject reject) {
+    if (size_x < 0) size_x = width_;
+    if (size_y < 0) size_y = height_;
+    int x = -1, y = -1;
+    TryPlaceObj(obj, top_x, top_y, size_x, size_y, kNoLimit, reject, x, y);
+    return {x, y};
+  }
+  // place_agent: a free cell for the agent, then (rand_dir) a random direction.
+  std::pair<int, int> PlaceAgent(int top_x = 0, int top_y = 0, int size_x = -1, int size_y = -1, bool rand_dir = true) {
+    agent_x_ = agent_y_ = -1;
+    auto [x, y] = PlaceObj(Obj{}, top_x, top_y, size_x, size_y);
+    agent_x_ = x;
+    agent_y_ = y;
+    if (rand_dir) agent_dir_ = RandInt(0, 4);
+    return {x, y};
+  }
+
+  int width_, height_, view_, mission_bytes_, max_steps_;
+  bool see_through_walls_;
+  NumpyGenerator rng_;
+  Grid grid_;
+  int agent_x_ = -1, agent_y_ = -1, agent_dir_ = -1;
+  Obj carrying_;
+  int step_count_ = 0;
+  std::string mission_;
+  int mission_id_ = 0;
+
+ private:
+  static void PushObj(std::vector<double>& s, const Obj& o) {
+    s.insert(s.end(), {double(o.type), double(o.color), double(o.state), double(o.in_type), double(o.in_color),
+                       double(o.in_state)});
+  }
+  static Obj ReadObj(const std::vector<double>& s, size_t at) {
+    Obj o;
+    uint8_t* f[6] = {&o.type, &o.color, &o.state, &o.in_type, &o.in_color, &o.in_state};
+    for (int k = 0; k < 6; ++k) {
+      const double v = s[at + k];
+      if (!(v >= 0 && v <= 10)) throw std::invalid_argument("MiniGrid state: object field out of range");
+      *f[k] = static_cast<uint8_t>(v);
+    }
+    if (o.type > kLava || o.in_type > kLava || o.color > kGrey || o.in_color > kGrey || o.state > kLocked ||
+        o.in_state > kLocked) {
+      throw std::invalid_argument("MiniGrid state: object field out of range");
+    }
+    return o;
+  }
+
+  // gen_obs: the view in front of the agent (rotated so the agent looks up from the bottom middle cell), cells
+  // outside the grid as walls, occlusion by process_vis unless see_through_walls, the carried object in the
+  // agent's own cell, then the encoding; invisible cells are (0, 0, 0).
+  void WriteObs(Output& out) {
+    const int v = view_, half = view_ / 2;
+    const int fx = kDirX[agent_dir_], fy = kDirY[agent_dir_];
+    const int rx = -fy, ry = fx;  // right_vec
+    for (int j = 0; j < v; ++j) {
+      for (int i = 0; i < v; ++i) {
+        const int wx = agent_x_ + fx * (v - 1 - j) + rx * (i - half);
+        const int wy = agent_y_ + fy * (v - 1 - j) + ry * (i - half);
+        ViewCell(i, j) = grid_.InBounds(wx, wy) ? grid_.Get(wx, wy) : Wall();
+      }
+    }
+    if (see_through_walls_) {
+      std::fill(vis_.begin(), vis_.end(), uint8_t{1});
+    } else {
+      ProcessVis(half, v - 1);
+    }
+    ViewCell(half, v - 1) = carrying_;
+    uint8_t* image = out.Obs<uint8_t>(1);
+    for (int i = 0; i < v; ++i) {
+      for (int j = 0; j < v; ++j) {
+        uint8_t* px = image + (static_cast<size_t>(i) * v + j) * 3;
+        if (!vis_[static_cast<size_t>(j) * v + i]) {
+          px[0] = px[1] = px[2] = 0;
+          continue;
+        }
+        const Obj& o = ViewCell(i, j);
+        px[0] = o.none() ? uint8_t{kEmpty} : o.type;
+        px[1] = o.none() ? 0 : o.color;
+        px[2] = o.type == kDoor ? o.state : 0;
+      }
+    }
+    *out.Obs<int32_t>(0) = agent_dir_;
+    uint8_t* mission = out.Obs<uint8_t>(2);
+    const size_t n = std::min(mission_.size(), static_cast<size_t>(mission_bytes_));
+    std::memcpy(mission, mission_.data(), n);
+    std::memset(mission + n, 0, static_cast<size_t>(mission_bytes_) - n);
+    int32_t* pos = out.Info<int32_t>(0);
+    pos[0] = agent_x_;
+    pos[1] = agent_y_;
+    *out.Info<int32_t>(1) = mission_id_;
+  }
+
+  Obj& ViewCell(int i, int j) { return view_cells_[static_cast<size_t>(j) * view_ + i]; }
+
+  // Grid.process_vis: visibility spreads from the agent's cell row by row away from it, sideways and diagonally
+  // forward, through cells that can be seen behind.
+  void ProcessVis(int ax, int ay) {
+    const int v = view_;
+    std::fill(vis_.begin(), vis_.end(), uint8_t{0});
+    auto vis = [&](int i, int j) -> uint8_t& { return vis_[static_cast<size_t>(j) * v + i]; };
+    vis(ax, ay) = 1;
+    for (int j = v - 1; j >= 0; --j) {
+      for (int i = 0; i < v - 1; ++i) {
+        if (!vis(i, j)) continue;
+        const Obj& c = ViewCell(i, j);
+        if (!c.none() && !c.SeeBehind()) continue;
+        vis(i + 1, j) = 1;
+        if (j > 0) {
+          vis(i + 1, j - 1) = 1;
+          vis(i, j - 1) = 1;
+        }
+      }
+      for (int i = v - 1; i >= 1; --i) {
+        if (!vis(i, j)) continue;
+        const Obj& c = ViewCell(i, j);
+        if (!c.none() && !c.SeeBehind()) continue;
+        vis(i - 1, j) = 1;
+        if (j > 0) {
+          vis(i - 1, j - 1) = 1;
+          vis(i, j - 1) = 1;
+        }
+      }
+    }
+  }
+
+  std::vector<Obj> view_cells_;
+  std::vector<uint8_t> vis_;
+};
+
+}  // namespace pp::minigrid

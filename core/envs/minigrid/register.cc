@@ -1,0 +1,67 @@
+// MiniGrid family (minigrid 3.2.0's envs, EnvPool 1.2.5's ids and observation layout): one registration line per
+// env type; max_episode_steps is minigrid's max_steps of each id.
+#include "core/envs/minigrid/crossing.h"
+#include "core/envs/minigrid/dist_shift.h"
+#include "core/envs/minigrid/door_key.h"
+#include "core/envs/minigrid/dynamic_obstacles.h"
+#include "core/envs/minigrid/empty.h"
+#include "core/envs/minigrid/four_rooms.h"
+#include "core/envs/minigrid/lava_gap.h"
+#include "core/envs/minigrid/multi_room.h"
+
+namespace pp::minigrid {
+
+namespace {
+using O = std::map<std::string, ConfigValue>;
+O Sized(int size, int max_steps) { return {{"size", int64_t{size}}, {"max_episode_steps", int64_t{max_steps}}}; }
+O Random(O o) {
+  o["agent_start_x"] = int64_t{-1};
+  return o;
+}
+O With(O o, const std::string& key, ConfigValue v) {
+  o[key] = std::move(v);
+  return o;
+}
+}  // namespace
+
+PP_REGISTER_ENV(EmptyEnv, {"MiniGrid-Empty-5x5-v0", Sized(5, 100)}, {"MiniGrid-Empty-6x6-v0", Sized(6, 144)},
+                {"MiniGrid-Empty-8x8-v0", Sized(8, 256)}, {"MiniGrid-Empty-16x16-v0", Sized(16, 1024)},
+                {"MiniGrid-Empty-Random-5x5-v0", Random(Sized(5, 100))},
+                {"MiniGrid-Empty-Random-6x6-v0", Random(Sized(6, 144))});
+PP_REGISTER_ENV(DoorKeyEnv, {"MiniGrid-DoorKey-5x5-v0", Sized(5, 250)}, {"MiniGrid-DoorKey-6x6-v0", Sized(6, 360)},
+                {"MiniGrid-DoorKey-8x8-v0", Sized(8, 640)}, {"MiniGrid-DoorKey-16x16-v0", Sized(16, 2560)});
+PP_REGISTER_ENV(FourRoomsEnv, {"MiniGrid-FourRooms-v0", {}});
+PP_REGISTER_ENV(LavaGapEnv, {"MiniGrid-LavaGapS5-v0", Sized(5, 100)}, {"MiniGrid-LavaGapS6-v0", Sized(6, 144)},
+                {"MiniGrid-LavaGapS7-v0", Sized(7, 196)});
+PP_REGISTER_ENV(DistShiftEnv, {"MiniGrid-DistShift1-v0", {{"strip2_row", int64_t{2}}}},
+                {"MiniGrid-DistShift2-v0", {{"strip2_row", int64_t{5}}}});
+PP_REGISTER_ENV(CrossingEnv, {"MiniGrid-LavaCrossingS9N1-v0", With(Sized(9, 324), "num_crossings", int64_t{1})},
+                {"MiniGrid-LavaCrossingS9N2-v0", With(Sized(9, 324), "num_crossings", int64_t{2})},
+                {"MiniGrid-LavaCrossingS9N3-v0", With(Sized(9, 324), "num_crossings", int64_t{3})},
+                {"MiniGrid-LavaCrossingS11N5-v0", With(Sized(11, 484), "num_crossings", int64_t{5})},
+                {"MiniGrid-SimpleCrossingS9N1-v0",
+                 With(With(Sized(9, 324), "num_crossings", int64_t{1}), "obstacle_type", std::string("wall"))},
+                {"MiniGrid-SimpleCrossingS9N2-v0",
+                 With(With(Sized(9, 324), "num_crossings", int64_t{2}), "obstacle_type", std::string("wall"))},
+                {"MiniGrid-SimpleCrossingS9N3-v0",
+                 With(With(Sized(9, 324), "num_crossings", int64_t{3}), "obstacle_type", std::string("wall"))},
+                {"MiniGrid-SimpleCrossingS11N5-v0",
+                 With(With(Sized(11, 484), "num_crossings", int64_t{5}), "obstacle_type", std::string("wall"))});
+PP_REGISTER_ENV(DynamicObstaclesEnv,
+                {"MiniGrid-Dynamic-Obstacles-5x5-v0", With(Sized(5, 100), "n_obstacles", int64_t{2})},
+                {"MiniGrid-Dynamic-Obstacles-Random-5x5-v0", Random(With(Sized(5, 100), "n_obstacles", int64_t{2}))},
+                {"MiniGrid-Dynamic-Obstacles-6x6-v0", With(Sized(6, 144), "n_obstacles", int64_t{3})},
+                {"MiniGrid-Dynamic-Obstacles-Random-6x6-v0", Random(With(Sized(6, 144), "n_obstacles", int64_t{3}))},
+                {"MiniGrid-Dynamic-Obstacles-8x8-v0", With(Sized(8, 256), "n_obstacles", int64_t{4})},
+                {"MiniGrid-Dynamic-Obstacles-16x16-v0", With(Sized(16, 1024), "n_obstacles", int64_t{8})});
+PP_REGISTER_ENV(MultiRoomEnv,
+                {"MiniGrid-MultiRoom-N2-S4-v0",
+                 {{"min_num_rooms", int64_t{2}}, {"max_num_rooms", int64_t{2}}, {"max_room_size", int64_t{4}},
+                  {"max_episode_steps", int64_t{40}}}},
+                {"MiniGrid-MultiRoom-N4-S5-v0",
+                 {{"min_num_rooms", int64_t{6}}, {"max_num_rooms", int64_t{6}}, {"max_room_size", int64_t{5}},
+                  {"max_episode_steps", int64_t{120}}}},
+                {"MiniGrid-MultiRoom-N6-v0",
+                 {{"min_num_rooms", int64_t{6}}, {"max_num_rooms", int64_t{6}}, {"max_episode_steps", int64_t{120}}}});
+
+}  // namespace pp::minigrid

@@ -1,0 +1,290 @@
+"""MiniGrid family: alignment with the `minigrid` package (3.2.0) and EnvPool 1.2.5's layout.
+
+Generation is exact (the C++ envs draw from a bit-exact copy of numpy's PCG64 Generator, in minigrid's order), so
+ours with seed s and `gymnasium.make(id).reset(seed=s)` play the same episodes: every observation (image,
+direction, mission bytes), reward, terminated, truncated and agent position is compared exactly over whole
+episodes of random actions, through autoresets (which continue the generator as minigrid's reset() does).
+The state hook (set_state with the Python env's grid, agent and carried object) checks the step rules from states
+the generators never make (boxes with contents, every door state, objects to carry and drop).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import parallel_pool as pp
+
+minigrid = pytest.importorskip("minigrid")
+from minigrid.core.constants import COLOR_TO_IDX, OBJECT_TO_IDX  # noqa: E402
+from minigrid.core.world_object import Ball, Box, Door, Key  # noqa: E402
+
+IDS = [
+    "MiniGrid-Empty-5x5-v0",
+    "MiniGrid-Empty-6x6-v0",
+    "MiniGrid-Empty-8x8-v0",
+    "MiniGrid-Empty-16x16-v0",
+    "MiniGrid-Empty-Random-5x5-v0",
+    "MiniGrid-Empty-Random-6x6-v0",
+    "MiniGrid-DoorKey-5x5-v0",
+    "MiniGrid-DoorKey-6x6-v0",
+    "MiniGrid-DoorKey-8x8-v0",
+    "MiniGrid-DoorKey-16x16-v0",
+    "MiniGrid-FourRooms-v0",
+    "MiniGrid-MultiRoom-N2-S4-v0",
+    "MiniGrid-MultiRoom-N4-S5-v0",
+    "MiniGrid-MultiRoom-N6-v0",
+    "MiniGrid-LavaGapS5-v0",
+    "MiniGrid-LavaGapS6-v0",
+    "MiniGrid-LavaGapS7-v0",
+    "MiniGrid-LavaCrossingS9N1-v0",
+    "MiniGrid-LavaCrossingS9N2-v0",
+    "MiniGrid-LavaCrossingS9N3-v0",
+    "MiniGrid-LavaCrossingS11N5-v0",
+    "MiniGrid-SimpleCrossingS9N1-v0",
+    "MiniGrid-SimpleCrossingS9N2-v0",
+    "MiniGrid-SimpleCrossingS9N3-v0",
+    "MiniGrid-SimpleCrossingS11N5-v0",
+    "MiniGrid-DistShift1-v0",
+    "MiniGrid-DistShift2-v0",
+    "MiniGrid-Dynamic-Obstacles-5x5-v0",
+    "MiniGrid-Dynamic-Obstacles-Random-5x5-v0",
+    "MiniGrid-Dynamic-Obstacles-6x6-v0",
+    "MiniGrid-Dynamic-Obstacles-Random-6x6-v0",
+    "MiniGrid-Dynamic-Obstacles-8x8-v0",
+    "MiniGrid-Dynamic-Obstacles-16x16-v0",
+]
+
+
+def _ref(task_id, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return gym.make(task_id, disable_env_checker=True, **kwargs)
+
+
+def _mission_bytes(mission: str, n: int) -> np.ndarray:
+    out = np.zeros(n, np.uint8)
+    raw = mission.encode()[:n]
+    out[: len(raw)] = np.frombuffer(raw, np.uint8)
+    return out
+
+
+def _compare(obs, rew, term, trunc, info, robs, rrew, rterm, rtrunc, ref, where):
+    np.testing.assert_array_equal(obs["image"][0], robs["image"], err_msg=f"image {where}")
+    assert obs["direction"][0] == robs["direction"], f"direction {where}"
+    np.testing.assert_array_equal(obs["mission"][0], _mission_bytes(robs["mission"], obs["mission"].shape[1]), where)
+    assert rew[0] == np.float32(rrew), f"reward {rew[0]} != {rrew} {where}"
+    # minigrid reports truncated on the last allowed step even when that step terminates; the pool's contract
+    # (and EnvPool's) is truncated = limit reached and not terminated (docs/minigrid.md)
+    assert (bool(term[0]), bool(trunc[0])) == (bool(rterm), bool(rtrunc and not rterm)), f"terminated/truncated {where}"
+    np.testing.assert_array_equal(info["agent_pos"][0], np.asarray(ref.unwrapped.agent_pos), err_msg=f"pos {where}")
+
+
+def run_alongside(task_id, seed, steps, max_steps=None, act_seed=0):
+    """Ours (seed) and minigrid (reset(seed=seed)) for `steps` random actions; episodes that end are reset on both
+    sides (ours by its next-step autoreset, minigrid by reset() without a seed). Returns the episodes ended."""
+    kwargs = {} if max_steps is None else {"max_episode_steps": max_steps}
+    ours = pp.make(task_id, num_envs=1, seed=seed, **kwargs)
+    ref = _ref(task_id, **({} if max_steps is None else {"max_steps": max_steps}))
+    n_actions = ours.single_action_space.n
+    assert n_actions == ref.action_space.n
+    rng = np.random.default_rng(act_seed)
+    try:
+        obs, info = ours.reset()
+        robs, _ = ref.reset(seed=seed)
+        _compare(obs, [0.0], [False], [False], info, robs, 0.0, False, False, ref, f"{task_id} seed {seed} reset")
+        ended, done = 0, False
+        for t in range(steps):
+            a = int(rng.integers(0, n_actions))
+            obs, rew, term, trunc, info = ours.step(np.array([a]))
+            if done:
+                robs, _ = ref.reset()
+                rrew, rterm, rtrunc = 0.0, False, False
+            else:
+                robs, rrew, rterm, rtrunc, _ = ref.step(a)
+            _compare(obs, rew, term, trunc, info, robs, rrew, rterm, rtrunc, ref, f"{task_id} seed {seed} step {t}")
+            done = bool(rterm or rtrunc)
+            ended += done
+        return ended
+    finally:
+        ours.close()
+        ref.close()
+
+
+@pytest.mark.parametrize("task_id", IDS)
+def test_episodes_equal_minigrid(task_id):
+    ended = 0
+    for seed in range(3):
+        ended += run_alongside(task_id, seed, 150, act_seed=seed)
+    # short episodes (truncated at 25 steps) so that many resets are generated and compared
+    ended += run_alongside(task_id, 7, 300, max_steps=25, act_seed=7)
+    assert ended >= 10, "too few episode ends compared"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task_id", IDS)
+def test_full_episodes_equal_minigrid_sweep(task_id):
+    for seed in range(10, 30):
+        ref = _ref(task_id)
+        steps = 3 * ref.unwrapped.max_steps
+        ref.close()
+        run_alongside(task_id, seed, min(steps, 3000), act_seed=seed)
+
+
+def test_ids_and_spaces_are_envpools():
+    envpool = pytest.importorskip("envpool")
+    theirs = set(envpool.list_all_envs())
+    listed = set(pp.list_all_envs())
+    for task_id in IDS:
+        assert task_id in theirs and task_id in listed
+        spec, ref = pp.make_spec(task_id), envpool.make_spec(task_id)
+        assert spec.observation_space == ref.observation_space, task_id
+        assert spec.action_space == ref.action_space, task_id
+        assert spec.config.max_episode_steps == ref.config.max_episode_steps, task_id
+        # minigrid's max_steps (the reward's scale) is the episode limit
+        minigrid_env = _ref(task_id)
+        assert spec.config.max_episode_steps == minigrid_env.unwrapped.max_steps, task_id
+        minigrid_env.close()
+
+
+def _python_state(env) -> list[float]:
+    """The minigrid env's state in the layout of MiniGridEnv::GetState (core/envs/minigrid/minigrid_env.h)."""
+    u = env.unwrapped
+
+    def obj(o):
+        if o is None:
+            return [0] * 6
+        t, c, s = o.encode()
+        inner = obj(o.contains)[:3] if isinstance(o, Box) else [0, 0, 0]
+        return [t, c, s, *inner]
+
+    s = [u.width, u.height, *map(int, u.agent_pos), u.agent_dir, u.step_count, *obj(u.carrying)]
+    for y in range(u.height):
+        for x in range(u.width):
+            s += obj(u.grid.get(x, y))
+    if hasattr(u, "obstacles"):
+        s += [len(u.obstacles)] + [int(v) for o in u.obstacles for v in o.cur_pos]
+    return [float(v) for v in s]
+
+
+def test_state_hook_roundtrip_and_step_rules_from_any_grid():
+    """Objects the generators of the ported envs never make, put into both envs: every door state, a box holding a
+    key, a box holding nothing, balls and keys to carry and drop. Then heavy pickup/drop/toggle play."""
+    task_id = "MiniGrid-DoorKey-8x8-v0"
+    for seed in range(4):
+        ref = _ref(task_id)
+        ref.reset(seed=seed)
+        u = ref.unwrapped
+        free = [(x, y) for x in range(1, 7) for y in range(1, 7) if u.grid.get(x, y) is None and (x, y) != u.agent_pos]
+        rng = np.random.default_rng(seed)
+        rng.shuffle(free)
+        objs = [
+            Box("red", Key("purple")),
+            Box("green"),
+            Ball("grey"),
+            Key("blue"),
+            Door("purple", is_locked=True),
+            Door("blue", is_open=True),
+            Door("green"),
+            Key("yellow"),
+        ]
+        for (x, y), o in zip(free, objs):
+            u.grid.set(x, y, o)
+        ours = pp.make(task_id, num_envs=1, seed=seed + 100)
+        ours.reset()
+        state = _python_state(ref)
+        ours.set_state(0, state)
+        np.testing.assert_array_equal(ours.get_state(0), state)
+        # actions weighted to the object rules: pickup, drop, toggle as often as moves
+        for t in range(300):
+            a = int(rng.choice([0, 1, 2, 2, 3, 4, 5]))
+            obs, rew, term, trunc, info = ours.step(np.array([a]))
+            robs, rrew, rterm, rtrunc, _ = ref.step(a)
+            _compare(obs, rew, term, trunc, info, robs, rrew, rterm, rtrunc, ref, f"seed {seed} step {t}")
+            np.testing.assert_array_equal(ours.get_state(0), _python_state(ref), err_msg=f"state at step {t}")
+            if rterm or rtrunc:
+                break
+        ours.close()
+        ref.close()
+
+
+def test_state_hook_reaches_dynamic_obstacles():
+    ref = _ref("MiniGrid-Dynamic-Obstacles-8x8-v0")
+    ref.reset(seed=3)
+    ours = pp.make("MiniGrid-Dynamic-Obstacles-8x8-v0", num_envs=1, seed=3)
+    ours.reset()
+    np.testing.assert_array_equal(ours.get_state(0), _python_state(ref))
+    ours.close()
+    ref.close()
+
+
+def test_a_different_seed_gives_a_different_layout():
+    # The exact comparisons above could not pass by accident: seeds change the layouts.
+    a = pp.make("MiniGrid-DoorKey-8x8-v0", num_envs=1, seed=0)
+    b = pp.make("MiniGrid-DoorKey-8x8-v0", num_envs=1, seed=1)
+    states = {tuple(e.get_state(0)) for e in (a, b) for _ in [e.reset()]}
+    assert len(states) == 2
+
+
+def test_reset_seed_reseeds_like_minigrid():
+    ours = pp.make("MiniGrid-FourRooms-v0", num_envs=2, seed=0)
+    ours.reset()
+    obs, _ = ours.reset(seed=[11, 12])
+    for i, s in enumerate([11, 12]):
+        ref = _ref("MiniGrid-FourRooms-v0")
+        robs, _ = ref.reset(seed=s)
+        np.testing.assert_array_equal(obs["image"][i], robs["image"])
+        assert list(ours.get_state(i)[2:5]) == [*map(float, ref.unwrapped.agent_pos), float(ref.unwrapped.agent_dir)]
+        ref.close()
+
+
+def test_env_ids_are_seed_plus_env_id():
+    ours = pp.make("MiniGrid-MultiRoom-N6-v0", num_envs=3, seed=20, num_threads=2)
+    obs, _ = ours.reset()
+    for i in range(3):
+        ref = _ref("MiniGrid-MultiRoom-N6-v0")
+        robs, _ = ref.reset(seed=20 + i)
+        np.testing.assert_array_equal(obs["image"][i], robs["image"])
+        ref.close()
+
+
+def test_snapshot_restores_the_generator():
+    ours = pp.make("MiniGrid-Dynamic-Obstacles-16x16-v0", num_envs=1, seed=5)
+    ours.reset()
+    snap = ours.get_state([0])
+    first = [ours.step(np.array([a % 3]))[0]["image"].copy() for a in range(20)]
+    ours.set_state([0], snap)
+    again = [ours.step(np.array([a % 3]))[0]["image"].copy() for a in range(20)]
+    for x, y in zip(first, again):
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize(
+    "task_id, key, value",
+    [
+        ("MiniGrid-Empty-5x5-v0", "size", 2),
+        ("MiniGrid-Empty-5x5-v0", "agent_view_size", 4),
+        ("MiniGrid-Empty-5x5-v0", "agent_start_x", 0),  # a wall
+        ("MiniGrid-LavaCrossingS9N1-v0", "size", 10),
+        ("MiniGrid-LavaGapS5-v0", "obstacle_type", "water"),
+        ("MiniGrid-MultiRoom-N6-v0", "max_room_size", 3),
+        ("MiniGrid-DistShift1-v0", "strip2_row", 9),
+    ],
+)
+def test_bad_config_raises(task_id, key, value):
+    with pytest.raises(ValueError, match=key if key != "agent_start_x" else "free cell"):
+        pp.make(task_id, num_envs=1, **{key: value})
+
+
+def test_bad_state_raises_and_changes_nothing():
+    ours = pp.make("MiniGrid-Empty-5x5-v0", num_envs=1)
+    ours.reset()
+    before = ours.get_state(0)
+    before = list(before)
+    for bad in ([1.0, 2.0], [5.0, 5.0, 9.0, 9.0] + before[4:], before[:-1], before[:12] + [42.0] + before[13:]):
+        with pytest.raises((ValueError, RuntimeError)):
+            ours.set_state(0, bad)
+        np.testing.assert_array_equal(ours.get_state(0), before)
