@@ -56,6 +56,25 @@ IDS = [
     "MiniGrid-Dynamic-Obstacles-Random-6x6-v0",
     "MiniGrid-Dynamic-Obstacles-8x8-v0",
     "MiniGrid-Dynamic-Obstacles-16x16-v0",
+    "MiniGrid-Fetch-5x5-N2-v0",
+    "MiniGrid-Fetch-6x6-N2-v0",
+    "MiniGrid-Fetch-8x8-N3-v0",
+    "MiniGrid-GoToDoor-5x5-v0",
+    "MiniGrid-GoToDoor-6x6-v0",
+    "MiniGrid-GoToDoor-8x8-v0",
+    "MiniGrid-GoToObject-6x6-N2-v0",
+    "MiniGrid-GoToObject-8x8-N2-v0",
+    "MiniGrid-PutNear-6x6-N2-v0",
+    "MiniGrid-PutNear-8x8-N3-v0",
+    "MiniGrid-Unlock-v0",
+    "MiniGrid-UnlockPickup-v0",
+    "MiniGrid-BlockedUnlockPickup-v0",
+    "MiniGrid-KeyCorridorS3R1-v0",
+    "MiniGrid-KeyCorridorS3R2-v0",
+    "MiniGrid-KeyCorridorS3R3-v0",
+    "MiniGrid-KeyCorridorS4R3-v0",
+    "MiniGrid-KeyCorridorS5R3-v0",
+    "MiniGrid-KeyCorridorS6R3-v0",
 ]
 
 
@@ -148,6 +167,37 @@ def test_ids_and_spaces_are_envpools():
         minigrid_env = _ref(task_id)
         assert spec.config.max_episode_steps == minigrid_env.unwrapped.max_steps, task_id
         minigrid_env.close()
+
+
+@pytest.mark.parametrize(
+    "task_id",
+    [
+        "MiniGrid-Fetch-8x8-N3-v0",
+        "MiniGrid-GoToDoor-8x8-v0",
+        "MiniGrid-GoToObject-8x8-N2-v0",
+        "MiniGrid-PutNear-6x6-N2-v0",
+        "MiniGrid-UnlockPickup-v0",
+        "MiniGrid-BlockedUnlockPickup-v0",
+        "MiniGrid-KeyCorridorS3R3-v0",
+        "MiniGrid-DoorKey-5x5-v0",
+    ],
+)
+def test_mission_ids_are_envpools(task_id):
+    """info["mission_id"] numbers each mission as EnvPool does: the pairs both give for the same mission agree."""
+    envpool = pytest.importorskip("envpool")
+    n = 64
+
+    def pairs(pool, reset):
+        obs, info = reset()
+        return {bytes(m).rstrip(b"\0").decode(): int(i) for m, i in zip(obs["mission"], info["mission_id"])}
+
+    theirs_env = envpool.make_gymnasium(task_id, num_envs=n, seed=1)
+    theirs = pairs(theirs_env, theirs_env.reset)
+    ours_env = pp.make(task_id, num_envs=n, seed=1)
+    ours = pairs(ours_env, ours_env.reset)
+    common = set(theirs) & set(ours)
+    assert len(common) >= min(3, len(theirs)), (theirs, ours)
+    assert {m: ours[m] for m in common} == {m: theirs[m] for m in common}
 
 
 def _python_state(env) -> list[float]:

@@ -26,7 +26,7 @@ enum ObjType : uint8_t {
 // minigrid's COLOR_TO_IDX.
 enum Color : uint8_t { kRed = 0, kGreen = 1, kBlue = 2, kPurple = 3, kYellow = 4, kGrey = 5 };
 // minigrid's COLOR_NAMES (sorted by name): the list _rand_color and _rand_elem(COLOR_NAMES) draw from.
-inline constexpr Color kColorNames[6] = {kBlue, kGreen, kGrey, kPurple, kRed, kYellow};
+inline constexpr uint8_t kColorNames[6] = {kBlue, kGreen, kGrey, kPurple, kRed, kYellow};
 inline const char* ColorName(uint8_t c) {
   static constexpr const char* kNames[6] = {"red", "green", "blue", "purple", "yellow", "grey"};
   return kNames[c];

@@ -56,7 +56,7 @@ class MultiRoomEnv : public MiniGridEnv {
         // _rand_elem(sorted(COLOR_NAMES - {previous door's colour}))
         uint8_t colors[6];
         int n = 0;
-        for (Color col : kColorNames) {
+        for (uint8_t col : kColorNames) {
           if (col != prev_color) colors[n++] = col;
         }
         const uint8_t color = colors[RandInt(0, n)];

@@ -5,9 +5,16 @@
 #include "core/envs/minigrid/door_key.h"
 #include "core/envs/minigrid/dynamic_obstacles.h"
 #include "core/envs/minigrid/empty.h"
+#include "core/envs/minigrid/fetch.h"
 #include "core/envs/minigrid/four_rooms.h"
+#include "core/envs/minigrid/go_to_door.h"
+#include "core/envs/minigrid/go_to_object.h"
+#include "core/envs/minigrid/key_corridor.h"
 #include "core/envs/minigrid/lava_gap.h"
 #include "core/envs/minigrid/multi_room.h"
+#include "core/envs/minigrid/put_near.h"
+#include "core/envs/minigrid/unlock.h"
+#include "core/envs/minigrid/unlock_pickup.h"
 
 namespace pp::minigrid {
 
@@ -63,5 +70,29 @@ PP_REGISTER_ENV(MultiRoomEnv,
                   {"max_episode_steps", int64_t{120}}}},
                 {"MiniGrid-MultiRoom-N6-v0",
                  {{"min_num_rooms", int64_t{6}}, {"max_num_rooms", int64_t{6}}, {"max_episode_steps", int64_t{120}}}});
+
+PP_REGISTER_ENV(FetchEnv, {"MiniGrid-Fetch-5x5-N2-v0", With(Sized(5, 125), "num_objs", int64_t{2})},
+                {"MiniGrid-Fetch-6x6-N2-v0", With(Sized(6, 180), "num_objs", int64_t{2})},
+                {"MiniGrid-Fetch-8x8-N3-v0", With(Sized(8, 320), "num_objs", int64_t{3})});
+PP_REGISTER_ENV(GoToDoorEnv, {"MiniGrid-GoToDoor-5x5-v0", Sized(5, 100)}, {"MiniGrid-GoToDoor-6x6-v0", Sized(6, 144)},
+                {"MiniGrid-GoToDoor-8x8-v0", Sized(8, 256)});
+PP_REGISTER_ENV(GoToObjectEnv, {"MiniGrid-GoToObject-6x6-N2-v0", With(Sized(6, 180), "num_objs", int64_t{2})},
+                {"MiniGrid-GoToObject-8x8-N2-v0", With(Sized(8, 320), "num_objs", int64_t{2})});
+PP_REGISTER_ENV(PutNearEnv, {"MiniGrid-PutNear-6x6-N2-v0", With(Sized(6, 30), "num_objs", int64_t{2})},
+                {"MiniGrid-PutNear-8x8-N3-v0", With(Sized(8, 40), "num_objs", int64_t{3})});
+PP_REGISTER_ENV(UnlockEnv, {"MiniGrid-Unlock-v0", {}});
+PP_REGISTER_ENV(UnlockPickupEnv, {"MiniGrid-UnlockPickup-v0", {}});
+PP_REGISTER_ENV(BlockedUnlockPickupEnv, {"MiniGrid-BlockedUnlockPickup-v0", {}});
+namespace {
+O Corridor(int room_size, int num_rows) {
+  return {{"room_size", int64_t{room_size}},
+          {"num_rows", int64_t{num_rows}},
+          {"max_episode_steps", int64_t{30 * room_size * room_size}}};
+}
+}  // namespace
+PP_REGISTER_ENV(KeyCorridorEnv, {"MiniGrid-KeyCorridorS3R1-v0", Corridor(3, 1)},
+                {"MiniGrid-KeyCorridorS3R2-v0", Corridor(3, 2)}, {"MiniGrid-KeyCorridorS3R3-v0", Corridor(3, 3)},
+                {"MiniGrid-KeyCorridorS4R3-v0", Corridor(4, 3)}, {"MiniGrid-KeyCorridorS5R3-v0", Corridor(5, 3)},
+                {"MiniGrid-KeyCorridorS6R3-v0", Corridor(6, 3)});
 
 }  // namespace pp::minigrid

@@ -1,0 +1,74 @@
+// MiniGrid-GoToObject (minigrid.envs.GoToObjectEnv): distinct keys, balls and boxes; stand next to the named one
+// and say "done". Toggling ends the episode. Sees through walls, as minigrid's env does.
+#pragma once
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/envs/minigrid/minigrid_env.h"
+
+namespace pp::minigrid {
+
+class GoToObjectEnv : public MiniGridEnv {
+ public:
+  static constexpr const char* kName = "MiniGridGoToObject";
+  static std::vector<ConfigKey> ConfigKeys() {
+    return MiniGridKeys({{"max_episode_steps", int64_t{180}, "truncate after this many steps (minigrid's max_steps)", {}},
+                         {"size", int64_t{6}, "side of the square room, walls included", {}},
+                         {"num_objs", int64_t{2}, "number of distinct objects (at most 18)", {}}});
+  }
+  static void DefineSpec(const Config& c, SpecBuilder& b) {
+    const int size = IntInRange(c, "size", 4, 1024);
+    IntInRange(c, "num_objs", 1, std::min(18, (size - 2) * (size - 2) - 1));
+    MiniGridSpec(c, b);
+  }
+  GoToObjectEnv(const Config& c, int env_id, uint64_t seed)
+      : MiniGridEnv(c, env_id, seed, c.Get<int>("size"), c.Get<int>("size"), /*see_through_walls=*/true),
+        num_objs_(c.Get<int>("num_objs")) {
+    objs_.reserve(static_cast<size_t>(num_objs_));
+  }
+
+ protected:
+  void GenGrid() override {
+    grid_.WallRect(0, 0, width_, height_);
+    objs_.clear();
+    static constexpr uint8_t kTypes[3] = {kKey, kBall, kBox};
+    while (static_cast<int>(objs_.size()) < num_objs_) {
+      const uint8_t type = kTypes[RandInt(0, 3)];
+      const uint8_t color = kColorNames[RandInt(0, 6)];
+      bool seen = false;
+      for (const auto& o : objs_) seen |= o.obj.type == type && o.obj.color == color;
+      if (seen) continue;
+      const Obj obj = Obj::Make(type, color);
+      const auto [x, y] = PlaceObj(obj);
+      objs_.push_back({obj, x, y});
+    }
+    PlaceAgent();
+    const Placed& t = objs_[RandInt(0, static_cast<int64_t>(objs_.size()))];
+    target_x_ = t.x;
+    target_y_ = t.y;
+    mission_ = std::string("go to the ") + ColorName(t.obj.color) + " " + TypeName(t.obj.type);
+    mission_id_ = t.obj.color * 3 + (t.obj.type == kKey ? 0 : (t.obj.type == kBall ? 1 : 2));
+  }
+  void Act(int action, double& reward, bool& terminated) override {
+    BaseAct(action, reward, terminated);
+    if (action == kToggle) terminated = true;
+    if (action == kDone) {
+      const int dx = std::abs(agent_x_ - target_x_), dy = std::abs(agent_y_ - target_y_);
+      if ((dx == 0 && dy == 1) || (dy == 0 && dx == 1)) reward = Reward();
+      terminated = true;
+    }
+  }
+
+ private:
+  struct Placed {
+    Obj obj;
+    int x, y;
+  };
+  int num_objs_;
+  std::vector<Placed> objs_;
+  int target_x_ = 0, target_y_ = 0;
+};
+
+}  // namespace pp::minigrid

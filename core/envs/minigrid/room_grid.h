@@ -1,0 +1,192 @@
+// minigrid's RoomGrid (core/roomgrid.py): a num_rows x num_cols grid of square rooms sharing walls, with the
+// helpers its envs (Unlock*, KeyCorridor, ObstructedMaze, BabyAI) build their layouts with: doors between
+// neighbours, objects placed in a room not next to the agent, walls removed, connect_all.
+#pragma once
+
+#include <cstdlib>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "core/envs/minigrid/minigrid_env.h"
+
+namespace pp::minigrid {
+
+class RoomGridEnv : public MiniGridEnv {
+ protected:
+  // The object kinds add_object draws from, in minigrid's order (["key", "ball", "box"]).
+  static constexpr uint8_t kKinds[3] = {kKey, kBall, kBox};
+  // A kind's index in that list: the mission ids of "<color> <type>" missions count types in this order.
+  static int KindIndex(uint8_t type) { return type == kKey ? 0 : (type == kBall ? 1 : 2); }
+
+  RoomGridEnv(const Config& c, int env_id, uint64_t seed, int room_size, int num_rows, int num_cols)
+      : MiniGridEnv(c, env_id, seed, (room_size - 1) * num_cols + 1, (room_size - 1) * num_rows + 1,
+                    /*see_through_walls=*/false),
+        room_size_(room_size),
+        num_rows_(num_rows),
+        num_cols_(num_cols),
+        rooms_(static_cast<size_t>(num_rows) * num_cols) {}
+
+  struct Room {
+    int top_x, top_y, size;
+    // doors[k]: kNoDoor, kHasDoor (a Door object) or kOpening (a removed wall: minigrid's True)
+    int doors[4];
+    int door_x[4], door_y[4];  // valid where neighbor[k] >= 0
+    int neighbor[4];           // index into rooms_, -1 at the edge
+    bool locked;
+  };
+  enum : int { kNoDoor = 0, kHasDoor = 1, kOpening = 2 };
+
+  Room& GetRoom(int i, int j) { return rooms_[static_cast<size_t>(j) * num_cols_ + i]; }
+  int RoomIndexFromPos(int x, int y) const {
+    return (y / (room_size_ - 1)) * num_cols_ + x / (room_size_ - 1);
+  }
+
+  // RoomGrid._gen_grid: walls of every room, one door position per shared wall, the agent in the middle room.
+  void GenRooms() {
+    for (int j = 0; j < num_rows_; ++j) {
+      for (int i = 0; i < num_cols_; ++i) {
+        Room& r = GetRoom(i, j);
+        r = Room{i * (room_size_ - 1), j * (room_size_ - 1), room_size_, {}, {}, {}, {-1, -1, -1, -1}, false};
+        grid_.WallRect(r.top_x, r.top_y, r.size, r.size);
+      }
+    }
+    for (int j = 0; j < num_rows_; ++j) {
+      for (int i = 0; i < num_cols_; ++i) {
+        Room& r = GetRoom(i, j);
+        const int xl = r.top_x + 1, yl = r.top_y + 1, xm = r.top_x + r.size - 1, ym = r.top_y + r.size - 1;
+        if (i < num_cols_ - 1) {
+          r.neighbor[0] = j * num_cols_ + i + 1;
+          r.door_x[0] = xm;
+          r.door_y[0] = RandInt(yl, ym);
+        }
+        if (j < num_rows_ - 1) {
+          r.neighbor[1] = (j + 1) * num_cols_ + i;
+          r.door_x[1] = RandInt(xl, xm);
+          r.door_y[1] = ym;
+        }
+        if (i > 0) {
+          r.neighbor[2] = j * num_cols_ + i - 1;
+          r.door_x[2] = rooms_[r.neighbor[2]].door_x[0];
+          r.door_y[2] = rooms_[r.neighbor[2]].door_y[0];
+        }
+        if (j > 0) {
+          r.neighbor[3] = (j - 1) * num_cols_ + i;
+          r.door_x[3] = rooms_[r.neighbor[3]].door_x[1];
+          r.door_y[3] = rooms_[r.neighbor[3]].door_y[1];
+        }
+      }
+    }
+    agent_x_ = (num_cols_ / 2) * (room_size_ - 1) + room_size_ / 2;
+    agent_y_ = (num_rows_ / 2) * (room_size_ - 1) + room_size_ / 2;
+    agent_dir_ = 0;
+  }
+
+  // place_in_room: anywhere in room (i, j) not next to the agent (reject_next_to), at most 1000 tries.
+  std::pair<int, int> PlaceInRoom(int i, int j, const Obj& obj) {
+    const Room& r = GetRoom(i, j);
+    int x, y;
+    const int ax = agent_x_, ay = agent_y_;
+    auto next_to = [ax, ay](int px, int py) { return std::abs(ax - px) + std::abs(ay - py) < 2; };
+    if (!TryPlaceObj(obj, r.top_x, r.top_y, r.size, r.size, 1000, next_to, x, y)) {
+      throw std::runtime_error("MiniGrid: rejection sampling failed in place_obj");
+    }
+    return {x, y};
+  }
+
+  // add_object: kind < 0 draws one of key/ball/box, color < 0 a random colour.
+  std::pair<Obj, std::pair<int, int>> AddObject(int i, int j, int kind = -1, int color = -1) {
+    const uint8_t type = kind < 0 ? kKinds[RandInt(0, 3)] : static_cast<uint8_t>(kind);
+    const uint8_t col = color < 0 ? RandColor() : static_cast<uint8_t>(color);
+    const Obj obj = Obj::Make(type, col);
+    return {obj, PlaceInRoom(i, j, obj)};
+  }
+
+  // add_door: door_idx < 0 draws a wall with a neighbour and no door yet, color < 0 a colour, locked < 0 a coin.
+  std::pair<Obj, std::pair<int, int>> AddDoor(int i, int j, int door_idx = -1, int color = -1, int locked = -1) {
+    Room& r = GetRoom(i, j);
+    if (door_idx < 0) {
+      do {
+        door_idx = RandInt(0, 4);
+      } while (!(r.neighbor[door_idx] >= 0 && r.doors[door_idx] == kNoDoor));
+    }
+    const uint8_t col = color < 0 ? RandColor() : static_cast<uint8_t>(color);
+    const bool is_locked = locked < 0 ? RandBool() : locked != 0;
+    if (r.doors[door_idx] != kNoDoor) throw std::logic_error("MiniGrid RoomGrid: door already exists");
+    r.locked = is_locked;
+    const Obj door = Door(col, false, is_locked);
+    grid_.Set(r.door_x[door_idx], r.door_y[door_idx], door);
+    r.doors[door_idx] = kHasDoor;
+    rooms_[r.neighbor[door_idx]].doors[(door_idx + 2) % 4] = kHasDoor;
+    return {door, {r.door_x[door_idx], r.door_y[door_idx]}};
+  }
+
+  void RemoveWall(int i, int j, int wall) {
+    Room& r = GetRoom(i, j);
+    const int tx = r.top_x, ty = r.top_y, s = r.size;
+    for (int k = 1; k < s - 1; ++k) {
+      if (wall == 0) grid_.Set(tx + s - 1, ty + k, Obj{});
+      if (wall == 1) grid_.Set(tx + k, ty + s - 1, Obj{});
+      if (wall == 2) grid_.Set(tx, ty + k, Obj{});
+      if (wall == 3) grid_.Set(tx + k, ty, Obj{});
+    }
+    r.doors[wall] = kOpening;
+    rooms_[r.neighbor[wall]].doors[(wall + 2) % 4] = kOpening;
+  }
+
+  // RoomGrid.place_agent: in room (i, j) (drawn where < 0), redrawn until the agent faces an empty cell or a wall.
+  void PlaceAgentInRoom(int i = -1, int j = -1, bool rand_dir = true) {
+    if (i < 0) i = RandInt(0, num_cols_);
+    if (j < 0) j = RandInt(0, num_rows_);
+    const Room& r = GetRoom(i, j);
+    while (true) {
+      PlaceAgent(r.top_x, r.top_y, r.size, r.size, rand_dir);
+      const Obj& front = grid_.Get(agent_x_ + kDirX[agent_dir_], agent_y_ + kDirY[agent_dir_]);
+      if (front.none() || front.type == kWall) break;
+    }
+  }
+
+  // connect_all: doors (unlocked, colours drawn from `colors`) between random neighbours until every room is
+  // reachable from the agent's.
+  void ConnectAll(const uint8_t* colors = kColorNames, int num_colors = 6, int max_itrs = 5000) {
+    const int start = RoomIndexFromPos(agent_x_, agent_y_);
+    int itrs = 0;
+    while (true) {
+      if (itrs > max_itrs) throw std::runtime_error("MiniGrid: connect_all failed");
+      ++itrs;
+      if (CountReachable(start) == static_cast<int>(rooms_.size())) break;
+      const int i = RandInt(0, num_cols_), j = RandInt(0, num_rows_), k = RandInt(0, 4);
+      const Room& r = GetRoom(i, j);
+      if (r.neighbor[k] < 0 || r.doors[k] != kNoDoor) continue;
+      if (r.locked || rooms_[r.neighbor[k]].locked) continue;
+      const uint8_t color = colors[RandInt(0, num_colors)];
+      AddDoor(i, j, k, color, 0);
+    }
+  }
+
+  int room_size_, num_rows_, num_cols_;
+  std::vector<Room> rooms_;
+
+ private:
+  int CountReachable(int start) {
+    seen_.assign(rooms_.size(), 0);
+    stack_.clear();
+    stack_.push_back(start);
+    int n = 0;
+    while (!stack_.empty()) {
+      const int r = stack_.back();
+      stack_.pop_back();
+      if (seen_[r]) continue;
+      seen_[r] = 1;
+      ++n;
+      for (int k = 0; k < 4; ++k) {
+        if (rooms_[r].doors[k] != kNoDoor) stack_.push_back(rooms_[r].neighbor[k]);
+      }
+    }
+    return n;
+  }
+  std::vector<uint8_t> seen_;
+  std::vector<int> stack_;
+};
+
+}  // namespace pp::minigrid
