@@ -19,7 +19,6 @@ import pytest
 import parallel_pool as pp
 
 minigrid = pytest.importorskip("minigrid")
-from minigrid.core.constants import COLOR_TO_IDX, OBJECT_TO_IDX  # noqa: E402
 from minigrid.core.world_object import Ball, Box, Door, Key  # noqa: E402
 
 IDS = [

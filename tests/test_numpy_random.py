@@ -28,7 +28,10 @@ int main() {
   std::string op;
   while (std::cin >> op) {
     if (op == "seed") { unsigned long long s; std::cin >> s; g.Seed(s); }
-    else if (op == "int") { long long lo, hi; std::cin >> lo >> hi; std::printf("%lld\n", (long long)g.Integers(lo, hi)); }
+    else if (op == "int") {
+      long long lo, hi; std::cin >> lo >> hi;
+      std::printf("%lld\n", (long long)g.Integers(lo, hi));
+    }
     else if (op == "u32") { std::printf("%u\n", g.NextUint32()); }
     else if (op == "u64") { std::printf("%llu\n", (unsigned long long)g.NextUint64()); }
     else if (op == "random") { std::printf("%.17g\n", g.Random()); }
@@ -80,7 +83,19 @@ def test_raw_streams_match_numpy(probe):
 
 def test_integers_uniform_and_shuffle_match_numpy(probe):
     rs = np.random.default_rng(2024)
-    ranges = [(0, 1), (0, 2), (0, 3), (0, 4), (1, 7), (2, 17), (-5, 5), (0, 6), (0, 1000), (3, 2**31 + 3), (0, 2**32 - 1)]
+    ranges = [
+        (0, 1),
+        (0, 2),
+        (0, 3),
+        (0, 4),
+        (1, 7),
+        (2, 17),
+        (-5, 5),
+        (0, 6),
+        (0, 1000),
+        (3, 2**31 + 3),
+        (0, 2**32 - 1),
+    ]
     ranges += [(0, 2**32), (0, 2**32 + 1), (-(2**40), 2**41), (0, 2**63 - 1), (-(2**62), 2**62), (0, 2**33 + 7)]
     script, expected = [], []
     for seed in SEEDS + [int(s) for s in rs.integers(0, 2**63, 30)]:
