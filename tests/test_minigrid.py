@@ -74,6 +74,16 @@ IDS = [
     "MiniGrid-KeyCorridorS4R3-v0",
     "MiniGrid-KeyCorridorS5R3-v0",
     "MiniGrid-KeyCorridorS6R3-v0",
+    "MiniGrid-LockedRoom-v0",
+    "MiniGrid-RedBlueDoors-6x6-v0",
+    "MiniGrid-RedBlueDoors-8x8-v0",
+    "MiniGrid-MemoryS17Random-v0",
+    "MiniGrid-MemoryS13Random-v0",
+    "MiniGrid-MemoryS13-v0",
+    "MiniGrid-MemoryS11-v0",
+    "MiniGrid-MemoryS9-v0",
+    "MiniGrid-MemoryS7-v0",
+    "MiniGrid-Playground-v0",
 ]
 
 

@@ -11,8 +11,12 @@
 #include "core/envs/minigrid/go_to_object.h"
 #include "core/envs/minigrid/key_corridor.h"
 #include "core/envs/minigrid/lava_gap.h"
+#include "core/envs/minigrid/locked_room.h"
+#include "core/envs/minigrid/memory.h"
 #include "core/envs/minigrid/multi_room.h"
+#include "core/envs/minigrid/playground.h"
 #include "core/envs/minigrid/put_near.h"
+#include "core/envs/minigrid/red_blue_doors.h"
 #include "core/envs/minigrid/unlock.h"
 #include "core/envs/minigrid/unlock_pickup.h"
 
@@ -94,5 +98,13 @@ PP_REGISTER_ENV(KeyCorridorEnv, {"MiniGrid-KeyCorridorS3R1-v0", Corridor(3, 1)},
                 {"MiniGrid-KeyCorridorS3R2-v0", Corridor(3, 2)}, {"MiniGrid-KeyCorridorS3R3-v0", Corridor(3, 3)},
                 {"MiniGrid-KeyCorridorS4R3-v0", Corridor(4, 3)}, {"MiniGrid-KeyCorridorS5R3-v0", Corridor(5, 3)},
                 {"MiniGrid-KeyCorridorS6R3-v0", Corridor(6, 3)});
+PP_REGISTER_ENV(LockedRoomEnv, {"MiniGrid-LockedRoom-v0", Sized(19, 190)});
+PP_REGISTER_ENV(RedBlueDoorsEnv, {"MiniGrid-RedBlueDoors-6x6-v0", Sized(6, 720)},
+                {"MiniGrid-RedBlueDoors-8x8-v0", Sized(8, 1280)});
+PP_REGISTER_ENV(MemoryEnv, {"MiniGrid-MemoryS17Random-v0", With(Sized(17, 1445), "random_length", true)},
+                {"MiniGrid-MemoryS13Random-v0", With(Sized(13, 845), "random_length", true)},
+                {"MiniGrid-MemoryS13-v0", Sized(13, 845)}, {"MiniGrid-MemoryS11-v0", Sized(11, 605)},
+                {"MiniGrid-MemoryS9-v0", Sized(9, 405)}, {"MiniGrid-MemoryS7-v0", Sized(7, 245)});
+PP_REGISTER_ENV(PlaygroundEnv, {"MiniGrid-Playground-v0", {}});
 
 }  // namespace pp::minigrid

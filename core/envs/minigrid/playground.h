@@ -1,0 +1,53 @@
+// MiniGrid-Playground (minigrid.envs.PlaygroundEnv): a 3x3 grid of rooms joined by closed doors of random colours,
+// twelve random objects, no mission (the empty string) and no reward.
+#pragma once
+
+#include "core/envs/minigrid/minigrid_env.h"
+
+namespace pp::minigrid {
+
+class PlaygroundEnv : public MiniGridEnv {
+ public:
+  static constexpr const char* kName = "MiniGridPlayground";
+  static constexpr int kSize = 19;  // fixed in minigrid
+  static std::vector<ConfigKey> ConfigKeys() {
+    return MiniGridKeys(
+        {{"max_episode_steps", int64_t{100}, "truncate after this many steps (minigrid's max_steps)", {}}});
+  }
+  static void DefineSpec(const Config& c, SpecBuilder& b) { MiniGridSpec(c, b); }
+  PlaygroundEnv(const Config& c, int env_id, uint64_t seed)
+      : MiniGridEnv(c, env_id, seed, kSize, kSize, /*see_through_walls=*/false) {}
+
+ protected:
+  void GenGrid() override {
+    grid_.HorzWall(0, 0);
+    grid_.HorzWall(0, height_ - 1);
+    grid_.VertWall(0, 0);
+    grid_.VertWall(width_ - 1, 0);
+    const int room_w = width_ / 3, room_h = height_ / 3;
+    for (int j = 0; j < 3; ++j) {
+      for (int i = 0; i < 3; ++i) {
+        const int xl = i * room_w, yt = j * room_h, xr = xl + room_w, yb = yt + room_h;
+        if (i + 1 < 3) {
+          grid_.VertWall(xr, yt, room_h);
+          const int y = RandInt(yt + 1, yb - 1);
+          grid_.Set(xr, y, Door(kColorNames[RandInt(0, 6)]));
+        }
+        if (j + 1 < 3) {
+          grid_.HorzWall(xl, yb, room_w);
+          const int x = RandInt(xl + 1, xr - 1);
+          grid_.Set(x, yb, Door(kColorNames[RandInt(0, 6)]));
+        }
+      }
+    }
+    PlaceAgent();
+    static constexpr uint8_t kTypes[3] = {kKey, kBall, kBox};
+    for (int k = 0; k < 12; ++k) {
+      const uint8_t type = kTypes[RandInt(0, 3)];
+      PlaceObj(Obj::Make(type, kColorNames[RandInt(0, 6)]));
+    }
+    mission_.clear();
+  }
+};
+
+}  // namespace pp::minigrid
