@@ -84,6 +84,19 @@ IDS = [
     "MiniGrid-MemoryS9-v0",
     "MiniGrid-MemoryS7-v0",
     "MiniGrid-Playground-v0",
+    "MiniGrid-ObstructedMaze-1Dl-v0",
+    "MiniGrid-ObstructedMaze-1Dlh-v0",
+    "MiniGrid-ObstructedMaze-1Dlhb-v0",
+    "MiniGrid-ObstructedMaze-2Dl-v0",
+    "MiniGrid-ObstructedMaze-2Dlh-v0",
+    "MiniGrid-ObstructedMaze-2Dlhb-v0",
+    "MiniGrid-ObstructedMaze-1Q-v0",
+    "MiniGrid-ObstructedMaze-2Q-v0",
+    "MiniGrid-ObstructedMaze-Full-v0",
+    "MiniGrid-ObstructedMaze-2Dlhb-v1",
+    "MiniGrid-ObstructedMaze-1Q-v1",
+    "MiniGrid-ObstructedMaze-2Q-v1",
+    "MiniGrid-ObstructedMaze-Full-v1",
 ]
 
 

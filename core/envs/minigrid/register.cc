@@ -14,6 +14,7 @@
 #include "core/envs/minigrid/locked_room.h"
 #include "core/envs/minigrid/memory.h"
 #include "core/envs/minigrid/multi_room.h"
+#include "core/envs/minigrid/obstructed_maze.h"
 #include "core/envs/minigrid/playground.h"
 #include "core/envs/minigrid/put_near.h"
 #include "core/envs/minigrid/red_blue_doors.h"
@@ -106,5 +107,28 @@ PP_REGISTER_ENV(MemoryEnv, {"MiniGrid-MemoryS17Random-v0", With(Sized(17, 1445),
                 {"MiniGrid-MemoryS13-v0", Sized(13, 845)}, {"MiniGrid-MemoryS11-v0", Sized(11, 605)},
                 {"MiniGrid-MemoryS9-v0", Sized(9, 405)}, {"MiniGrid-MemoryS7-v0", Sized(7, 245)});
 PP_REGISTER_ENV(PlaygroundEnv, {"MiniGrid-Playground-v0", {}});
+namespace {
+O Maze(bool key_in_box, bool blocked, int rooms_visited) {
+  return {{"key_in_box", key_in_box}, {"blocked", blocked}, {"max_episode_steps", int64_t{4 * rooms_visited * 36}}};
+}
+O Quarters(O o, int quarters, int agent_room_i) {
+  o["num_quarters"] = int64_t{quarters};
+  o["agent_room_i"] = int64_t{agent_room_i};
+  return o;
+}
+}  // namespace
+PP_REGISTER_ENV(ObstructedMaze1DEnv, {"MiniGrid-ObstructedMaze-1Dl-v0", Maze(false, false, 2)},
+                {"MiniGrid-ObstructedMaze-1Dlh-v0", Maze(true, false, 2)},
+                {"MiniGrid-ObstructedMaze-1Dlhb-v0", Maze(true, true, 2)});
+PP_REGISTER_ENV(ObstructedMazeFullEnv, {"MiniGrid-ObstructedMaze-2Dl-v0", Quarters(Maze(false, false, 4), 1, 2)},
+                {"MiniGrid-ObstructedMaze-2Dlh-v0", Quarters(Maze(true, false, 4), 1, 2)},
+                {"MiniGrid-ObstructedMaze-2Dlhb-v0", Quarters(Maze(true, true, 4), 1, 2)},
+                {"MiniGrid-ObstructedMaze-1Q-v0", Quarters(Maze(true, true, 5), 1, 1)},
+                {"MiniGrid-ObstructedMaze-2Q-v0", Quarters(Maze(true, true, 11), 2, 2)},
+                {"MiniGrid-ObstructedMaze-Full-v0", Quarters(Maze(true, true, 25), 4, 1)});
+PP_REGISTER_ENV(ObstructedMazeFullV1Env, {"MiniGrid-ObstructedMaze-2Dlhb-v1", Quarters(Maze(true, true, 4), 1, 2)},
+                {"MiniGrid-ObstructedMaze-1Q-v1", Quarters(Maze(true, true, 5), 1, 1)},
+                {"MiniGrid-ObstructedMaze-2Q-v1", Quarters(Maze(true, true, 11), 2, 2)},
+                {"MiniGrid-ObstructedMaze-Full-v1", Quarters(Maze(true, true, 25), 4, 1)});
 
 }  // namespace pp::minigrid
