@@ -99,6 +99,27 @@ IDS = [
     "MiniGrid-ObstructedMaze-Full-v1",
 ]
 
+# BabyAI levels whose instruction is "go to <object>" (RoomGridLevel with a GoToInstr)
+BABYAI_IDS = [
+    "BabyAI-GoToRedBallGrey-v0",
+    "BabyAI-GoToRedBall-v0",
+    "BabyAI-GoToRedBallNoDists-v0",
+    "BabyAI-GoToRedBlueBall-v0",
+    "BabyAI-GoToObj-v0",
+    "BabyAI-GoToObjS4-v0",
+    "BabyAI-GoToObjS6-v1",
+    "BabyAI-GoToLocal-v0",
+    *[f"BabyAI-GoToLocalS{s}N{n}-v0" for s, n in [(5, 2), (6, 2), (6, 3), (6, 4), (7, 4), (7, 5)]],
+    *[f"BabyAI-GoToLocalS8N{n}-v0" for n in range(2, 8)],
+    "BabyAI-GoTo-v0",
+    "BabyAI-GoToOpen-v0",
+    "BabyAI-GoToObjMaze-v0",
+    "BabyAI-GoToObjMazeOpen-v0",
+    "BabyAI-GoToObjMazeS4R2-v0",
+    *[f"BabyAI-GoToObjMazeS{s}-v0" for s in (4, 5, 6, 7)],
+    "BabyAI-GoToDoor-v0",
+]
+
 
 def _ref(task_id, **kwargs):
     with warnings.catch_warnings():
@@ -155,7 +176,7 @@ def run_alongside(task_id, seed, steps, max_steps=None, act_seed=0):
         ref.close()
 
 
-@pytest.mark.parametrize("task_id", IDS)
+@pytest.mark.parametrize("task_id", IDS + BABYAI_IDS)
 def test_episodes_equal_minigrid(task_id):
     ended = 0
     for seed in range(3):
@@ -166,10 +187,11 @@ def test_episodes_equal_minigrid(task_id):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("task_id", IDS)
+@pytest.mark.parametrize("task_id", IDS + BABYAI_IDS)
 def test_full_episodes_equal_minigrid_sweep(task_id):
     for seed in range(10, 30):
         ref = _ref(task_id)
+        ref.reset(seed=seed)  # BabyAI levels set max_steps at reset
         steps = 3 * ref.unwrapped.max_steps
         ref.close()
         run_alongside(task_id, seed, min(steps, 3000), act_seed=seed)
@@ -179,14 +201,16 @@ def test_ids_and_spaces_are_envpools():
     envpool = pytest.importorskip("envpool")
     theirs = set(envpool.list_all_envs())
     listed = set(pp.list_all_envs())
-    for task_id in IDS:
+    for task_id in IDS + BABYAI_IDS:
         assert task_id in theirs and task_id in listed
         spec, ref = pp.make_spec(task_id), envpool.make_spec(task_id)
         assert spec.observation_space == ref.observation_space, task_id
         assert spec.action_space == ref.action_space, task_id
-        assert spec.config.max_episode_steps == ref.config.max_episode_steps, task_id
+        if task_id in IDS:  # EnvPool's BabyAI ids say 0 (minigrid computes the limit at reset)
+            assert spec.config.max_episode_steps == ref.config.max_episode_steps, task_id
         # minigrid's max_steps (the reward's scale) is the episode limit
         minigrid_env = _ref(task_id)
+        minigrid_env.reset(seed=0)
         assert spec.config.max_episode_steps == minigrid_env.unwrapped.max_steps, task_id
         minigrid_env.close()
 
@@ -202,6 +226,7 @@ def test_ids_and_spaces_are_envpools():
         "MiniGrid-BlockedUnlockPickup-v0",
         "MiniGrid-KeyCorridorS3R3-v0",
         "MiniGrid-DoorKey-5x5-v0",
+        "BabyAI-GoToLocal-v0",
     ],
 )
 def test_mission_ids_are_envpools(task_id):

@@ -1,5 +1,6 @@
 // MiniGrid family (minigrid 3.2.0's envs, EnvPool 1.2.5's ids and observation layout): one registration line per
 // env type; max_episode_steps is minigrid's max_steps of each id.
+#include "core/envs/minigrid/babyai_goto.h"
 #include "core/envs/minigrid/crossing.h"
 #include "core/envs/minigrid/dist_shift.h"
 #include "core/envs/minigrid/door_key.h"
@@ -130,5 +131,35 @@ PP_REGISTER_ENV(ObstructedMazeFullV1Env, {"MiniGrid-ObstructedMaze-2Dlhb-v1", Qu
                 {"MiniGrid-ObstructedMaze-1Q-v1", Quarters(Maze(true, true, 5), 1, 1)},
                 {"MiniGrid-ObstructedMaze-2Q-v1", Quarters(Maze(true, true, 11), 2, 2)},
                 {"MiniGrid-ObstructedMaze-Full-v1", Quarters(Maze(true, true, 25), 4, 1)});
+namespace {
+// BabyAI levels: room_size, num_dists, and max_steps = room_size**2 x rooms (one navigation).
+O Level(int room_size, int num_dists, int rooms = 1) {
+  return {{"room_size", int64_t{room_size}},
+          {"num_dists", int64_t{num_dists}},
+          {"max_episode_steps", int64_t{room_size * room_size * rooms}}};
+}
+}  // namespace
+PP_REGISTER_ENV(BabyAIGoToRedBallGreyEnv, {"BabyAI-GoToRedBallGrey-v0", Level(8, 7)});
+PP_REGISTER_ENV(BabyAIGoToRedBallEnv, {"BabyAI-GoToRedBall-v0", Level(8, 7)},
+                {"BabyAI-GoToRedBallNoDists-v0", Level(8, 0)});
+PP_REGISTER_ENV(BabyAIGoToRedBlueBallEnv, {"BabyAI-GoToRedBlueBall-v0", Level(8, 7)});
+PP_REGISTER_ENV(BabyAIGoToObjEnv, {"BabyAI-GoToObj-v0", Level(8, 1)}, {"BabyAI-GoToObjS4-v0", Level(4, 1)},
+                {"BabyAI-GoToObjS6-v1", Level(6, 1)});
+PP_REGISTER_ENV(BabyAIGoToLocalEnv, {"BabyAI-GoToLocal-v0", Level(8, 8)}, {"BabyAI-GoToLocalS5N2-v0", Level(5, 2)},
+                {"BabyAI-GoToLocalS6N2-v0", Level(6, 2)}, {"BabyAI-GoToLocalS6N3-v0", Level(6, 3)},
+                {"BabyAI-GoToLocalS6N4-v0", Level(6, 4)}, {"BabyAI-GoToLocalS7N4-v0", Level(7, 4)},
+                {"BabyAI-GoToLocalS7N5-v0", Level(7, 5)}, {"BabyAI-GoToLocalS8N2-v0", Level(8, 2)},
+                {"BabyAI-GoToLocalS8N3-v0", Level(8, 3)}, {"BabyAI-GoToLocalS8N4-v0", Level(8, 4)},
+                {"BabyAI-GoToLocalS8N5-v0", Level(8, 5)}, {"BabyAI-GoToLocalS8N6-v0", Level(8, 6)},
+                {"BabyAI-GoToLocalS8N7-v0", Level(8, 7)});
+PP_REGISTER_ENV(BabyAIGoToEnv, {"BabyAI-GoTo-v0", Level(8, 18, 9)},
+                {"BabyAI-GoToOpen-v0", With(Level(8, 18, 9), "doors_open", true)},
+                {"BabyAI-GoToObjMaze-v0", Level(8, 1, 9)},
+                {"BabyAI-GoToObjMazeOpen-v0", With(Level(8, 1, 9), "doors_open", true)},
+                {"BabyAI-GoToObjMazeS4R2-v0",
+                 With(With(Level(4, 1, 4), "num_rows", int64_t{2}), "num_cols", int64_t{2})},
+                {"BabyAI-GoToObjMazeS4-v0", Level(4, 1, 9)}, {"BabyAI-GoToObjMazeS5-v0", Level(5, 1, 9)},
+                {"BabyAI-GoToObjMazeS6-v0", Level(6, 1, 9)}, {"BabyAI-GoToObjMazeS7-v0", Level(7, 1, 9)});
+PP_REGISTER_ENV(BabyAIGoToDoorEnv, {"BabyAI-GoToDoor-v0", {{"max_episode_steps", int64_t{7 * 7 * 9}}}});
 
 }  // namespace pp::minigrid

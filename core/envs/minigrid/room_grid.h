@@ -44,6 +44,7 @@ class RoomGridEnv : public MiniGridEnv {
 
   // RoomGrid._gen_grid: walls of every room, one door position per shared wall, the agent in the middle room.
   void GenRooms() {
+    placed_.clear();
     for (int j = 0; j < num_rows_; ++j) {
       for (int i = 0; i < num_cols_; ++i) {
         Room& r = GetRoom(i, j);
@@ -87,6 +88,7 @@ class RoomGridEnv : public MiniGridEnv {
     const Room& r = GetRoom(i, j);
     int x, y;
     const int ax = agent_x_, ay = agent_y_;
+    placed_.push_back({obj.type, obj.color});
     auto next_to = [ax, ay](int px, int py) { return std::abs(ax - px) + std::abs(ay - py) < 2; };
     if (!TryPlaceObj(obj, r.top_x, r.top_y, r.size, r.size, 1000, next_to, x, y)) {
       throw std::runtime_error("MiniGrid: rejection sampling failed in place_obj");
@@ -164,8 +166,34 @@ class RoomGridEnv : public MiniGridEnv {
     }
   }
 
+  // add_distractors: num objects of random colour and kind (all_unique: none equal to an object already in a
+  // room) in room (i, j), or random rooms where i / j < 0. Returns the objects with their positions.
+  struct Placed {
+    Obj obj;
+    int x, y;
+  };
+  const std::vector<Placed>& AddDistractors(int i, int j, int num, bool all_unique) {
+    dists_.clear();
+    while (static_cast<int>(dists_.size()) < num) {
+      const uint8_t color = kColorNames[RandInt(0, 6)];
+      const uint8_t type = kKinds[RandInt(0, 3)];
+      if (all_unique) {
+        bool seen = false;
+        for (const auto& [t, c] : placed_) seen |= t == type && c == color;
+        if (seen) continue;
+      }
+      const int ri = i < 0 ? RandInt(0, num_cols_) : i;
+      const int rj = j < 0 ? RandInt(0, num_rows_) : j;
+      const auto [obj, pos] = AddObject(ri, rj, type, color);
+      dists_.push_back({obj, pos.first, pos.second});
+    }
+    return dists_;
+  }
+
   int room_size_, num_rows_, num_cols_;
   std::vector<Room> rooms_;
+  std::vector<std::pair<uint8_t, uint8_t>> placed_;  // (type, colour) of every object placed in a room
+  std::vector<Placed> dists_;
 
  private:
   int CountReachable(int start) {
