@@ -149,6 +149,8 @@ def run_alongside(task_id, seed, steps, max_steps=None, act_seed=0):
     """Ours (seed) and minigrid (reset(seed=seed)) for `steps` random actions; episodes that end are reset on both
     sides (ours by its next-step autoreset, minigrid by reset() without a seed). Returns the episodes ended."""
     kwargs = {} if max_steps is None else {"max_episode_steps": max_steps}
+    if max_steps is not None and task_id.startswith("BabyAI"):
+        kwargs["max_steps"] = max_steps  # minigrid's kwarg: a fixed limit instead of the per-episode one
     ours = pp.make(task_id, num_envs=1, seed=seed, **kwargs)
     ref = _ref(task_id, **({} if max_steps is None else {"max_steps": max_steps}))
     n_actions = ours.single_action_space.n
@@ -251,12 +253,12 @@ def _python_state(env) -> list[float]:
     """The minigrid env's state in the layout of MiniGridEnv::GetState (core/envs/minigrid/minigrid_env.h)."""
     u = env.unwrapped
 
-    def obj(o):
+    def obj(o):  # type, colour, state, a box's contents (3), identity (0: minigrid compares these by value)
         if o is None:
-            return [0] * 6
+            return [0] * 7
         t, c, s = o.encode()
         inner = obj(o.contains)[:3] if isinstance(o, Box) else [0, 0, 0]
-        return [t, c, s, *inner]
+        return [t, c, s, *inner, 0]
 
     s = [u.width, u.height, *map(int, u.agent_pos), u.agent_dir, u.step_count, *obj(u.carrying)]
     for y in range(u.height):

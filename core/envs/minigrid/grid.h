@@ -44,12 +44,14 @@ enum DoorState : uint8_t { kOpen = 0, kClosed = 1, kLocked = 2 };
 struct Obj {
   uint8_t type = kNone, color = 0, state = 0;
   uint8_t in_type = kNone, in_color = 0, in_state = 0;  // a box's contents
+  // Identity where minigrid compares objects with `is` (BabyAI's verifier): 0 for untracked objects.
+  uint8_t uid = 0;
 
-  static Obj Make(uint8_t type, uint8_t color, uint8_t state = 0) { return Obj{type, color, state, kNone, 0, 0}; }
+  static Obj Make(uint8_t type, uint8_t color, uint8_t state = 0) { return Obj{type, color, state, kNone, 0, 0, 0}; }
   bool none() const { return type == kNone; }
   bool operator==(const Obj& o) const {
     return type == o.type && color == o.color && state == o.state && in_type == o.in_type && in_color == o.in_color &&
-           in_state == o.in_state;
+           in_state == o.in_state && uid == o.uid;
   }
   // WorldObj.can_overlap: open doors, goals, floors and lava (the agent walks into lava and dies there).
   bool CanOverlap() const {

@@ -81,6 +81,7 @@ class MiniGridEnv : public Env {
     carrying_ = Obj{};
     step_count_ = 0;
     WriteObs(out);
+    AfterReset();
   }
 
   void Step(const ActionView& action, Output& out) override {
@@ -89,11 +90,13 @@ class MiniGridEnv : public Env {
     Act(action.Discrete(), reward, terminated);
     out.SetReward(reward);
     out.SetTerminated(terminated);
+    // Levels whose limit changes per episode (BabyAI) end it themselves; the pool's limit bounds them all.
+    if (!terminated && step_count_ >= max_steps_) out.SetTruncated(true);
     WriteObs(out);
   }
 
   // State for the alignment tests (put the Python env's grid into ours): width, height, agent x, y, dir,
-  // step_count, the carried object (6 values, Obj's fields), then every cell row-major (y outer) as 6 values,
+  // step_count, the carried object (7 values, Obj's fields), then every cell row-major (y outer) as 7 values,
   // then the env's own extra values (ExtraState).
   std::vector<double> GetState() const override {
     std::vector<double> s = {double(width_),   double(height_),    double(agent_x_),
@@ -106,7 +109,7 @@ class MiniGridEnv : public Env {
     return s;
   }
   void SetState(const std::vector<double>& s) override {
-    const size_t base = 12 + 6 * static_cast<size_t>(width_) * height_;
+    const size_t base = 6 + kObjValues + kObjValues * static_cast<size_t>(width_) * height_;
     if (s.size() < base || s[0] != width_ || s[1] != height_) {
       throw std::invalid_argument("MiniGrid state: expected width, height = " + std::to_string(width_) + ", " +
                                   std::to_string(height_) + " and at least " + std::to_string(base) + " values");
@@ -117,7 +120,7 @@ class MiniGridEnv : public Env {
     }
     std::vector<Obj> cells(static_cast<size_t>(width_) * height_);
     Obj carrying = ReadObj(s, 6);
-    for (size_t i = 0; i < cells.size(); ++i) cells[i] = ReadObj(s, 12 + 6 * i);
+    for (size_t i = 0; i < cells.size(); ++i) cells[i] = ReadObj(s, 6 + kObjValues * (i + 1));
     SetExtraState(std::vector<double>(s.begin() + static_cast<std::ptrdiff_t>(base), s.end()));
     agent_x_ = ax;
     agent_y_ = ay;
@@ -152,6 +155,8 @@ class MiniGridEnv : public Env {
   virtual void GenGrid() = 0;
   // One step's rules; the default is MiniGridEnv.step's.
   virtual void Act(int action, double& reward, bool& terminated) { BaseAct(action, reward, terminated); }
+  // After the first observation of an episode is written (minigrid envs that change the state after reset's obs).
+  virtual void AfterReset() {}
   virtual std::vector<double> ExtraState() const { return {}; }
   virtual void SetExtraState(const std::vector<double>& extra) {
     if (!extra.empty()) throw std::invalid_argument("MiniGrid state: unexpected extra values");
@@ -286,16 +291,17 @@ class MiniGridEnv : public Env {
   int mission_id_ = 0;
 
  private:
+  static constexpr size_t kObjValues = 7;
   static void PushObj(std::vector<double>& s, const Obj& o) {
     s.insert(s.end(), {double(o.type), double(o.color), double(o.state), double(o.in_type), double(o.in_color),
-                       double(o.in_state)});
+                       double(o.in_state), double(o.uid)});
   }
   static Obj ReadObj(const std::vector<double>& s, size_t at) {
     Obj o;
-    uint8_t* f[6] = {&o.type, &o.color, &o.state, &o.in_type, &o.in_color, &o.in_state};
-    for (int k = 0; k < 6; ++k) {
+    uint8_t* f[kObjValues] = {&o.type, &o.color, &o.state, &o.in_type, &o.in_color, &o.in_state, &o.uid};
+    for (size_t k = 0; k < kObjValues; ++k) {
       const double v = s[at + k];
-      if (!(v >= 0 && v <= 10)) throw std::invalid_argument("MiniGrid state: object field out of range");
+      if (!(v >= 0 && v <= (k == 6 ? 255 : 10))) throw std::invalid_argument("MiniGrid state: object field out of range");
       *f[k] = static_cast<uint8_t>(v);
     }
     if (o.type > kLava || o.in_type > kLava || o.color > kGrey || o.in_color > kGrey || o.state > kLocked ||

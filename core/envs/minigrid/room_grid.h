@@ -45,6 +45,7 @@ class RoomGridEnv : public MiniGridEnv {
   // RoomGrid._gen_grid: walls of every room, one door position per shared wall, the agent in the middle room.
   void GenRooms() {
     placed_.clear();
+    next_uid_ = 0;
     for (int j = 0; j < num_rows_; ++j) {
       for (int i = 0; i < num_cols_; ++i) {
         Room& r = GetRoom(i, j);
@@ -84,24 +85,29 @@ class RoomGridEnv : public MiniGridEnv {
   }
 
   // place_in_room: anywhere in room (i, j) not next to the agent (reject_next_to), at most 1000 tries.
-  std::pair<int, int> PlaceInRoom(int i, int j, const Obj& obj) {
+  // The object placed gets its identity (uid) here when the env tracks identities (BabyAI levels).
+  std::pair<Obj, std::pair<int, int>> PlaceInRoom(int i, int j, Obj obj) {
     const Room& r = GetRoom(i, j);
     int x, y;
     const int ax = agent_x_, ay = agent_y_;
     placed_.push_back({obj.type, obj.color});
+    if (track_uids_) obj.uid = NextUid();
     auto next_to = [ax, ay](int px, int py) { return std::abs(ax - px) + std::abs(ay - py) < 2; };
     if (!TryPlaceObj(obj, r.top_x, r.top_y, r.size, r.size, 1000, next_to, x, y)) {
       throw std::runtime_error("MiniGrid: rejection sampling failed in place_obj");
     }
-    return {x, y};
+    return {obj, {x, y}};
+  }
+  uint8_t NextUid() {
+    if (next_uid_ == 255) throw std::runtime_error("MiniGrid: more than 255 tracked objects");
+    return ++next_uid_;
   }
 
   // add_object: kind < 0 draws one of key/ball/box, color < 0 a random colour.
   std::pair<Obj, std::pair<int, int>> AddObject(int i, int j, int kind = -1, int color = -1) {
     const uint8_t type = kind < 0 ? kKinds[RandInt(0, 3)] : static_cast<uint8_t>(kind);
     const uint8_t col = color < 0 ? RandColor() : static_cast<uint8_t>(color);
-    const Obj obj = Obj::Make(type, col);
-    return {obj, PlaceInRoom(i, j, obj)};
+    return PlaceInRoom(i, j, Obj::Make(type, col));
   }
 
   // add_door: door_idx < 0 draws a wall with a neighbour and no door yet, color < 0 a colour, locked < 0 a coin.
@@ -116,7 +122,8 @@ class RoomGridEnv : public MiniGridEnv {
     const bool is_locked = locked < 0 ? RandBool() : locked != 0;
     if (r.doors[door_idx] != kNoDoor) throw std::logic_error("MiniGrid RoomGrid: door already exists");
     r.locked = is_locked;
-    const Obj door = Door(col, false, is_locked);
+    Obj door = Door(col, false, is_locked);
+    if (track_uids_) door.uid = NextUid();
     grid_.Set(r.door_x[door_idx], r.door_y[door_idx], door);
     r.doors[door_idx] = kHasDoor;
     rooms_[r.neighbor[door_idx]].doors[(door_idx + 2) % 4] = kHasDoor;
@@ -193,6 +200,8 @@ class RoomGridEnv : public MiniGridEnv {
   int room_size_, num_rows_, num_cols_;
   std::vector<Room> rooms_;
   std::vector<std::pair<uint8_t, uint8_t>> placed_;  // (type, colour) of every object placed in a room
+  bool track_uids_ = false;
+  uint8_t next_uid_ = 0;
   std::vector<Placed> dists_;
 
  private:
