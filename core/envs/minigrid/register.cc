@@ -1,6 +1,10 @@
 // MiniGrid family (minigrid 3.2.0's envs, EnvPool 1.2.5's ids and observation layout): one registration line per
 // env type; max_episode_steps is minigrid's max_steps of each id.
 #include "core/envs/minigrid/babyai_goto.h"
+#include "core/envs/minigrid/babyai_open.h"
+#include "core/envs/minigrid/babyai_pickup.h"
+#include "core/envs/minigrid/babyai_put_next.h"
+#include "core/envs/minigrid/babyai_unlock.h"
 #include "core/envs/minigrid/crossing.h"
 #include "core/envs/minigrid/dist_shift.h"
 #include "core/envs/minigrid/door_key.h"
@@ -161,5 +165,53 @@ PP_REGISTER_ENV(BabyAIGoToEnv, {"BabyAI-GoTo-v0", Level(8, 18, 9)},
                 {"BabyAI-GoToObjMazeS4-v0", Level(4, 1, 9)}, {"BabyAI-GoToObjMazeS5-v0", Level(5, 1, 9)},
                 {"BabyAI-GoToObjMazeS6-v0", Level(6, 1, 9)}, {"BabyAI-GoToObjMazeS7-v0", Level(7, 1, 9)});
 PP_REGISTER_ENV(BabyAIGoToDoorEnv, {"BabyAI-GoToDoor-v0", {{"max_episode_steps", int64_t{7 * 7 * 9}}}});
+PP_REGISTER_ENV(BabyAIOpenEnv, {"BabyAI-Open-v0", {}});
+PP_REGISTER_ENV(BabyAIOpenRedDoorEnv, {"BabyAI-OpenRedDoor-v0", {}});
+PP_REGISTER_ENV(BabyAIOpenDoorEnv, {"BabyAI-OpenDoor-v0", {}}, {"BabyAI-OpenDoorDebug-v0", {{"debug", true}}},
+                {"BabyAI-OpenDoorColor-v0", {{"select_by", std::string("color")}}},
+                {"BabyAI-OpenDoorLoc-v0", {{"select_by", std::string("loc")}}});
+PP_REGISTER_ENV(BabyAIOpenTwoDoorsEnv, {"BabyAI-OpenTwoDoors-v0", {}},
+                {"BabyAI-OpenRedBlueDoors-v0",
+                 {{"first_color", std::string("red")}, {"second_color", std::string("blue")}}},
+                {"BabyAI-OpenRedBlueDoorsDebug-v0",
+                 {{"first_color", std::string("red")}, {"second_color", std::string("blue")}, {"strict", true}}});
+PP_REGISTER_ENV(BabyAIOpenDoorsOrderEnv, {"BabyAI-OpenDoorsOrderN2-v0", {{"num_doors", int64_t{2}}}},
+                {"BabyAI-OpenDoorsOrderN4-v0", {{"num_doors", int64_t{4}}}},
+                {"BabyAI-OpenDoorsOrderN2Debug-v0", {{"num_doors", int64_t{2}}, {"debug", true}}},
+                {"BabyAI-OpenDoorsOrderN4Debug-v0", {{"num_doors", int64_t{4}}, {"debug", true}}});
+PP_REGISTER_ENV(BabyAIPickupEnv, {"BabyAI-Pickup-v0", {}});
+PP_REGISTER_ENV(BabyAIUnblockPickupEnv, {"BabyAI-UnblockPickup-v0", {}});
+PP_REGISTER_ENV(BabyAIPickupDistEnv, {"BabyAI-PickupDist-v0", {}}, {"BabyAI-PickupDistDebug-v0", {{"debug", true}}});
+PP_REGISTER_ENV(BabyAIPickupAboveEnv, {"BabyAI-PickupAbove-v0", {}});
+namespace {
+O PutNextLocal(int room_size, int num_objs) {
+  return {{"room_size", int64_t{room_size}},
+          {"num_objs", int64_t{num_objs}},
+          {"max_episode_steps", int64_t{2 * room_size * room_size}}};
+}
+O PutNext(int room_size, int objs_per_room, bool start_carrying = false) {
+  const int64_t steps = 8 * room_size * room_size;
+  return {{"room_size", int64_t{room_size}},
+          {"objs_per_room", int64_t{objs_per_room}},
+          {"start_carrying", start_carrying},
+          {"max_steps", steps},
+          {"max_episode_steps", steps}};
+}
+}  // namespace
+PP_REGISTER_ENV(BabyAIPutNextLocalEnv, {"BabyAI-PutNextLocal-v0", PutNextLocal(8, 8)},
+                {"BabyAI-PutNextLocalS5N3-v0", PutNextLocal(5, 3)}, {"BabyAI-PutNextLocalS6N4-v0", PutNextLocal(6, 4)});
+PP_REGISTER_ENV(BabyAIPutNextEnv, {"BabyAI-PutNextS4N1-v0", PutNext(4, 1)}, {"BabyAI-PutNextS5N2-v0", PutNext(5, 2)},
+                {"BabyAI-PutNextS5N1-v0", PutNext(5, 1)}, {"BabyAI-PutNextS6N3-v0", PutNext(6, 3)},
+                {"BabyAI-PutNextS7N4-v0", PutNext(7, 4)}, {"BabyAI-PutNextS5N2Carrying-v0", PutNext(5, 2, true)},
+                {"BabyAI-PutNextS6N3Carrying-v0", PutNext(6, 3, true)},
+                {"BabyAI-PutNextS7N4Carrying-v0", PutNext(7, 4, true)});
+PP_REGISTER_ENV(BabyAIUnlockEnv, {"BabyAI-Unlock-v0", {}});
+PP_REGISTER_ENV(BabyAIUnlockLocalEnv, {"BabyAI-UnlockLocal-v0", {}},
+                {"BabyAI-UnlockLocalDist-v0", {{"distractors", true}}});
+PP_REGISTER_ENV(BabyAIKeyInBoxEnv, {"BabyAI-KeyInBox-v0", {}});
+PP_REGISTER_ENV(BabyAIUnlockPickupEnv, {"BabyAI-UnlockPickup-v0", {}},
+                {"BabyAI-UnlockPickupDist-v0", {{"distractors", true}}});
+PP_REGISTER_ENV(BabyAIBlockedUnlockPickupEnv, {"BabyAI-BlockedUnlockPickup-v0", {}});
+PP_REGISTER_ENV(BabyAIUnlockToUnlockEnv, {"BabyAI-UnlockToUnlock-v0", {}});
 
 }  // namespace pp::minigrid
