@@ -149,6 +149,18 @@ BABYAI_IDS = [
     "BabyAI-UnlockPickupDist-v0",
     "BabyAI-BlockedUnlockPickup-v0",
     "BabyAI-UnlockToUnlock-v0",
+    "BabyAI-ActionObjDoor-v0",
+    "BabyAI-FindObjS5-v0",
+    "BabyAI-FindObjS6-v0",
+    "BabyAI-FindObjS7-v0",
+    "BabyAI-KeyCorridor-v0",
+    *[f"BabyAI-KeyCorridorS3R{r}-v0" for r in (1, 2, 3)],
+    *[f"BabyAI-KeyCorridorS{s}R3-v0" for s in (4, 5, 6)],
+    *[f"BabyAI-OneRoomS{s}-v0" for s in (8, 12, 16, 20)],
+    "BabyAI-MoveTwoAcrossS5N2-v0",
+    "BabyAI-MoveTwoAcrossS8N9-v0",
+    "BabyAI-GoToObjDoor-v0",
+    "BabyAI-GoToImpUnlock-v0",
 ]
 
 

@@ -53,7 +53,7 @@ class BabyAILevel : public RoomGridEnv {
     return keys;
   }
   static void LevelSpec(const Config& c, SpecBuilder& b) {
-    IntInRange(c, "room_size", 4, 64);
+    IntInRange(c, "room_size", 3, 64);  // RoomGrid's minimum; the levels' own layouts may need more
     IntInRange(c, "max_steps", 0, 1 << 30);
     MiniGridSpec(c, b);
   }

@@ -2,6 +2,7 @@
 // env type; max_episode_steps is minigrid's max_steps of each id.
 #include "core/envs/minigrid/babyai_goto.h"
 #include "core/envs/minigrid/babyai_open.h"
+#include "core/envs/minigrid/babyai_other.h"
 #include "core/envs/minigrid/babyai_pickup.h"
 #include "core/envs/minigrid/babyai_put_next.h"
 #include "core/envs/minigrid/babyai_unlock.h"
@@ -213,5 +214,30 @@ PP_REGISTER_ENV(BabyAIUnlockPickupEnv, {"BabyAI-UnlockPickup-v0", {}},
                 {"BabyAI-UnlockPickupDist-v0", {{"distractors", true}}});
 PP_REGISTER_ENV(BabyAIBlockedUnlockPickupEnv, {"BabyAI-BlockedUnlockPickup-v0", {}});
 PP_REGISTER_ENV(BabyAIUnlockToUnlockEnv, {"BabyAI-UnlockToUnlock-v0", {}});
+PP_REGISTER_ENV(BabyAIActionObjDoorEnv, {"BabyAI-ActionObjDoor-v0", {}});
+namespace {
+O RoomSized(int room_size, int max_steps, bool fixed) {
+  O o = {{"room_size", int64_t{room_size}}, {"max_episode_steps", int64_t{max_steps}}};
+  if (fixed) o["max_steps"] = int64_t{max_steps};
+  return o;
+}
+}  // namespace
+PP_REGISTER_ENV(BabyAIFindObjEnv, {"BabyAI-FindObjS5-v0", RoomSized(5, 500, true)},
+                {"BabyAI-FindObjS6-v0", RoomSized(6, 720, true)}, {"BabyAI-FindObjS7-v0", RoomSized(7, 980, true)});
+PP_REGISTER_ENV(BabyAIKeyCorridorEnv, {"BabyAI-KeyCorridor-v0", RoomSized(6, 1080, true)},
+                {"BabyAI-KeyCorridorS3R1-v0", With(RoomSized(3, 270, true), "num_rows", int64_t{1})},
+                {"BabyAI-KeyCorridorS3R2-v0", With(RoomSized(3, 270, true), "num_rows", int64_t{2})},
+                {"BabyAI-KeyCorridorS3R3-v0", RoomSized(3, 270, true)},
+                {"BabyAI-KeyCorridorS4R3-v0", RoomSized(4, 480, true)},
+                {"BabyAI-KeyCorridorS5R3-v0", RoomSized(5, 750, true)},
+                {"BabyAI-KeyCorridorS6R3-v0", RoomSized(6, 1080, true)});
+PP_REGISTER_ENV(BabyAIOneRoomEnv, {"BabyAI-OneRoomS8-v0", RoomSized(8, 64, false)},
+                {"BabyAI-OneRoomS12-v0", RoomSized(12, 144, false)}, {"BabyAI-OneRoomS16-v0", RoomSized(16, 256, false)},
+                {"BabyAI-OneRoomS20-v0", RoomSized(20, 400, false)});
+PP_REGISTER_ENV(BabyAIMoveTwoAcrossEnv,
+                {"BabyAI-MoveTwoAcrossS5N2-v0", With(RoomSized(5, 400, true), "objs_per_room", int64_t{2})},
+                {"BabyAI-MoveTwoAcrossS8N9-v0", With(RoomSized(8, 1024, true), "objs_per_room", int64_t{9})});
+PP_REGISTER_ENV(BabyAIGoToObjDoorEnv, {"BabyAI-GoToObjDoor-v0", {}});
+PP_REGISTER_ENV(BabyAIGoToImpUnlockEnv, {"BabyAI-GoToImpUnlock-v0", {}});
 
 }  // namespace pp::minigrid
