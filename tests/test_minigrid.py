@@ -161,6 +161,16 @@ BABYAI_IDS = [
     "BabyAI-MoveTwoAcrossS8N9-v0",
     "BabyAI-GoToObjDoor-v0",
     "BabyAI-GoToImpUnlock-v0",
+    "BabyAI-Synth-v0",
+    "BabyAI-SynthS5R2-v0",
+    "BabyAI-SynthLoc-v0",
+    "BabyAI-SynthSeq-v0",
+    "BabyAI-MiniBossLevel-v0",
+    "BabyAI-BossLevel-v0",
+    "BabyAI-BossLevelNoUnlock-v0",
+    "BabyAI-PickupLoc-v0",
+    "BabyAI-GoToSeq-v0",
+    "BabyAI-GoToSeqS5R2-v0",
 ]
 
 

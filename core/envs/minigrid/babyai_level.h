@@ -73,11 +73,17 @@ class BabyAILevel : public RoomGridEnv {
   bool unblocking_ = false;  // LevelGen's unblocking: no instruction about a key of a locked door
 
   void GenGrid() override {
-    while (true) {
+    // minigrid redraws until a layout passes; a config that can never pass (tiny rooms, many objects) would
+    // loop forever there: here it raises after many redraws.
+    for (int attempt = 0;; ++attempt) {
+      if (attempt == 10000) throw std::runtime_error("BabyAI: no valid layout in 10000 draws; check the config");
       grid_.Clear();
       instrs_.clear();
       GenRooms();
-      if (GenMission() && Validate(root_)) break;
+      try {
+        if (GenMission() && Validate(root_)) break;
+      } catch (const GenerationFailed&) {  // minigrid prints "Timeout during mission generation" and redraws
+      }
     }
     mission_ = Surface(root_);
     mission_id_ = -1;  // EnvPool's BabyAI missions have no id
@@ -189,7 +195,6 @@ class BabyAILevel : public RoomGridEnv {
   int root_ = -1;
   int fixed_max_steps_;
 
- private:
   // ObjDesc.find_matching_objs (use_location: rebuild the set; else only the positions of the set's objects).
   void FindMatching(ObjDesc& d, bool use_location) {
     if (use_location) d.set.clear();
@@ -220,6 +225,7 @@ class BabyAILevel : public RoomGridEnv {
     }
   }
 
+ private:
   std::string DescSurface(ObjDesc& d) {
     FindMatching(d, true);
     std::string s = d.type != kNone ? TypeName(d.type) : "object";

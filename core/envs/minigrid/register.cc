@@ -1,6 +1,7 @@
 // MiniGrid family (minigrid 3.2.0's envs, EnvPool 1.2.5's ids and observation layout): one registration line per
 // env type; max_episode_steps is minigrid's max_steps of each id.
 #include "core/envs/minigrid/babyai_goto.h"
+#include "core/envs/minigrid/babyai_level_gen.h"
 #include "core/envs/minigrid/babyai_open.h"
 #include "core/envs/minigrid/babyai_other.h"
 #include "core/envs/minigrid/babyai_pickup.h"
@@ -239,5 +240,62 @@ PP_REGISTER_ENV(BabyAIMoveTwoAcrossEnv,
                 {"BabyAI-MoveTwoAcrossS8N9-v0", With(RoomSized(8, 1024, true), "objs_per_room", int64_t{9})});
 PP_REGISTER_ENV(BabyAIGoToObjDoorEnv, {"BabyAI-GoToObjDoor-v0", {}});
 PP_REGISTER_ENV(BabyAIGoToImpUnlockEnv, {"BabyAI-GoToImpUnlock-v0", {}});
+namespace {
+// A LevelGen level: its keys, and max_episode_steps bounding minigrid's per-episode limit (the most navigations
+// its instructions can need x room_size**2 x rooms).
+O Gen(O o) {
+  auto get = [&](const char* k, int64_t d) { return o.count(k) ? std::get<int64_t>(o[k]) : d; };
+  auto str = [&](const char* k, const char* d) { return o.count(k) ? std::get<std::string>(o[k]) : std::string(d); };
+  const int64_t room = get("room_size", 8), rooms = get("num_rows", 3) * get("num_cols", 3);
+  const std::string actions = str("action_kinds", "goto,pickup,open,putnext"), forms = str("instr_kinds", "action,and,seq");
+  int64_t navs = actions.find("putnext") != std::string::npos ? 2 : 1;
+  if (forms.find("and") != std::string::npos) navs *= 2;
+  if (forms.find("seq") != std::string::npos) navs = navs * (forms.find("and") != std::string::npos ? 2 : 4);
+  o["max_episode_steps"] = navs * room * room * rooms;
+  return o;
+}
+}  // namespace
+PP_REGISTER_ENV(
+    BabyAILevelGenEnv,
+    {"BabyAI-Synth-v0",
+     Gen({{"instr_kinds", std::string("action")}, {"locations", false}, {"implicit_unlock", false}})},
+    {"BabyAI-SynthS5R2-v0",
+     Gen({{"instr_kinds", std::string("action")},
+          {"locations", false},
+          {"implicit_unlock", false},
+          {"room_size", int64_t{5}},
+          {"num_rows", int64_t{2}}})},
+    {"BabyAI-SynthLoc-v0", Gen({{"instr_kinds", std::string("action")}, {"implicit_unlock", false}})},
+    {"BabyAI-SynthSeq-v0", Gen({{"implicit_unlock", false}})},
+    {"BabyAI-MiniBossLevel-v0",
+     Gen({{"num_cols", int64_t{2}},
+          {"num_rows", int64_t{2}},
+          {"room_size", int64_t{5}},
+          {"num_dists", int64_t{7}},
+          {"locked_room_prob", 0.25}})},
+    {"BabyAI-BossLevel-v0", Gen({})},
+    {"BabyAI-BossLevelNoUnlock-v0", Gen({{"locked_room_prob", 0.0}, {"implicit_unlock", false}})},
+    {"BabyAI-PickupLoc-v0",
+     Gen({{"action_kinds", std::string("pickup")},
+          {"instr_kinds", std::string("action")},
+          {"num_rows", int64_t{1}},
+          {"num_cols", int64_t{1}},
+          {"num_dists", int64_t{8}},
+          {"locked_room_prob", 0.0},
+          {"unblocking", false}})},
+    {"BabyAI-GoToSeq-v0",
+     Gen({{"action_kinds", std::string("goto")},
+          {"locked_room_prob", 0.0},
+          {"locations", false},
+          {"unblocking", false}})},
+    {"BabyAI-GoToSeqS5R2-v0",
+     Gen({{"action_kinds", std::string("goto")},
+          {"locked_room_prob", 0.0},
+          {"locations", false},
+          {"unblocking", false},
+          {"room_size", int64_t{5}},
+          {"num_rows", int64_t{2}},
+          {"num_cols", int64_t{2}},
+          {"num_dists", int64_t{4}}})});
 
 }  // namespace pp::minigrid

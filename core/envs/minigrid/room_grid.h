@@ -12,6 +12,12 @@
 
 namespace pp::minigrid {
 
+// minigrid's RecursionError from place_obj / connect_all: an error for most envs, a reason to redraw the layout
+// for BabyAI's levels (RoomGridLevel._gen_grid catches it).
+struct GenerationFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class RoomGridEnv : public MiniGridEnv {
  protected:
   // The object kinds add_object draws from, in minigrid's order (["key", "ball", "box"]).
@@ -94,7 +100,7 @@ class RoomGridEnv : public MiniGridEnv {
     if (track_uids_) obj.uid = NextUid();
     auto next_to = [ax, ay](int px, int py) { return std::abs(ax - px) + std::abs(ay - py) < 2; };
     if (!TryPlaceObj(obj, r.top_x, r.top_y, r.size, r.size, 1000, next_to, x, y)) {
-      throw std::runtime_error("MiniGrid: rejection sampling failed in place_obj");
+      throw GenerationFailed("MiniGrid: rejection sampling failed in place_obj");
     }
     return {obj, {x, y}};
   }
@@ -161,7 +167,7 @@ class RoomGridEnv : public MiniGridEnv {
     const int start = RoomIndexFromPos(agent_x_, agent_y_);
     int itrs = 0;
     while (true) {
-      if (itrs > max_itrs) throw std::runtime_error("MiniGrid: connect_all failed");
+      if (itrs > max_itrs) throw GenerationFailed("MiniGrid: connect_all failed");
       ++itrs;
       if (CountReachable(start) == static_cast<int>(rooms_.size())) break;
       const int i = RandInt(0, num_cols_), j = RandInt(0, num_rows_), k = RandInt(0, 4);
