@@ -241,6 +241,7 @@ def test_case_choices_and_help(capsys):
         "dmc",
         "contention",
         "python-envs",
+        "minigrid",
     }
     with pytest.raises(SystemExit):
         bench_main(["--help"])
@@ -259,6 +260,12 @@ def test_case_python_envs_quick(capsys):
     rows = [ln for ln in out.splitlines() if ln.startswith(("LunarLander-v3", "MiniGrid-DoorKey"))]
     assert len(rows) == 2 and all("ours sync" in r and "AsyncVectorEnv" in r for r in rows)
     assert "of cores x one env" in out and "round trip, 1 env:" in out
+
+
+def test_case_minigrid_quick(capsys):
+    out = _bench_case(capsys, "--case", "minigrid", "--quick", "--num-envs", "4")
+    rows = re.findall(r"^(ParallelPool|EnvPool|AsyncVectorEnv) .*?\s+(\d+)\s+([\d.]+)$", out, re.M)
+    assert rows and rows[0][0] == "ParallelPool" and all(int(sps) > 0 for _, sps, _ in rows)
 
 
 def test_case_adapters_quick(capsys):
