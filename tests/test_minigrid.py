@@ -427,6 +427,10 @@ def test_snapshot_restores_the_generator():
         ("MiniGrid-LavaGapS5-v0", "obstacle_type", "water"),
         ("MiniGrid-MultiRoom-N6-v0", "max_room_size", 3),
         ("MiniGrid-DistShift1-v0", "strip2_row", 9),
+        ("BabyAI-BossLevel-v0", "action_kinds", "goto,fly"),
+        ("BabyAI-BossLevel-v0", "locked_room_prob", 1.5),
+        ("BabyAI-OpenDoorsOrderN2-v0", "num_doors", 5),
+        ("BabyAI-PutNextS4N1-v0", "objs_per_room", 10),
     ],
 )
 def test_bad_config_raises(task_id, key, value):
