@@ -12,8 +12,7 @@ namespace pp::minigrid {
 // A GoTo level: GoToInstr(ObjDesc(type, colour)) of the target the level picks; num_dists distractors.
 class BabyAIGoToLevel : public BabyAILevel {
  public:
-  static std::vector<ConfigKey> GoToKeys(int room_size, int num_dists, int rooms = 1,
-                                         std::vector<ConfigKey> own = {}) {
+  static std::vector<ConfigKey> GoToKeys(int room_size, int num_dists, int rooms = 1, std::vector<ConfigKey> own = {}) {
     own.push_back({"num_dists", int64_t{num_dists}, "number of distractor objects", {}});
     return LevelKeys(room_size, room_size * room_size * rooms, 0, std::move(own));
   }

@@ -20,8 +20,8 @@ struct ObjDesc {
   uint8_t type = kNone;
   int color = -1;
   int loc = kNoLoc;
-  std::vector<uint8_t> set;                  // uids of the matching objects (obj_set)
-  std::vector<std::pair<int, int>> poss;     // their positions (obj_poss)
+  std::vector<uint8_t> set;               // uids of the matching objects (obj_set)
+  std::vector<std::pair<int, int>> poss;  // their positions (obj_poss)
 };
 
 enum Status : int { kContinue = 0, kSuccess = 1, kFailure = 2 };
@@ -60,8 +60,7 @@ class BabyAILevel : public RoomGridEnv {
 
  protected:
   BabyAILevel(const Config& c, int env_id, uint64_t seed, int rows, int cols)
-      : RoomGridEnv(c, env_id, seed, c.Get<int>("room_size"), rows, cols),
-        fixed_max_steps_(c.Get<int>("max_steps")) {
+      : RoomGridEnv(c, env_id, seed, c.Get<int>("room_size"), rows, cols), fixed_max_steps_(c.Get<int>("max_steps")) {
     track_uids_ = true;
     if (fixed_max_steps_ > 0) max_steps_ = fixed_max_steps_;
     reach_.reserve(static_cast<size_t>(width_) * height_);
@@ -216,7 +215,10 @@ class BabyAILevel : public RoomGridEnv {
           const int d1x = kDirX[agent_dir_], d1y = kDirY[agent_dir_];
           const int d2x = -d1y, d2y = d1x;
           const int side = vx * d2x + vy * d2y, ahead = vx * d1x + vy * d1y;
-          const bool ok = d.loc == kLeftLoc ? side < 0 : d.loc == kRightLoc ? side > 0 : d.loc == kFrontLoc ? ahead > 0 : ahead < 0;
+          const bool ok = d.loc == kLeftLoc    ? side < 0
+                          : d.loc == kRightLoc ? side > 0
+                          : d.loc == kFrontLoc ? ahead > 0
+                                               : ahead < 0;
           if (!ok) continue;
         }
         if (use_location) d.set.push_back(cell.uid);
@@ -409,8 +411,8 @@ class BabyAILevel : public RoomGridEnv {
       }
     }
     for (const ObjDesc* d : {&in.desc, &in.fixed}) {
-      if (d->type == kKey &&
-          std::find(locked_colors.begin(), locked_colors.end(), static_cast<uint8_t>(d->color)) != locked_colors.end()) {
+      if (d->type == kKey && std::find(locked_colors.begin(), locked_colors.end(), static_cast<uint8_t>(d->color)) !=
+                                 locked_colors.end()) {
         return false;
       }
     }

@@ -52,16 +52,14 @@ class BabyAIOpenDoorEnv : public BabyAILevel {
  public:
   static constexpr const char* kName = "BabyAIOpenDoor";
   static std::vector<ConfigKey> ConfigKeys() {
-    return LevelKeys(8, 576, 0,
-                     {{"debug", false, "strict: toggling another door fails", {}},
-                      {"select_by", std::string(""), "describe the door by colour or location ('': draw)",
-                       {"", "color", "loc"}}});
+    return LevelKeys(
+        8, 576, 0,
+        {{"debug", false, "strict: toggling another door fails", {}},
+         {"select_by", std::string(""), "describe the door by colour or location ('': draw)", {"", "color", "loc"}}});
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) { LevelSpec(c, b); }
   BabyAIOpenDoorEnv(const Config& c, int env_id, uint64_t seed)
-      : BabyAILevel(c, env_id, seed, 3, 3),
-        debug_(c.Get<bool>("debug")),
-        select_by_(c.Get<std::string>("select_by")) {}
+      : BabyAILevel(c, env_id, seed, 3, 3), debug_(c.Get<bool>("debug")), select_by_(c.Get<std::string>("select_by")) {}
 
  protected:
   bool GenMission() override {

@@ -13,10 +13,11 @@ class CrossingEnv : public MiniGridEnv {
  public:
   static constexpr const char* kName = "MiniGridCrossing";
   static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys({{"max_episode_steps", int64_t{324}, "truncate after this many steps (minigrid's max_steps)", {}},
-                         {"size", int64_t{9}, "side of the square room, walls included (odd)", {}},
-                         {"num_crossings", int64_t{1}, "number of rivers", {}},
-                         {"obstacle_type", std::string("lava"), "what the rivers are made of", {"lava", "wall"}}});
+    return MiniGridKeys(
+        {{"max_episode_steps", int64_t{324}, "truncate after this many steps (minigrid's max_steps)", {}},
+         {"size", int64_t{9}, "side of the square room, walls included (odd)", {}},
+         {"num_crossings", int64_t{1}, "number of rivers", {}},
+         {"obstacle_type", std::string("lava"), "what the rivers are made of", {"lava", "wall"}}});
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     const int size = IntInRange(c, "size", 5, 1023);
@@ -78,8 +79,8 @@ class CrossingEnv : public MiniGridEnv {
       }
       grid_.Set(i, j, Obj{});
     }
-    mission_ = lava_ ? "avoid the lava and get to the green goal square"
-                     : "find the opening and get to the green goal square";
+    mission_ =
+        lava_ ? "avoid the lava and get to the green goal square" : "find the opening and get to the green goal square";
   }
 
  private:

@@ -11,15 +11,17 @@ class DistShiftEnv : public MiniGridEnv {
   static constexpr const char* kName = "MiniGridDistShift";
   static constexpr int kWidth = 9, kHeight = 7;  // minigrid's defaults, used by both registered ids
   static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys({{"max_episode_steps", int64_t{252}, "truncate after this many steps (minigrid's max_steps)", {}},
-                         {"strip2_row", int64_t{2}, "row of the second lava strip", {}}});
+    return MiniGridKeys(
+        {{"max_episode_steps", int64_t{252}, "truncate after this many steps (minigrid's max_steps)", {}},
+         {"strip2_row", int64_t{2}, "row of the second lava strip", {}}});
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     IntInRange(c, "strip2_row", 1, kHeight - 2);
     MiniGridSpec(c, b);
   }
   DistShiftEnv(const Config& c, int env_id, uint64_t seed)
-      : MiniGridEnv(c, env_id, seed, kWidth, kHeight, /*see_through_walls=*/true), strip2_row_(c.Get<int>("strip2_row")) {}
+      : MiniGridEnv(c, env_id, seed, kWidth, kHeight, /*see_through_walls=*/true),
+        strip2_row_(c.Get<int>("strip2_row")) {}
 
  protected:
   void GenGrid() override {

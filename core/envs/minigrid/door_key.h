@@ -10,8 +10,9 @@ class DoorKeyEnv : public MiniGridEnv {
  public:
   static constexpr const char* kName = "MiniGridDoorKey";
   static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys({{"max_episode_steps", int64_t{250}, "truncate after this many steps (minigrid's max_steps)", {}},
-                         {"size", int64_t{5}, "side of the square room, walls included", {}}});
+    return MiniGridKeys(
+        {{"max_episode_steps", int64_t{250}, "truncate after this many steps (minigrid's max_steps)", {}},
+         {"size", int64_t{5}, "side of the square room, walls included", {}}});
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     IntInRange(c, "size", 5, 1024);

@@ -13,12 +13,13 @@ class DynamicObstaclesEnv : public MiniGridEnv {
  public:
   static constexpr const char* kName = "MiniGridDynamicObstacles";
   static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys({{"max_episode_steps", int64_t{100}, "truncate after this many steps (minigrid's max_steps)", {}},
-                         {"size", int64_t{5}, "side of the square room, walls included", {}},
-                         {"n_obstacles", int64_t{2}, "number of moving balls (at most size / 2 + 1)", {}},
-                         {"agent_start_x", int64_t{1}, "the agent's start column; -1: a random free cell", {}},
-                         {"agent_start_y", int64_t{1}, "the agent's start row (with agent_start_x >= 0)", {}},
-                         {"agent_start_dir", int64_t{0}, "the agent's start direction (with agent_start_x >= 0)", {}}});
+    return MiniGridKeys(
+        {{"max_episode_steps", int64_t{100}, "truncate after this many steps (minigrid's max_steps)", {}},
+         {"size", int64_t{5}, "side of the square room, walls included", {}},
+         {"n_obstacles", int64_t{2}, "number of moving balls (at most size / 2 + 1)", {}},
+         {"agent_start_x", int64_t{1}, "the agent's start column; -1: a random free cell", {}},
+         {"agent_start_y", int64_t{1}, "the agent's start row (with agent_start_x >= 0)", {}},
+         {"agent_start_dir", int64_t{0}, "the agent's start direction (with agent_start_x >= 0)", {}}});
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     const int size = IntInRange(c, "size", 4, 1024);

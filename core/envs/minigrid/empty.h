@@ -11,11 +11,12 @@ class EmptyEnv : public MiniGridEnv {
  public:
   static constexpr const char* kName = "MiniGridEmpty";
   static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys({{"max_episode_steps", int64_t{100}, "truncate after this many steps (minigrid's max_steps)", {}},
-                         {"size", int64_t{5}, "side of the square room, walls included", {}},
-                         {"agent_start_x", int64_t{1}, "the agent's start column; -1: a random free cell", {}},
-                         {"agent_start_y", int64_t{1}, "the agent's start row (with agent_start_x >= 0)", {}},
-                         {"agent_start_dir", int64_t{0}, "the agent's start direction (with agent_start_x >= 0)", {}}});
+    return MiniGridKeys(
+        {{"max_episode_steps", int64_t{100}, "truncate after this many steps (minigrid's max_steps)", {}},
+         {"size", int64_t{5}, "side of the square room, walls included", {}},
+         {"agent_start_x", int64_t{1}, "the agent's start column; -1: a random free cell", {}},
+         {"agent_start_y", int64_t{1}, "the agent's start row (with agent_start_x >= 0)", {}},
+         {"agent_start_dir", int64_t{0}, "the agent's start direction (with agent_start_x >= 0)", {}}});
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     const int size = IntInRange(c, "size", 3, 1024);

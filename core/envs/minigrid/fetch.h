@@ -13,9 +13,10 @@ class FetchEnv : public MiniGridEnv {
  public:
   static constexpr const char* kName = "MiniGridFetch";
   static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys({{"max_episode_steps", int64_t{320}, "truncate after this many steps (minigrid's max_steps)", {}},
-                         {"size", int64_t{8}, "side of the square room, walls included", {}},
-                         {"num_objs", int64_t{3}, "number of objects", {}}});
+    return MiniGridKeys(
+        {{"max_episode_steps", int64_t{320}, "truncate after this many steps (minigrid's max_steps)", {}},
+         {"size", int64_t{8}, "side of the square room, walls included", {}},
+         {"num_objs", int64_t{3}, "number of objects", {}}});
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     const int size = IntInRange(c, "size", 4, 1024);

@@ -13,8 +13,9 @@ class GoToDoorEnv : public MiniGridEnv {
  public:
   static constexpr const char* kName = "MiniGridGoToDoor";
   static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys({{"max_episode_steps", int64_t{100}, "truncate after this many steps (minigrid's max_steps)", {}},
-                         {"size", int64_t{5}, "largest side of the room, walls included", {}}});
+    return MiniGridKeys(
+        {{"max_episode_steps", int64_t{100}, "truncate after this many steps (minigrid's max_steps)", {}},
+         {"size", int64_t{5}, "largest side of the room, walls included", {}}});
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     IntInRange(c, "size", 5, 1024);

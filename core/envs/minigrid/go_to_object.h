@@ -14,9 +14,10 @@ class GoToObjectEnv : public MiniGridEnv {
  public:
   static constexpr const char* kName = "MiniGridGoToObject";
   static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys({{"max_episode_steps", int64_t{180}, "truncate after this many steps (minigrid's max_steps)", {}},
-                         {"size", int64_t{6}, "side of the square room, walls included", {}},
-                         {"num_objs", int64_t{2}, "number of distinct objects (at most 18)", {}}});
+    return MiniGridKeys(
+        {{"max_episode_steps", int64_t{180}, "truncate after this many steps (minigrid's max_steps)", {}},
+         {"size", int64_t{6}, "side of the square room, walls included", {}},
+         {"num_objs", int64_t{2}, "number of distinct objects (at most 18)", {}}});
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     const int size = IntInRange(c, "size", 4, 1024);

@@ -12,10 +12,11 @@ class KeyCorridorEnv : public RoomGridEnv {
  public:
   static constexpr const char* kName = "MiniGridKeyCorridor";
   static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys({{"max_episode_steps", int64_t{1080}, "truncate after this many steps (minigrid's max_steps)", {}},
-                         {"room_size", int64_t{6}, "side of each room, walls included", {}},
-                         {"num_rows", int64_t{3}, "rooms per column", {}},
-                         {"obj_type", std::string("ball"), "the object to pick up", {"key", "ball", "box"}}});
+    return MiniGridKeys(
+        {{"max_episode_steps", int64_t{1080}, "truncate after this many steps (minigrid's max_steps)", {}},
+         {"room_size", int64_t{6}, "side of each room, walls included", {}},
+         {"num_rows", int64_t{3}, "rooms per column", {}},
+         {"obj_type", std::string("ball"), "the object to pick up", {"key", "ball", "box"}}});
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     IntInRange(c, "room_size", 3, 64);

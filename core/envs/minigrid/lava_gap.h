@@ -10,9 +10,10 @@ class LavaGapEnv : public MiniGridEnv {
  public:
   static constexpr const char* kName = "MiniGridLavaGap";
   static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys({{"max_episode_steps", int64_t{100}, "truncate after this many steps (minigrid's max_steps)", {}},
-                         {"size", int64_t{5}, "side of the square room, walls included", {}},
-                         {"obstacle_type", std::string("lava"), "what the strip is made of", {"lava", "wall"}}});
+    return MiniGridKeys(
+        {{"max_episode_steps", int64_t{100}, "truncate after this many steps (minigrid's max_steps)", {}},
+         {"size", int64_t{5}, "side of the square room, walls included", {}},
+         {"obstacle_type", std::string("lava"), "what the strip is made of", {"lava", "wall"}}});
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     IntInRange(c, "size", 5, 1024);
@@ -32,8 +33,8 @@ class LavaGapEnv : public MiniGridEnv {
     const int gap_y = RandInt(1, height_ - 1);
     grid_.VertWall(gap_x, 1, height_ - 2, lava_ ? Lava() : Wall());
     grid_.Set(gap_x, gap_y, Obj{});
-    mission_ = lava_ ? "avoid the lava and get to the green goal square"
-                     : "find the opening and get to the green goal square";
+    mission_ =
+        lava_ ? "avoid the lava and get to the green goal square" : "find the opening and get to the green goal square";
   }
 
  private:

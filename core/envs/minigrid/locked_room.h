@@ -12,8 +12,9 @@ class LockedRoomEnv : public MiniGridEnv {
  public:
   static constexpr const char* kName = "MiniGridLockedRoom";
   static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys({{"max_episode_steps", int64_t{190}, "truncate after this many steps (minigrid's max_steps)", {}},
-                         {"size", int64_t{19}, "side of the square grid", {}}});
+    return MiniGridKeys(
+        {{"max_episode_steps", int64_t{190}, "truncate after this many steps (minigrid's max_steps)", {}},
+         {"size", int64_t{19}, "side of the square grid", {}}});
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     IntInRange(c, "size", 13, 1024);

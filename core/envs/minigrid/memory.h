@@ -10,9 +10,10 @@ class MemoryEnv : public MiniGridEnv {
  public:
   static constexpr const char* kName = "MiniGridMemory";
   static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys({{"max_episode_steps", int64_t{245}, "truncate after this many steps (minigrid's max_steps)", {}},
-                         {"size", int64_t{7}, "side of the square grid (odd)", {}},
-                         {"random_length", false, "a hallway of random length", {}}});
+    return MiniGridKeys(
+        {{"max_episode_steps", int64_t{245}, "truncate after this many steps (minigrid's max_steps)", {}},
+         {"size", int64_t{7}, "side of the square grid (odd)", {}},
+         {"random_length", false, "a hallway of random length", {}}});
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     const int size = IntInRange(c, "size", 7, 1023);
@@ -49,9 +50,9 @@ class MemoryEnv : public MiniGridEnv {
     agent_x_ = RandInt(1, end + 1);
     agent_y_ = h / 2;
     agent_dir_ = 0;
-    const uint8_t start_obj = RandInt(0, 2) == 0 ? kKey : kBall;         // _rand_elem([Key, Ball])
+    const uint8_t start_obj = RandInt(0, 2) == 0 ? kKey : kBall;  // _rand_elem([Key, Ball])
     grid_.Set(1, h / 2 - 1, Obj::Make(start_obj, kGreen));
-    const bool ball_first = RandInt(0, 2) == 0;                          // _rand_elem([[Ball, Key], [Key, Ball]])
+    const bool ball_first = RandInt(0, 2) == 0;  // _rand_elem([[Ball, Key], [Key, Ball]])
     const uint8_t other0 = ball_first ? kBall : kKey, other1 = ball_first ? kKey : kBall;
     grid_.Set(end + 1, h / 2 - 2, Obj::Make(other0, kGreen));
     grid_.Set(end + 1, h / 2 + 2, Obj::Make(other1, kGreen));

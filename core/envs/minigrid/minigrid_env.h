@@ -46,7 +46,8 @@ class MiniGridEnv : public Env {
   // The spec every MiniGrid env shares; `num_actions` is 7, or 3 for the envs that only turn and move.
   static void MiniGridSpec(const Config& c, SpecBuilder& b, int num_actions = 7) {
     const int view = IntInRange(c, "agent_view_size", 3, 255);
-    if (view % 2 == 0) throw std::invalid_argument("MiniGrid: agent_view_size must be odd, got " + std::to_string(view));
+    if (view % 2 == 0)
+      throw std::invalid_argument("MiniGrid: agent_view_size must be odd, got " + std::to_string(view));
     const int mission_bytes = IntInRange(c, "mission_bytes", 1, 1 << 16);
     b.Obs("direction", DType::kInt32, {}, {0.0}, {3.0});
     b.Obs("image", DType::kUInt8, {view, view, 3}, {0.0}, {255.0});
@@ -144,7 +145,8 @@ class MiniGridEnv : public Env {
     if (s.size() < 10) throw std::invalid_argument("MiniGrid snapshot too short");
     std::vector<uint64_t> words(5);
     for (size_t i = 0; i < 5; ++i) {
-      words[i] = (static_cast<uint64_t>(s[s.size() - 10 + 2 * i]) << 32) | static_cast<uint64_t>(s[s.size() - 9 + 2 * i]);
+      words[i] =
+          (static_cast<uint64_t>(s[s.size() - 10 + 2 * i]) << 32) | static_cast<uint64_t>(s[s.size() - 9 + 2 * i]);
     }
     SetState(std::vector<double>(s.begin(), s.end() - 10));
     rng_.SetState(words);
@@ -170,12 +172,8 @@ class MiniGridEnv : public Env {
     const int fx = agent_x_ + kDirX[agent_dir_], fy = agent_y_ + kDirY[agent_dir_];
     const Obj fwd = grid_.InBounds(fx, fy) ? grid_.Get(fx, fy) : Wall();
     switch (action) {
-      case kLeft:
-        agent_dir_ = (agent_dir_ + 3) % 4;
-        break;
-      case kRight:
-        agent_dir_ = (agent_dir_ + 1) % 4;
-        break;
+      case kLeft: agent_dir_ = (agent_dir_ + 3) % 4; break;
+      case kRight: agent_dir_ = (agent_dir_ + 1) % 4; break;
       case kForward:
         if (fwd.none() || fwd.CanOverlap()) {
           agent_x_ = fx;
@@ -301,7 +299,8 @@ class MiniGridEnv : public Env {
     uint8_t* f[kObjValues] = {&o.type, &o.color, &o.state, &o.in_type, &o.in_color, &o.in_state, &o.uid};
     for (size_t k = 0; k < kObjValues; ++k) {
       const double v = s[at + k];
-      if (!(v >= 0 && v <= (k == 6 ? 255 : 10))) throw std::invalid_argument("MiniGrid state: object field out of range");
+      if (!(v >= 0 && v <= (k == 6 ? 255 : 10)))
+        throw std::invalid_argument("MiniGrid state: object field out of range");
       *f[k] = static_cast<uint8_t>(v);
     }
     if (o.type > kLava || o.in_type > kLava || o.color > kGrey || o.in_color > kGrey || o.state > kLocked ||

@@ -14,10 +14,11 @@ class MultiRoomEnv : public MiniGridEnv {
   static constexpr const char* kName = "MiniGridMultiRoom";
   static constexpr int kSize = 25;  // minigrid's width and height
   static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys({{"max_episode_steps", int64_t{120}, "truncate after this many steps (minigrid's max_steps)", {}},
-                         {"min_num_rooms", int64_t{6}, "fewest rooms", {}},
-                         {"max_num_rooms", int64_t{6}, "most rooms", {}},
-                         {"max_room_size", int64_t{10}, "largest room side, walls included", {}}});
+    return MiniGridKeys(
+        {{"max_episode_steps", int64_t{120}, "truncate after this many steps (minigrid's max_steps)", {}},
+         {"min_num_rooms", int64_t{6}, "fewest rooms", {}},
+         {"max_num_rooms", int64_t{6}, "most rooms", {}},
+         {"max_room_size", int64_t{10}, "largest room side, walls included", {}}});
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     const int lo = IntInRange(c, "min_num_rooms", 1, 64);

@@ -41,9 +41,7 @@ class ObstructedMazeBase : public RoomGridEnv {
     if (blocked) grid_.Set(pos.first - kDirX[door_idx], pos.second - kDirY[door_idx], Ball(kGreen));
     if (with_key) AddMazeKey(i, j, door.color);
   }
-  void AddMazeKey(int i, int j, uint8_t color) {
-    PlaceInRoom(i, j, key_in_box_ ? Box(kGrey, Key(color)) : Key(color));
-  }
+  void AddMazeKey(int i, int j, uint8_t color) { PlaceInRoom(i, j, key_in_box_ ? Box(kGrey, Key(color)) : Key(color)); }
   void PlaceTarget(int i, int j) { AddObject(i, j, kBall, kBlue); }
 
   void Act(int action, double& reward, bool& terminated) override {

@@ -15,9 +15,10 @@ class PutNearEnv : public MiniGridEnv {
  public:
   static constexpr const char* kName = "MiniGridPutNear";
   static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys({{"max_episode_steps", int64_t{40}, "truncate after this many steps (minigrid's max_steps)", {}},
-                         {"size", int64_t{8}, "side of the square room, walls included", {}},
-                         {"num_objs", int64_t{3}, "number of distinct objects (2 to 18)", {}}});
+    return MiniGridKeys(
+        {{"max_episode_steps", int64_t{40}, "truncate after this many steps (minigrid's max_steps)", {}},
+         {"size", int64_t{8}, "side of the square room, walls included", {}},
+         {"num_objs", int64_t{3}, "number of distinct objects (2 to 18)", {}}});
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     const int size = IntInRange(c, "size", 5, 1024);

@@ -10,8 +10,9 @@ class RedBlueDoorsEnv : public MiniGridEnv {
  public:
   static constexpr const char* kName = "MiniGridRedBlueDoors";
   static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys({{"max_episode_steps", int64_t{1280}, "truncate after this many steps (minigrid's max_steps)", {}},
-                         {"size", int64_t{8}, "side of the room (the grid is 2 * size wide)", {}}});
+    return MiniGridKeys(
+        {{"max_episode_steps", int64_t{1280}, "truncate after this many steps (minigrid's max_steps)", {}},
+         {"size", int64_t{8}, "side of the room (the grid is 2 * size wide)", {}}});
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     IntInRange(c, "size", 3, 1024);

@@ -44,9 +44,7 @@ class RoomGridEnv : public MiniGridEnv {
   enum : int { kNoDoor = 0, kHasDoor = 1, kOpening = 2 };
 
   Room& GetRoom(int i, int j) { return rooms_[static_cast<size_t>(j) * num_cols_ + i]; }
-  int RoomIndexFromPos(int x, int y) const {
-    return (y / (room_size_ - 1)) * num_cols_ + x / (room_size_ - 1);
-  }
+  int RoomIndexFromPos(int x, int y) const { return (y / (room_size_ - 1)) * num_cols_ + x / (room_size_ - 1); }
 
   // RoomGrid._gen_grid: walls of every room, one door position per shared wall, the agent in the middle room.
   void GenRooms() {

@@ -15,7 +15,8 @@ class UnlockPickupEnvT : public RoomGridEnv {
   static constexpr const char* kName = kBlocked ? "MiniGridBlockedUnlockPickup" : "MiniGridUnlockPickup";
   static constexpr int kRoomSize = 6;  // fixed in minigrid
   static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys({{"max_episode_steps", int64_t{kBlocked ? 576 : 288},
+    return MiniGridKeys({{"max_episode_steps",
+                          int64_t{kBlocked ? 576 : 288},
                           "truncate after this many steps (minigrid's max_steps)",
                           {}}});
   }
