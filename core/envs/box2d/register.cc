@@ -1,0 +1,10 @@
+// Box2D family: one registration line per env type (EnvPool 1.2.5's ids; docs/box2d.md).
+#include "core/envs/box2d/lunar_lander.h"
+
+namespace pp::box2d {
+
+PP_REGISTER_ENV(LunarLanderEnv, {"LunarLander-v2", {}}, {"LunarLander-v3", {}},
+                {"LunarLanderContinuous-v2", {{"continuous", true}}},
+                {"LunarLanderContinuous-v3", {{"continuous", true}}});
+
+}  // namespace pp::box2d
