@@ -60,7 +60,10 @@ class NpRandom {
   }
 
   // Generator.uniform(low, high): low + (high - low) * random(), random() from the top 53 bits.
-  double Uniform(double low, double high) { return low + (high - low) * NextDouble(); }
+  double Uniform(double low, double high) { return low + (high - low) * Random(); }
+
+  // Generator.random(): the top 53 bits of one 64-bit draw.
+  double Random() { return NextDouble(); }
 
   // Generator.integers(low, high) (int64, high exclusive) for ranges below 2**32: Lemire's method on 32-bit draws.
   int64_t Integers(int64_t low, int64_t high) {
