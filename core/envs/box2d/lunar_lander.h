@@ -87,9 +87,7 @@ class LunarLanderEnv : public Env {
       a[0] = action.Get<float>(0)[0];
       a[1] = action.Get<float>(0)[1];
     } else {
-      const int d = action.Discrete();
-      if (d < 0 || d > 3) throw std::invalid_argument("LunarLander: action must be in [0, 4), got " + std::to_string(d));
-      a[0] = static_cast<float>(d);
+      a[0] = static_cast<float>(action.Discrete());  // the engine has checked its range
     }
     Advance(a);
     actions_.insert(actions_.end(), a, a + ActionWidth());
