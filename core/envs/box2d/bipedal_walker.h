@@ -160,10 +160,8 @@ class BipedalWalkerEnv : public Env {
         y += velocity;
       } else if (state == kPit && oneshot) {
         counter = rng_.Integers(3, 5);
-        const double poly[4][2] = {{x, y},
-                                   {x + kTerrainStep, y},
-                                   {x + kTerrainStep, y - 4 * kTerrainStep},
-                                   {x, y - 4 * kTerrainStep}};
+        const double poly[4][2] = {
+            {x, y}, {x + kTerrainStep, y}, {x + kTerrainStep, y - 4 * kTerrainStep}, {x, y - 4 * kTerrainStep}};
         StaticPolygon(poly);
         double moved[4][2];
         for (int k = 0; k < 4; ++k) {
@@ -179,10 +177,8 @@ class BipedalWalkerEnv : public Env {
       } else if (state == kStump && oneshot) {
         counter = rng_.Integers(1, 3);
         const double c = static_cast<double>(counter);
-        const double poly[4][2] = {{x, y},
-                                   {x + c * kTerrainStep, y},
-                                   {x + c * kTerrainStep, y + c * kTerrainStep},
-                                   {x, y + c * kTerrainStep}};
+        const double poly[4][2] = {
+            {x, y}, {x + c * kTerrainStep, y}, {x + c * kTerrainStep, y + c * kTerrainStep}, {x, y + c * kTerrainStep}};
         StaticPolygon(poly);
       } else if (state == kStairs && oneshot) {
         stair_height = rng_.Random() > 0.5 ? +1 : -1;
@@ -190,15 +186,14 @@ class BipedalWalkerEnv : public Env {
         stair_steps = rng_.Integers(3, 5);
         original_y = y;
         for (int64_t s = 0; s < stair_steps; ++s) {
-          const double poly[4][2] = {
-              {x + static_cast<double>(s * stair_width) * kTerrainStep,
-               y + static_cast<double>(s * stair_height) * kTerrainStep},
-              {x + static_cast<double>((1 + s) * stair_width) * kTerrainStep,
-               y + static_cast<double>(s * stair_height) * kTerrainStep},
-              {x + static_cast<double>((1 + s) * stair_width) * kTerrainStep,
-               y + static_cast<double>(-1 + s * stair_height) * kTerrainStep},
-              {x + static_cast<double>(s * stair_width) * kTerrainStep,
-               y + static_cast<double>(-1 + s * stair_height) * kTerrainStep}};
+          const double poly[4][2] = {{x + static_cast<double>(s * stair_width) * kTerrainStep,
+                                      y + static_cast<double>(s * stair_height) * kTerrainStep},
+                                     {x + static_cast<double>((1 + s) * stair_width) * kTerrainStep,
+                                      y + static_cast<double>(s * stair_height) * kTerrainStep},
+                                     {x + static_cast<double>((1 + s) * stair_width) * kTerrainStep,
+                                      y + static_cast<double>(-1 + s * stair_height) * kTerrainStep},
+                                     {x + static_cast<double>(s * stair_width) * kTerrainStep,
+                                      y + static_cast<double>(-1 + s * stair_height) * kTerrainStep}};
           StaticPolygon(poly);
         }
         counter = stair_steps * stair_width;
@@ -311,8 +306,7 @@ class BipedalWalkerEnv : public Env {
       const int i = k == 0 ? -1 : +1;
       legs_[2 * k] = DynamicBox(init_x, init_y - kLegH / 2 - kLegDown, i * 0.05, kLegW / 2, kLegH / 2);
       joints_[2 * k] = Joint(hull_, legs_[2 * k], kLegDown, kLegH / 2, i, -0.8, 1.1);
-      legs_[2 * k + 1] =
-          DynamicBox(init_x, init_y - kLegH * 3 / 2 - kLegDown, i * 0.05, 0.8 * kLegW / 2, kLegH / 2);
+      legs_[2 * k + 1] = DynamicBox(init_x, init_y - kLegH * 3 / 2 - kLegDown, i * 0.05, 0.8 * kLegW / 2, kLegH / 2);
       joints_[2 * k + 1] = Joint(legs_[2 * k], legs_[2 * k + 1], -kLegH / 2, kLegH / 2, 1, -1.6, -0.1);
     }
     const float noop[4] = {0, 0, 0, 0};

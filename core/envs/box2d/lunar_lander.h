@@ -51,8 +51,8 @@ class LunarLanderEnv : public Env {
       throw std::invalid_argument("LunarLander: gravity must be in (-12, 0), got " + std::to_string(g));
     }
     for (const char* key : {"wind_power", "turbulence_power"}) {
-      if (!std::isfinite(c.Get<double>(key))) throw std::invalid_argument(std::string("LunarLander: ") + key +
-                                                                          " must be finite");
+      if (!std::isfinite(c.Get<double>(key)))
+        throw std::invalid_argument(std::string("LunarLander: ") + key + " must be finite");
     }
     // EnvPool 1.2.5's observation space, bounds as it declares them (float32's min/max, so low is the smallest
     // positive float: see docs/decisions.md, "Box2D")
@@ -332,8 +332,8 @@ class LunarLanderEnv : public Env {
 
     double reward = 0;
     const double shaping = -100 * std::sqrt(state_[0] * state_[0] + state_[1] * state_[1]) -
-                           100 * std::sqrt(state_[2] * state_[2] + state_[3] * state_[3]) -
-                           100 * std::abs(state_[4]) + 10 * state_[6] + 10 * state_[7];
+                           100 * std::sqrt(state_[2] * state_[2] + state_[3] * state_[3]) - 100 * std::abs(state_[4]) +
+                           10 * state_[6] + 10 * state_[7];
     if (has_prev_shaping_) reward = shaping - prev_shaping_;
     prev_shaping_ = shaping;
     has_prev_shaping_ = true;
