@@ -228,3 +228,39 @@ def test_bad_input_raises_and_changes_nothing():
     with pytest.raises(ValueError, match="outside the valid range"):
         env.step(np.array([7], np.int32))
     np.testing.assert_array_equal(env.get_state(0), before)
+
+
+@pytest.mark.parametrize("task", ["LunarLanderContinuous-v3", "BipedalWalkerHardcore-v3"])
+def test_the_pools_own_episodes_are_gymnasiums(task):
+    """Episodes the pool starts itself (reset, autoreset) are gymnasium episodes too: from the generator state the
+    env reports for its episode (get_state's first 10 values), gymnasium's reset gives the same first observation
+    and the same steps follow."""
+    env = pp.make(task, num_envs=2, seed=11)
+    obs, _ = env.reset()
+    rng = np.random.default_rng(1)
+    shape = env.action_space.shape
+    checked = 0
+    for _episode in range(2):
+        words = env.get_state(1)[:10]
+        assert len(env.get_state(1)) == 10  # at the start of its episode
+        g = gym_env(task)
+        g._np_random = np.random.Generator(np.random.PCG64())
+        st = g.np_random.bit_generator.state
+        w = [int(x) for x in words]
+        st["state"]["state"] = sum(v << (32 * (3 - i)) for i, v in enumerate(w[:4]))
+        st["state"]["inc"] = sum(v << (32 * (3 - i)) for i, v in enumerate(w[4:8]))
+        st["has_uint32"], st["uinteger"] = w[8], w[9]
+        g.np_random.bit_generator.state = st
+        g_obs, _ = g.reset()
+        np.testing.assert_array_equal(obs[1], g_obs)
+        while True:
+            a = rng.uniform(-1, 1, shape).astype(np.float32)
+            obs, rew, term, trunc, _ = env.step(a)
+            g_obs, g_rew, g_term, _, _ = g.step(a[1])
+            np.testing.assert_array_equal(obs[1], g_obs)
+            assert rew[1] == np.float32(g_rew) and bool(term[1]) == g_term
+            checked += 1
+            if term[1] or trunc[1]:
+                break
+        obs, *_ = env.step(np.zeros(shape, np.float32))  # next-step autoreset: env 1's new episode
+    assert checked > 20
