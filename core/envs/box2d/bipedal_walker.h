@@ -28,6 +28,7 @@
 #include "core/engine/registry.h"
 #include "core/envs/box2d/np_random.h"
 #include "core/envs/box2d/pybox2d.h"
+#include "core/envs/box2d/replay.h"
 
 namespace pp::box2d {
 
@@ -49,7 +50,7 @@ class BipedalWalkerEnv : public Env {
 
   BipedalWalkerEnv(const Config& c, int env_id, uint64_t seed)
       : Env(c, env_id, seed), hardcore_(c.Get<bool>("hardcore")), listener_(this) {
-    actions_.reserve(static_cast<size_t>(std::max(0, c.Get<int>("max_episode_steps")) + 1) * 4);
+    actions_.reserve(ReservedSteps(c) * 4);
   }
 
   void Reset(Output& out) override {

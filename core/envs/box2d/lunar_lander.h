@@ -28,6 +28,7 @@
 #include "core/engine/registry.h"
 #include "core/envs/box2d/np_random.h"
 #include "core/envs/box2d/pybox2d.h"
+#include "core/envs/box2d/replay.h"
 
 namespace pp::box2d {
 
@@ -72,7 +73,7 @@ class LunarLanderEnv : public Env {
         wind_power_(c.Get<double>("wind_power")),
         turbulence_power_(c.Get<double>("turbulence_power")),
         listener_(this) {
-    actions_.reserve(static_cast<size_t>(std::max(0, c.Get<int>("max_episode_steps")) + 1) * ActionWidth());
+    actions_.reserve(ReservedSteps(c) * ActionWidth());
   }
 
   void Reset(Output& out) override {
