@@ -206,6 +206,8 @@ def test_bad_input_raises_and_changes_nothing():
         pp.make("LunarLander-v3", gravity=-12.0)
     with pytest.raises(ValueError, match="gravity"):
         pp.make("LunarLander-v3", gravity=0.0)
+    with pytest.raises(ValueError, match="wind_power"):
+        pp.make("LunarLander-v3", wind_power=float("nan"))
     huge = pp.make("BipedalWalker-v3", num_envs=4, max_episode_steps=2**31 - 1)  # allocates no 2**31-step log
     huge.reset()
     env = pp.make("LunarLander-v3", num_envs=1, seed=4)
