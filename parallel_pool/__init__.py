@@ -119,7 +119,7 @@ def make(
     **kwargs: Any,
 ) -> Pool:
     """Create a pool of `num_envs` envs of `task_id` (see list_all_envs()), stepped in parallel in C++; or of a
-    gymnasium env written in Python (an id of gymnasium's registry without a C++ port, e.g. "LunarLander-v3", or
+    gymnasium env written in Python (an id of gymnasium's registry without a C++ port, e.g. "Taxi-v4", or
     env_fn=<callable returning a gymnasium.Env>), stepped in worker processes (see docs/python-envs.md).
 
     backend: None (C++ where the id has a port, else Python), "cpp" or "python" (e.g. CartPole-v1 both ways);

@@ -241,6 +241,7 @@ def test_case_choices_and_help(capsys):
         "dmc",
         "contention",
         "python-envs",
+        "box2d",
     }
     with pytest.raises(SystemExit):
         bench_main(["--help"])
@@ -370,3 +371,11 @@ def test_one_factory_builds_every_peer_env():
         ref.close()
     finally:
         r.close()
+
+
+@pytest.mark.skipif("LunarLander-v3" not in parallel_pool.list_all_envs(), reason="this build has no Box2D envs")
+def test_case_box2d_quick(capsys):
+    out = _bench_case(capsys, "--case", "box2d", "--quick")
+    rows = [ln for ln in out.splitlines() if ln.startswith("LunarLander-v3")]
+    assert len(rows) == 1 and all(k in rows[0] for k in ("parallel_pool", "envpool", "AsyncVectorEnv", "MiB/env"))
+    assert "vs envpool" in rows[0] and "vs AsyncVectorEnv" in rows[0]

@@ -51,6 +51,8 @@ REPRESENTATIVE = [
     "Hopper-v4",
     "Humanoid-v5",
     "Pusher-v5",
+    "LunarLander-v3",
+    "BipedalWalkerHardcore-v3",
 ]
 
 
@@ -84,7 +86,10 @@ def _gymnasium_id(task):
     # the old MuJoCo ids (-v2/-v3) are gymnasium's -v4 envs (which gymnasium no longer registers under them)
     if pp.make_spec(task).env_class.endswith("-v4"):
         return task.rsplit("-", 1)[0] + "-v4"
-    return {"Taxi-v3": "Taxi-v4", "CliffWalking-v0": "CliffWalking-v1"}.get(task, task)
+    # EnvPool's Box2D -v2 ids are gymnasium's -v3 envs (docs/box2d.md)
+    renamed = {"Taxi-v3": "Taxi-v4", "CliffWalking-v0": "CliffWalking-v1", "LunarLander-v2": "LunarLander-v3"}
+    renamed |= {"LunarLanderContinuous-v2": "LunarLanderContinuous-v3", "CarRacing-v2": "CarRacing-v3"}
+    return renamed.get(task, task)
 
 
 def _threshold(task):

@@ -201,14 +201,14 @@ def test_make_chooses_and_shows_the_backend():
     assert py.spec.backend == "python" and "backend='python'" in repr(py)
     assert py.single_observation_space == gym.make("CartPole-v1").observation_space
     # an id without a C++ port goes to Python; list_all_envs() lists the C++ ids only, as before
-    auto = pp.make("LunarLander-v3", num_envs=1)
-    assert auto.spec.backend == "python" and "LunarLander-v3" not in pp.list_all_envs()
+    auto = pp.make("Taxi-v4", num_envs=1)  # gymnasium's Taxi v4; the C++ port is EnvPool's Taxi-v3
+    assert auto.spec.backend == "python" and "Taxi-v4" not in pp.list_all_envs()
     for env in (cpp, py, auto):
         env.close()
     with pytest.raises(ValueError, match="backend must be one of"):
         pp.make("CartPole-v1", backend="rust")
     with pytest.raises(ValueError, match="unknown task id"):
-        pp.make("LunarLander-v3", backend="cpp")
+        pp.make("Taxi-v4", backend="cpp")
     with pytest.raises(ValueError, match="either a task_id or env_fn"):
         pp.make("CartPole-v1", env_fn=Counter)
     with pytest.raises(ValueError, match="unknown config keys"):
