@@ -46,9 +46,11 @@ from parallel_pool.engine import SendRecvEngine, env_error
 
 __all__ = ["ProcessEngine"]
 
-_STEP, _RESET, _RENDER = 1, 2, 3
+_STEP, _RESET, _RENDER, _CONFIG, _GET_STATE, _SET_STATE = 1, 2, 3, 4, 5, 6
+_SNAPSHOT = "parallel_pool.python-env/1"  # the layout of a Python env's snapshot (ProcessEngine.get_state)
+_REPLIES = (_RENDER, _GET_STATE, _SET_STATE)  # commands whose answer is a value the caller waits for
 _HEADER = struct.Struct("<BI")  # op, number of envs
-_OK, _ERR, _FRAMES, _READY = b"", b"E", b"F", b"R"
+_OK, _ERR, _VALUE, _READY = b"", b"E", b"V", b"R"
 _ALIGN = 64
 _CLOSE_WAIT_S = 1.0  # close(): how long workers get to exit on their own before SIGKILL
 
@@ -57,16 +59,21 @@ def _output_arrays(raw: dict[str, Any], same_step: bool) -> list[tuple[str, str,
     """The batch's output specs (names, dtypes, row shapes, per_player), as `_core.Engine.output_specs` gives them."""
     single = len(raw["obs"]) == 1 and raw["obs"][0]["name"] == "obs"
     obs = [("obs" if single else "obs:" + a["name"], a["dtype"], tuple(a["shape"]), True) for a in raw["obs"]]
-    out = obs + [
-        ("reward", raw["reward_dtype"], (), True),
-        ("terminated", "bool", (), False),
-        ("truncated", "bool", (), False),
-        ("env_id", "int32", (), False),
-        ("elapsed_step", "int32", (), False),
-        ("players.env_id", "int32", (), True),
-    ]
+    info = [("info:" + a["name"], a["dtype"], tuple(a["shape"]), False) for a in raw["info"]]
+    out = (
+        obs
+        + info
+        + [
+            ("reward", raw["reward_dtype"], (), True),
+            ("terminated", "bool", (), False),
+            ("truncated", "bool", (), False),
+            ("env_id", "int32", (), False),
+            ("elapsed_step", "int32", (), False),
+            ("players.env_id", "int32", (), True),
+        ]
+    )
     if same_step:
-        out += [("final:" + name, dt, shape, pp) for name, dt, shape, pp in obs]
+        out += [("final:" + name, dt, shape, pp) for name, dt, shape, pp in obs + info]
         out.append(("final:elapsed_step", "int32", (), False))
     return out
 
@@ -112,7 +119,9 @@ class _Worker:
         from gymnasium import spaces
 
         self.env_fn, self.first = env_fn, first
-        self.envs: list[Any] = [env_fn() for _ in range(count)]  # None: broken by an exception, rebuilt at reset
+        self.kwargs: list[dict[str, Any]] = config["env_kwargs"]  # each env's own kwargs
+        self.next_kwargs: list[dict[str, Any] | None] = [None] * count  # set_config's, taken at the env's next reset
+        self.envs: list[Any] = [env_fn(**kw) for kw in self.kwargs]  # None: broken by an exception, rebuilt at reset
         self.v = views
         self.seed = int(config["seed"])
         self.limit = int(config["max_episode_steps"])
@@ -136,7 +145,11 @@ class _Worker:
         """The rows of each observation array: (key or None, rows), the key indexing a Dict/Tuple observation."""
         from gymnasium import spaces
 
-        def fields(prefix: str) -> list[tuple[Any, np.ndarray]]:
+        def fields(prefix: str) -> list[tuple[Any, np.ndarray, int]]:
+            # (key, rows, width): width > 0 for strings (fixed-width rows), which are checked before they are written
+            return [(k, rows, rows.dtype.itemsize // 4 if rows.dtype.kind == "U" else 0) for k, rows in arrays(prefix)]
+
+        def arrays(prefix: str) -> list[tuple[Any, np.ndarray]]:
             if isinstance(space, spaces.Dict):  # the keys the batch holds (Text keys are left out)
                 return [(k, self.v[prefix + "obs:" + k]) for k in space.spaces if prefix + "obs:" + k in self.v]
             if isinstance(space, spaces.Tuple):
@@ -145,14 +158,35 @@ class _Worker:
 
         self.obs_fields = fields("")
         self.final_fields = fields("final:") if self.mode == "same_step" else []
+        names = [n[len("info:") :] for n in self.v if n.startswith("info:")]
+        self.info_fields = [(k, self.v["info:" + k]) for k in names]
+        self.final_info_fields = [(k, self.v["final:info:" + k]) for k in names] if self.final_fields else []
 
-    def _write_obs(self, fields: list[tuple[Any, np.ndarray]], e: int, obs: Any) -> None:
+    def _write_obs(self, fields: list[tuple[Any, np.ndarray, int]], e: int, obs: Any) -> None:
+        for key, rows, width in fields:
+            value = obs if key is None else obs[key]
+            if width and len(value) > width:  # numpy would cut it short
+                raise ValueError(
+                    f"observation {key or 'obs'!r} is a string of {len(value)} characters; the pool's rows hold "
+                    f"{width} (a Text space's max_length, else parallel_pool.python_env.STRING_WIDTH)"
+                )
+            rows[e] = value
+
+    def _write_info(self, fields: list[tuple[str, np.ndarray]], e: int, info: dict[str, Any]) -> None:
+        """The carried info entries; one the env left out of this info reads 0 (False)."""
         for key, rows in fields:
-            rows[e] = obs if key is None else obs[key]
+            try:
+                rows[e] = info.get(key, 0)
+            except (TypeError, ValueError) as err:
+                raise ValueError(
+                    f"info[{key!r}] = {info.get(key)!r} does not fit the info array {key!r} (dtype {rows.dtype}, "
+                    f"shape {rows.shape[1:]}) the pool carries; declare info_keys= at make"
+                ) from err
 
-    def _write(self, e: int, obs: Any, reward: float, term: bool, trunc: bool) -> None:
+    def _write(self, e: int, obs: Any, reward: float, term: bool, trunc: bool, info: dict[str, Any]) -> None:
         v = self.v
         self._write_obs(self.obs_fields, e, obs)
+        self._write_info(self.info_fields, e, info)
         v["reward"][e] = reward
         v["terminated"][e] = term
         v["truncated"][e] = trunc
@@ -169,27 +203,35 @@ class _Worker:
 
     def reset(self, e: int, seed: int | None) -> None:
         k = e - self.first
+        if self.next_kwargs[k] is not None:  # set_config's values: a new build takes over at this reset
+            self.kwargs[k], self.next_kwargs[k] = self.next_kwargs[k], None  # type: ignore[assignment]
+            old, self.envs[k] = self.envs[k], self.env_fn(**self.kwargs[k])
+            if old is not None:
+                if self.seeded[k]:  # the env's random stream goes on, as if nothing had changed
+                    self.envs[k].unwrapped.np_random = old.unwrapped.np_random
+                old.close()
         if self.envs[k] is None:  # broken by an exception in its reset: build it again
-            self.envs[k] = self.env_fn()
+            self.envs[k] = self.env_fn(**self.kwargs[k])
         if seed is None and not self.seeded[k]:
             seed = self.seed + e
         self.seeded[k] = True
-        obs, _ = self.envs[k].reset(seed=seed)
+        obs, info = self.envs[k].reset(seed=seed)
         self.elapsed[k] = 0
         self.needs_reset[k] = False
-        self._write(e, obs, 0.0, False, False)
+        self._write(e, obs, 0.0, False, False, info)
 
     def step(self, e: int) -> None:
         k = e - self.first
         if self.needs_reset[k]:
             self.reset(e, None)
             return
-        obs, reward, term, trunc, _ = self.envs[k].step(self._action(e))
+        obs, reward, term, trunc, info = self.envs[k].step(self._action(e))
         self.elapsed[k] += 1
         term = bool(term)
         trunc = bool(trunc) or (self.elapsed[k] >= self.limit and not term)
         if (term or trunc) and self.mode == "same_step":
             self._write_obs(self.final_fields, e, obs)
+            self._write_info(self.final_info_fields, e, info)
             self.v["final:elapsed_step"][e] = self.elapsed[k]
             self.reset(e, None)  # writes the reset observation; the step's own values follow
             v = self.v
@@ -197,7 +239,37 @@ class _Worker:
             return
         if (term or trunc) and self.mode == "next_step":
             self.needs_reset[k] = True
-        self._write(e, obs, float(reward), term, trunc)
+        self._write(e, obs, float(reward), term, trunc, info)
+
+    def get_state(self, e: int) -> bytes:
+        """Env e's snapshot: a pickle of (format, elapsed, needs_reset, seeded, kwargs, the env cloudpickled). The
+        env is pickled on its own, so the parent reads the rest without building the env."""
+        import cloudpickle
+
+        k = e - self.first
+        if self.envs[k] is None:
+            raise RuntimeError(f"env {e} is broken by an exception; reset it first")
+        try:
+            env = cloudpickle.dumps(self.envs[k])
+        except Exception as err:
+            raise RuntimeError(
+                f"env {e} ({type(self.envs[k].unwrapped).__name__}) cannot be pickled, so it has no snapshot: "
+                f"{type(err).__name__}: {err}"
+            ) from None
+        return pickle.dumps((_SNAPSHOT, self.elapsed[k], self.needs_reset[k], self.seeded[k], self.kwargs[k], env))
+
+    def set_states(self, ids: list[int], blobs: list[bytes]) -> None:
+        """Envs `ids` from get_state's pickles (their kwargs too: a pending set_config is dropped). Every state is
+        unpickled, one object per env (branching gives several envs the same blob), before any env changes."""
+        states = [pickle.loads(b) for b in blobs]
+        envs = [pickle.loads(state[5]) for state in states]
+        for e, env, (_, elapsed, needs_reset, seeded, kwargs, _) in zip(ids, envs, states):
+            k = e - self.first
+            if self.envs[k] is not None:
+                self.envs[k].close()
+            self.envs[k] = env
+            self.elapsed[k], self.needs_reset[k], self.seeded[k], self.kwargs[k] = elapsed, needs_reset, seeded, kwargs
+            self.next_kwargs[k] = None
 
     def failed(self, e: int) -> None:
         """After an exception in env e: sync pools restart it on its next step; async pools reset it in place (its
@@ -210,6 +282,20 @@ class _Worker:
             except Exception:
                 self.envs[k] = None  # the next reset builds it again
 
+    def reply(self, op: int, ids: list[int], payload: bytes) -> bytes:
+        """The answer to a command other than step / reset (render, set_config, snapshots), pickled."""
+        if op == _RENDER:
+            frames = [self.envs[e - self.first].render() for e in ids]
+            return pickle.dumps(np.stack(frames).astype(np.uint8, copy=False))
+        if op == _CONFIG:  # each env's kwargs for its next reset
+            for e, kwargs in zip(ids, pickle.loads(payload)):
+                self.next_kwargs[e - self.first] = kwargs
+            return pickle.dumps(None)
+        if op == _GET_STATE:
+            return pickle.dumps([self.get_state(e) for e in ids])
+        self.set_states(ids, pickle.loads(payload))
+        return pickle.dumps(None)
+
     def serve(self, conn: Any) -> None:
         while True:
             try:
@@ -218,10 +304,10 @@ class _Worker:
                 return
             op, n = _HEADER.unpack_from(msg)
             ids = np.frombuffer(msg, dtype=np.int32, count=n, offset=_HEADER.size).tolist()
-            if op == _RENDER:
+            if op in _REPLIES or op == _CONFIG:
+                payload = msg[_HEADER.size + 4 * n :]
                 try:
-                    frames = [self.envs[e - self.first].render() for e in ids]
-                    reply = _FRAMES + pickle.dumps(np.stack(frames).astype(np.uint8, copy=False))
+                    reply = _VALUE + self.reply(op, ids, payload)
                 except Exception:
                     reply = _ERR + pickle.dumps([(e, traceback.format_exc()) for e in ids])
                 try:
@@ -340,6 +426,7 @@ class ProcessEngine(SendRecvEngine):
         self._shm: Any = None
         cfg = spec.config_dict
         self._spec = spec
+        self._env_kwargs: list[dict[str, Any]] = [dict(kw) for kw in spec.env_kwargs]  # each env's, for next reset
         self._config = {k: cfg[k] for k in ("num_envs", "batch_size", "seed", "max_episode_steps", "autoreset_mode")}
         self.num_envs: int = cfg["num_envs"]
         self.batch_size: int = cfg["batch_size"]
@@ -372,7 +459,7 @@ class ProcessEngine(SendRecvEngine):
         self._sends: deque[np.ndarray] = deque()  # sync: env ids of each send not yet received
         self._errors: list[tuple[int, str]] = []  # env exceptions not yet raised
         self._lost: list[tuple[np.ndarray, str]] = []  # dead workers not yet raised
-        self._frames: dict[int, Any] = {}
+        self._replies: dict[int, Any] = {}  # worker (id of its _Proc) -> its answer to a _REPLIES command
         self._ctx = _context()
         for w, ids in enumerate(np.array_split(self._all, self.num_threads)):
             self._owner[ids] = w
@@ -392,9 +479,10 @@ class ProcessEngine(SendRecvEngine):
     def _start(self, p: _Proc) -> None:
         parent_end, child_end = self._ctx.Pipe(duplex=True)
         first, count = int(p.ids[0]), len(p.ids)
+        config = dict(self._config, env_kwargs=self._env_kwargs[first : first + count])
         p.process = self._ctx.Process(
             target=_worker_main,
-            args=(child_end, self._shm.name, self._layout, self._env_fn_bytes, first, count, self._config),
+            args=(child_end, self._shm.name, self._layout, self._env_fn_bytes, first, count, config),
             name=f"parallel_pool-{self._spec.task_id}-envs{first}-{first + count - 1}",
             daemon=True,
         )
@@ -576,8 +664,10 @@ class ProcessEngine(SendRecvEngine):
 
     def _answer(self, p: _Proc, msg: bytes) -> None:
         op, ids = p.inflight.popleft()
-        if op == _RENDER:
-            self._frames[id(p)] = pickle.loads(msg[1:]) if msg[:1] == _FRAMES else RuntimeError(_tracebacks(msg))
+        if op == _CONFIG:
+            return  # nothing to wait for: the values were stored (the call itself cannot fail)
+        if op in _REPLIES:
+            self._replies[id(p)] = pickle.loads(msg[1:]) if msg[:1] == _VALUE else RuntimeError(_tracebacks(msg))
             return
         self._pending[ids] = False
         if msg:
@@ -636,51 +726,135 @@ class ProcessEngine(SendRecvEngine):
         ids = np.array([self._ready.popleft() for _ in range(self.batch_size)], dtype=np.int32)
         return self._gather(ids)
 
+    def _request(self, op: int, ids: np.ndarray, payload: Any = None) -> list[tuple[np.ndarray, Any]]:
+        """A _REPLIES command to each worker that owns some of `ids` (with its envs' part of `payload`, a list in
+        ids order); returns (env ids, answer) per worker, in ascending worker order. Raises the first error."""
+        waiting = self._pending[ids] | np.isin(ids, np.fromiter(self._ready, dtype=np.int32, count=len(self._ready)))
+        if waiting.any():  # in flight, or done and not yet returned by recv()
+            raise ValueError(f"env {int(ids[waiting][0])} has a result pending: recv() it first")
+        owners = self._owner[ids]
+        workers = [self._procs[int(w)] for w in np.unique(owners)]
+        subs = []
+        for p in workers:
+            if p.dead:
+                raise RuntimeError(f"{p.dead}; reset its envs to start a new worker")
+            sel = np.flatnonzero(owners == self._procs.index(p))
+            sub = ids[sel]
+            extra = b"" if payload is None else pickle.dumps([payload[i] for i in sel])
+            p.inflight.append((op, sub))
+            p.conn.send_bytes(_HEADER.pack(op, len(sub)) + sub.tobytes() + extra)
+            subs.append(sub)
+        while any(id(p) not in self._replies for p in workers):
+            self._wait()
+        answers = [self._replies.pop(id(p)) for p in workers]
+        failed = [a for a in answers if isinstance(a, Exception)]
+        if failed:
+            raise failed[0]
+        return list(zip(subs, answers))
+
     def render(self, env_ids: Any) -> np.ndarray:
         """uint8 (n, H, W, 3) frames, drawn by each env's own render() in its worker."""
         self._check_open()
         ids = self._ids(env_ids)
-        if self._pending[ids].any():
-            raise ValueError("render() of envs with a result pending: recv() first")
-        owners = self._owner[ids]
-        workers = [self._procs[int(w)] for w in np.unique(owners)]  # ascending: their frames in owner order
-        for p in workers:
-            if p.dead:
-                raise RuntimeError(f"render(): {p.dead}; reset its envs to start a new worker")
-            sub = ids[owners == self._procs.index(p)]
-            p.inflight.append((_RENDER, sub))
-            p.conn.send_bytes(_HEADER.pack(_RENDER, len(sub)) + sub.tobytes())
-        while any(id(p) not in self._frames for p in workers):
-            self._wait()
-        frames = [self._frames.pop(id(p)) for p in workers]
-        failed = [f for f in frames if isinstance(f, Exception)]
-        if failed:
-            raise failed[0]
-        out = np.concatenate(frames)
-        out[np.argsort(owners, kind="stable")] = out.copy()  # row k of the concatenation is env ids[order[k]]
-        return out
+        parts = self._request(_RENDER, ids)
+        out = np.concatenate([frames for _, frames in parts])
+        order = np.concatenate([sub for sub, _ in parts])  # row k of the concatenation is env order[k]
+        rank = {int(e): k for k, e in enumerate(order)}
+        return out[[rank[int(e)] for e in ids]]
 
     def num_players(self, env_id: int) -> int:
         self._ids(env_id)
         return 1
 
     def _get_state(self, env_id: int) -> list[float]:
-        raise NotImplementedError("get_state/set_state are for the C++ envs' alignment tests; Python envs have none")
+        raise NotImplementedError(
+            "get_state(env_id) of one int is a C++ env's simulator state (alignment tests); for a Python env take a "
+            "snapshot: get_state([env_id])"
+        )
 
     def _set_state(self, env_id: int, state: Sequence[float]) -> None:
         self._get_state(env_id)
 
+    # ---- per-env kwargs: the env's own keys (gymnasium.make's kwargs, or env_fn's keyword arguments) --------------
     def get_config(self, env_id: int) -> dict[str, Any]:
-        raise NotImplementedError("per-env config is for the C++ envs; a Python env is what its env_fn builds")
+        """The pool's keys and env `env_id`'s own kwargs (those set_config gave it for its next reset, if any)."""
+        self._check_open()
+        e = int(self._ids(env_id)[0])
+        return {**self._spec.config_dict, **self._env_kwargs[e]}
+
+    def check_config(self, env_ids: Any, values: dict[str, Any]) -> tuple[np.ndarray, list[dict[str, Any]]]:
+        """(env ids, each env's kwargs with `values`) after checking them: keys that are the env's own, one value
+        per env id, and each distinct kwargs built here once with the pool's spaces. Changes nothing."""
+        self._check_open()
+        ids = self._ids(env_ids)
+        own = [k for k in values if k in self._spec.config_dict and k not in self._env_kwargs[0]]
+        if own:
+            raise ValueError(
+                f"config keys {own} are the pool's own: they cannot differ per env or change after make() (set_config "
+                "takes the env's own keyword arguments)"
+            )
+        for key, v in values.items():
+            if not isinstance(v, tuple) or len(v) != len(ids):
+                raise ValueError(f"set_config: {key!r} needs one value per env id ({len(ids)}), got {v!r}")
+        new = [{**self._env_kwargs[e], **{k: v[j] for k, v in values.items()}} for j, e in enumerate(ids.tolist())]
+        self._spec.check_kwargs(new)
+        return ids, new
 
     def set_config(self, env_ids: Any, values: dict[str, Any]) -> None:
-        self.get_config(0)
+        """Envs `env_ids` get new kwargs (`values`: key -> a tuple of one value per env id), applied at each env's
+        next reset: the worker builds the env anew there, and the new env takes over the old one's random
+        generator. Each distinct kwargs is built here first (a bad value raises here and changes nothing)."""
+        ids, new = self.check_config(env_ids, values)
+        for j, e in enumerate(ids.tolist()):
+            self._env_kwargs[e] = new[j]  # a dead worker's envs get them when it restarts
+        owners = self._owner[ids]
+        for w in np.unique(owners).tolist():
+            p = self._procs[w]
+            if p.dead:
+                continue
+            sel = np.flatnonzero(owners == w)
+            sub = ids[sel]
+            p.inflight.append((_CONFIG, sub))
+            try:
+                p.conn.send_bytes(_HEADER.pack(_CONFIG, len(sub)) + sub.tobytes() + pickle.dumps([new[i] for i in sel]))
+            except OSError:
+                self._died(p)
 
+    # ---- snapshots: each env pickled in its worker ---------------------------------------------------------------
     def snapshot(self, env_ids: Any) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
-        raise NotImplementedError("snapshots are for the C++ envs: a Python env's state is its own objects")
+        """Each env pickled (cloudpickle) as a uint8 array, with the pool's bookkeeping of it (steps in the episode,
+        whether it ended, its kwargs); the generator lives in the pickled env (an empty array per env)."""
+        self._check_open()
+        ids = self._ids(env_ids)
+        blobs: dict[int, bytes] = {}
+        for sub, answer in self._request(_GET_STATE, ids):
+            blobs.update(zip(sub.tolist(), answer))
+        env = [np.frombuffer(blobs[e], dtype=np.uint8) for e in ids.tolist()]
+        elapsed = np.zeros(len(ids), dtype=np.int32)
+        done = np.zeros(len(ids), dtype=bool)
+        for j, blob in enumerate(env):
+            _, elapsed[j], done[j], *_ = pickle.loads(blob.tobytes())  # the env itself stays a pickle
+        return env, np.zeros((len(ids), 0), dtype=np.uint32), elapsed, done
 
     def restore(self, env_ids: Any, env: list[np.ndarray], generator: Any, elapsed: Any, done: Any) -> None:
-        self.snapshot(env_ids)
+        """Envs `env_ids` from snapshot()'s pickles. Their layout is checked here; each worker unpickles all of its
+        envs before it changes any."""
+        self._check_open()
+        ids = self._ids(env_ids)
+        blobs = [np.asarray(b, dtype=np.uint8).tobytes() for b in env]
+        kwargs = []
+        for e, blob in zip(ids.tolist(), blobs):
+            try:
+                state = pickle.loads(blob)
+                ok = isinstance(state, tuple) and len(state) == 6 and state[0] == _SNAPSHOT
+            except Exception:
+                ok = False
+            if not ok:
+                raise ValueError(f"set_state: the state for env {e} is not a snapshot of a Python env ({_SNAPSHOT})")
+            kwargs.append(state[4])
+        self._request(_SET_STATE, ids, blobs)
+        for e, kw in zip(ids.tolist(), kwargs):
+            self._env_kwargs[e] = kw
 
     @property
     def spec(self) -> dict[str, Any]:

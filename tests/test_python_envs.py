@@ -546,21 +546,25 @@ def test_xla_async_recv_send_in_scan():
         ref.close()
 
 
-def test_minigrid_id_leaves_the_mission_string_out():
+def test_minigrid_id_carries_the_mission_string():
+    """A Dict observation's Text entry (MiniGrid's "mission") is carried as fixed-width strings, not dropped."""
     pytest.importorskip("minigrid")
-    with pytest.warns(UserWarning, match="mission"):
-        env = pp.make("minigrid:MiniGrid-Empty-5x5-v0", num_envs=2, num_threads=1)
+    env = pp.make("minigrid:MiniGrid-Empty-5x5-v0", num_envs=2, num_threads=1)
     ref = SyncVectorEnv([lambda: gym.make("MiniGrid-Empty-5x5-v0")] * 2)
     try:
-        assert list(env.single_observation_space.spaces) == ["direction", "image"]
+        assert list(env.single_observation_space.spaces) == ["direction", "image", "mission"]
+        assert env.spec.observation_spec().mission.dtype.kind == "U"
         obs, _ = env.reset(seed=3)
         robs, _ = ref.reset(seed=3)
         for t in range(20):
-            for k in ("direction", "image"):
-                np.testing.assert_array_equal(obs[k], robs[k], err_msg=f"{k} at step {t}")
+            for k in ("direction", "image", "mission"):
+                np.testing.assert_array_equal(obs[k], np.asarray(robs[k]), err_msg=f"{k} at step {t}")
+            assert obs["mission"][0] == "get to the green goal square"
             a = np.array([t % 3, 2])
             obs, *_ = env.step(a)
             robs, *_ = ref.step(a)
+        with pytest.raises(ValueError, match="mission"):
+            env.xla()
     finally:
         env.close()
         ref.close()
