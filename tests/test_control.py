@@ -672,3 +672,26 @@ def test_cartpole_sutton_barto_reward_per_env_matches_gymnasium():
         env.step(np.zeros(3, dtype=np.int64))  # the autoreset step of the envs that ended
     assert ends == 12 and rewards == {(False, 1.0), (True, 0.0), (True, -1.0)}
     env.close()
+
+
+def test_adapters_reach_python_env_kwargs():
+    """SB3's env_method / get_attr and Tianshou's set_env_attr / get_env_attr on a pool of Python envs."""
+    from parallel_pool.integrations.sb3 import ParallelPoolVecEnv
+    from parallel_pool.integrations.tianshou import ParallelPoolVectorEnv
+
+    venv = ParallelPoolVecEnv(
+        pp.make(env_fn=Walker, num_envs=3, num_threads=1, level=[1, 2, 3], autoreset_mode="same_step")
+    )
+    assert venv.get_attr("level") == [1, 2, 3]
+    venv.env_method("set_config", indices=[0, 2], level=7)
+    assert [c["level"] for c in venv.env_method("get_config")] == [7, 2, 7]
+    with pytest.raises(ValueError, match="level 99"):
+        venv.env_method("set_config", indices=[1], level=99)
+    assert venv.get_attr("level") == [7, 2, 7]
+    venv.close()
+    tenv = ParallelPoolVectorEnv(pp.make(env_fn=Walker, num_envs=2, num_threads=1, level=0, autoreset_mode="same_step"))
+    tenv.set_env_attr("level", 4, id=[1])
+    assert tenv.get_env_attr("level") == [0, 4]
+    tenv.reset()
+    obs, rew, term, trunc, info = tenv.step(np.array([1, 1]))
+    tenv.close()

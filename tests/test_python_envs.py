@@ -546,6 +546,79 @@ def test_xla_async_recv_send_in_scan():
         ref.close()
 
 
+class WithInfo(gym.Env):
+    """Info entries of every kind: a float in reset and step infos, an int array and a bool only in step infos (a
+    step-only key reads 0 in the reset rows, as SyncVectorEnv's zero-filled arrays), a string (not carried)."""
+
+    observation_space = spaces.Box(-10.0, 10.0, (1,), np.float32)
+    action_space = spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t, self.x = 0, float(self.np_random.uniform(-1, 1))
+        return np.array([self.x], np.float32), {"score": self.x, "label": "start"}
+
+    def step(self, action):
+        self.t += 1
+        self.x += float(self.np_random.normal())
+        info = {"score": self.x * 2, "hits": np.array([self.t, int(action)], np.int16), "won": self.x > 1}
+        return np.array([self.x], np.float32), 1.0, abs(self.x) > 2.5, self.t >= 5, {**info, "label": "step"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_env_info_entries_are_carried_as_sync_vector_env_has_them(mode):
+    env = pp.make(env_fn=WithInfo, num_envs=3, num_threads=2, autoreset_mode=mode)
+    ref = SyncVectorEnv([WithInfo] * 3, autoreset_mode=pp.AutoresetMode(mode).gymnasium)
+    assert env.spec.config.info_keys == ("score", "hits", "won")
+    assert [(a["name"], a["dtype"], a["shape"]) for a in env.spec.info_arrays] == [
+        ("score", "float64", ()),
+        ("hits", "int16", (2,)),
+        ("won", "bool", ()),
+    ]
+    assert env.spec.observation_spec().hits.shape == (2,)
+    try:
+        _, info = env.reset(seed=2)
+        _, rinfo = ref.reset(seed=2)
+        np.testing.assert_array_equal(info["score"], rinfo["score"])
+        assert "label" not in info and "hits" in info
+        ref.action_space.seed(2)
+        finals = 0
+        for t in range(30):
+            a = ref.action_space.sample()
+            *_, term, trunc, info = env.step(a)
+            *_, rinfo = ref.step(a)
+            for key in ("score", "hits", "won"):
+                want = rinfo.get(key, np.zeros_like(info[key]))  # a reset-only batch has no step keys
+                np.testing.assert_array_equal(info[key], want, err_msg=f"{key} at step {t}")
+            if mode == "same_step" and (term | trunc).any():
+                for key in ("score", "hits", "won"):
+                    np.testing.assert_array_equal(info["final_info"][key], rinfo["final_info"][key])
+                finals += 1
+            if mode == "disabled" and (term | trunc).any():
+                env.reset(options={"reset_mask": term | trunc})
+                ref.reset(options={"reset_mask": term | trunc})
+        assert mode != "same_step" or finals > 0
+    finally:
+        env.close()
+        ref.close()
+
+
+def test_info_keys_can_be_chosen_or_declared():
+    env = pp.make(env_fn=WithInfo, num_envs=2, num_threads=1, info_keys=["won"])
+    assert env.spec.config.info_keys == ("won",) and "score" not in env.reset()[1]
+    env.close()
+    env = pp.make(env_fn=WithInfo, num_envs=2, num_threads=1, info_keys={"late": ("float32", ()), "won": ("bool", ())})
+    _, info = env.reset()
+    assert info["late"].dtype == np.float32 and not info["late"].any()  # declared, absent so far: 0
+    env.close()
+    with pytest.raises(ValueError, match="label"):
+        pp.make(env_fn=WithInfo, num_envs=2, info_keys=["label"])  # a string: not an array of numbers
+    with pytest.raises(ValueError, match="own"):
+        pp.make(env_fn=WithInfo, num_envs=2, info_keys={"env_id": ("int32", ())})
+    with pytest.raises(TypeError, match="dtype, shape"):
+        pp.make(env_fn=WithInfo, num_envs=2, info_keys={"x": "float32"})
+
+
 def test_minigrid_id_carries_the_mission_string():
     """A Dict observation's Text entry (MiniGrid's "mission") is carried as fixed-width strings, not dropped."""
     pytest.importorskip("minigrid")
