@@ -499,7 +499,8 @@ class RayEngine(SendRecvEngine):
         owners = self._owner[ids]
         parts = {int(k): ray.get(self.actors[k].snapshot.remote(ids[owners == k])) for k in np.unique(owners)}
         env: list[np.ndarray] = [np.empty(0)] * len(ids)
-        generator = np.zeros((len(ids), 625), dtype=np.uint32)
+        width = next(iter(parts.values()))[1].shape[1]  # C++ envs: the generator's 625 words; Python envs: none
+        generator = np.zeros((len(ids), width), dtype=np.uint32)
         elapsed = np.zeros(len(ids), dtype=np.int32)
         done = np.zeros(len(ids), dtype=bool)
         for k, (e, g, el, d) in parts.items():

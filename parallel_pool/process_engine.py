@@ -59,7 +59,7 @@ def _output_arrays(raw: dict[str, Any], same_step: bool) -> list[tuple[str, str,
     """The batch's output specs (names, dtypes, row shapes, per_player), as `_core.Engine.output_specs` gives them."""
     single = len(raw["obs"]) == 1 and raw["obs"][0]["name"] == "obs"
     obs = [("obs" if single else "obs:" + a["name"], a["dtype"], tuple(a["shape"]), True) for a in raw["obs"]]
-    info = [("info:" + a["name"], a["dtype"], tuple(a["shape"]), False) for a in raw["info"]]
+    info = [("info:" + a["name"], a["dtype"], tuple(a["shape"]), bool(a["per_player"])) for a in raw["info"]]
     out = (
         obs
         + info
@@ -81,20 +81,19 @@ def _output_arrays(raw: dict[str, Any], same_step: bool) -> list[tuple[str, str,
 class _Layout:
     """Where each array's rows sit in the shared segment (picklable: the workers build the same views)."""
 
-    def __init__(self, num_envs: int, arrays: Sequence[tuple[str, str, tuple[int, ...]]]):
-        self.num_envs = num_envs
-        self.arrays: list[tuple[str, str, tuple[int, ...], int]] = []
+    def __init__(self, arrays: Sequence[tuple[str, str, tuple[int, ...], int]]):
+        self.arrays: list[tuple[str, str, tuple[int, ...], int, int]] = []  # name, dtype, row shape, rows, offset
         offset = 0
-        for name, dtype, shape in arrays:
-            self.arrays.append((name, dtype, tuple(shape), offset))
-            nbytes = num_envs * int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        for name, dtype, shape, rows in arrays:
+            self.arrays.append((name, dtype, tuple(shape), rows, offset))
+            nbytes = rows * int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
             offset += -(-max(nbytes, 1) // _ALIGN) * _ALIGN
         self.size = offset
 
     def views(self, buf: Any) -> dict[str, np.ndarray]:
         return {
-            name: np.ndarray((self.num_envs, *shape), dtype=np.dtype(dtype), buffer=buf, offset=offset)
-            for name, dtype, shape, offset in self.arrays
+            name: np.ndarray((rows, *shape), dtype=np.dtype(dtype), buffer=buf, offset=offset)
+            for name, dtype, shape, rows, offset in self.arrays
         }
 
 
@@ -130,9 +129,8 @@ class _Worker:
         self.elapsed = [0] * count
         self.needs_reset = [True] * count  # fresh, after an episode ended (next_step) or after an env error
         self.seeded = [False] * count
-        env = self.envs[0]
-        self._bind_obs(env.observation_space)
-        act_space = env.action_space
+        obs_space, act_space = self._spaces(self.envs[0])
+        self._bind_obs(obs_space)
         self.act_tuple = isinstance(act_space, spaces.Tuple)
         if isinstance(act_space, (spaces.Dict, spaces.Tuple)):
             items = act_space.spaces.items() if isinstance(act_space, spaces.Dict) else enumerate(act_space.spaces)
@@ -140,6 +138,16 @@ class _Worker:
         else:
             self.act_keys = None
             self.act = views["act:action"]
+
+    def _spaces(self, env: Any) -> tuple[Any, Any]:
+        return env.observation_space, env.action_space
+
+    def extra(self, k: int) -> Any:
+        """What a snapshot keeps of env k besides the env and the step count (the multi-agent worker's flags)."""
+        return None
+
+    def set_extra(self, k: int, value: Any) -> None:
+        pass
 
     def _bind_obs(self, space: Any) -> None:
         """The rows of each observation array: (key or None, rows), the key indexing a Dict/Tuple observation."""
@@ -207,8 +215,9 @@ class _Worker:
             self.kwargs[k], self.next_kwargs[k] = self.next_kwargs[k], None  # type: ignore[assignment]
             old, self.envs[k] = self.envs[k], self.env_fn(**self.kwargs[k])
             if old is not None:
-                if self.seeded[k]:  # the env's random stream goes on, as if nothing had changed
-                    self.envs[k].unwrapped.np_random = old.unwrapped.np_random
+                rng = getattr(old.unwrapped, "np_random", None)
+                if self.seeded[k] and rng is not None:  # the env's random stream goes on, as if nothing had changed
+                    self.envs[k].unwrapped.np_random = rng
                 old.close()
         if self.envs[k] is None:  # broken by an exception in its reset: build it again
             self.envs[k] = self.env_fn(**self.kwargs[k])
@@ -256,20 +265,22 @@ class _Worker:
                 f"env {e} ({type(self.envs[k].unwrapped).__name__}) cannot be pickled, so it has no snapshot: "
                 f"{type(err).__name__}: {err}"
             ) from None
-        return pickle.dumps((_SNAPSHOT, self.elapsed[k], self.needs_reset[k], self.seeded[k], self.kwargs[k], env))
+        state = (_SNAPSHOT, self.elapsed[k], self.needs_reset[k], self.seeded[k], self.kwargs[k], env, self.extra(k))
+        return pickle.dumps(state)
 
     def set_states(self, ids: list[int], blobs: list[bytes]) -> None:
         """Envs `ids` from get_state's pickles (their kwargs too: a pending set_config is dropped). Every state is
         unpickled, one object per env (branching gives several envs the same blob), before any env changes."""
         states = [pickle.loads(b) for b in blobs]
         envs = [pickle.loads(state[5]) for state in states]
-        for e, env, (_, elapsed, needs_reset, seeded, kwargs, _) in zip(ids, envs, states):
+        for e, env, (_, elapsed, needs_reset, seeded, kwargs, _, extra) in zip(ids, envs, states):
             k = e - self.first
             if self.envs[k] is not None:
                 self.envs[k].close()
             self.envs[k] = env
             self.elapsed[k], self.needs_reset[k], self.seeded[k], self.kwargs[k] = elapsed, needs_reset, seeded, kwargs
             self.next_kwargs[k] = None
+            self.set_extra(k, extra)
 
     def failed(self, e: int) -> None:
         """After an exception in env e: sync pools restart it on its next step; async pools reset it in place (its
@@ -334,6 +345,88 @@ class _Worker:
                 return
 
 
+class _AgentsWorker(_Worker):
+    """The envs of a PettingZoo ParallelEnv: agent j (possible_agents order) of env e is player row e * P + j. An agent
+    not in the env's observations (done, or not yet in) has a zero row and reward 0. The episode ends when no agent
+    is left (env.agents empty) or at the pool's time limit: terminated where every agent terminated, else truncated;
+    per agent, info:agent_terminated / info:agent_truncated say how it ended (they stay set until the reset)."""
+
+    def __init__(self, env_fn: Any, first: int, count: int, views: dict[str, np.ndarray], config: dict[str, Any]):
+        self.agents: list[Any] = list(config["agents"])
+        self.players = len(self.agents)
+        self.flags = [np.zeros((2, self.players), dtype=bool) for _ in range(count)]  # terminated, truncated
+        super().__init__(env_fn, first, count, views, config)
+        self.agent_flags = (views["info:agent_terminated"], views["info:agent_truncated"])
+
+    def _spaces(self, env: Any) -> tuple[Any, Any]:
+        return env.observation_space(self.agents[0]), env.action_space(self.agents[0])
+
+    def extra(self, k: int) -> Any:
+        return self.flags[k].copy()
+
+    def set_extra(self, k: int, value: Any) -> None:
+        self.flags[k][:] = value
+
+    def _write_agents(self, fields: list[tuple[Any, np.ndarray, int]], e: int, obs: dict[Any, Any]) -> None:
+        for j, agent in enumerate(self.agents):
+            r = e * self.players + j
+            if agent in obs:
+                self._write_obs(fields, r, obs[agent])
+            else:
+                for _, rows, _ in fields:
+                    rows[r] = rows.dtype.type()
+
+    def _write(self, e: int, obs: Any, reward: Any, term: bool, trunc: bool, info: dict[str, Any]) -> None:
+        """A reset's rows (obs: the agents' observations); step() writes its own."""
+        self.flags[e - self.first][:] = False
+        self._write_rows(e, obs, {}, term, trunc)
+
+    def _write_rows(self, e: int, obs: dict[Any, Any], rewards: dict[Any, Any], term: bool, trunc: bool) -> None:
+        v, k, first_row = self.v, e - self.first, e * self.players
+        self._write_agents(self.obs_fields, e, obs)
+        for j, agent in enumerate(self.agents):
+            v["reward"][first_row + j] = rewards.get(agent, 0.0)
+        v["players.env_id"][first_row : first_row + self.players] = e
+        self.agent_flags[0][first_row : first_row + self.players] = self.flags[k][0]
+        self.agent_flags[1][first_row : first_row + self.players] = self.flags[k][1]
+        v["terminated"][e], v["truncated"][e] = term, trunc
+        v["env_id"][e] = e
+        v["elapsed_step"][e] = self.elapsed[k]
+
+    def step(self, e: int) -> None:
+        k = e - self.first
+        if self.needs_reset[k]:
+            self.reset(e, None)
+            return
+        env = self.envs[k]
+        live = set(env.agents)
+        actions = {a: self._action(e * self.players + j) for j, a in enumerate(self.agents) if a in live}
+        obs, rewards, terms, truncs, _ = env.step(actions)
+        self.elapsed[k] += 1
+        flags = self.flags[k]
+        for j, agent in enumerate(self.agents):
+            flags[0, j] |= bool(terms.get(agent, False))
+            flags[1, j] |= bool(truncs.get(agent, False))
+        over = not env.agents or self.elapsed[k] >= self.limit
+        term = over and bool(flags[0].all())
+        trunc = over and not term
+        if over and self.mode == "same_step":
+            self._write_agents(self.final_fields, e, obs)
+            self.v["final:elapsed_step"][e] = self.elapsed[k]
+            ended = flags.copy()
+            self.reset(e, None)  # writes the reset rows; the step's rewards and flags follow
+            rows = slice(e * self.players, (e + 1) * self.players)
+            for j, agent in enumerate(self.agents):
+                self.v["reward"][rows.start + j] = rewards.get(agent, 0.0)
+            self.v["final:info:agent_terminated"][rows] = ended[0]  # the info of the reset is the current one
+            self.v["final:info:agent_truncated"][rows] = ended[1]
+            self.v["terminated"][e], self.v["truncated"][e] = term, trunc
+            return
+        if over and self.mode == "next_step":
+            self.needs_reset[k] = True
+        self._write_rows(e, obs, rewards, term, trunc)
+
+
 def _worker_main(conn: Any, shm_name: str, layout: _Layout, env_fn_bytes: bytes, first: int, count: int, config: dict):
     """A worker process's life: build its envs, say ready (or why not), serve commands until its pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the parent, which then closes the pool
@@ -352,7 +445,7 @@ def _worker_main(conn: Any, shm_name: str, layout: _Layout, env_fn_bytes: bytes,
         finally:
             os.close(fd)
         views = layout.views(buf)
-        worker = _Worker(env_fn, first, count, views, config)
+        worker = (_AgentsWorker if config["agents"] else _Worker)(env_fn, first, count, views, config)
     except BaseException:
         try:
             conn.send_bytes(_ERR + traceback.format_exc().encode())
@@ -443,9 +536,13 @@ class ProcessEngine(SendRecvEngine):
         self._action_specs = [
             ("act:" + a["name"], a["dtype"], tuple(a["shape"]), a["low"], a["high"]) for a in spec._raw["action"]
         ]
+        # multi-agent envs (PettingZoo): the per-player arrays have max_num_players rows per env (env e's agent j at
+        # row e * players + j); every other array one row per env
+        self.players: int = spec.max_num_players
+        self._per_player = [pp for *_, pp in self.output_specs]
         self._layout = _Layout(
-            self.num_envs,
-            [(n, dt, s) for n, dt, s, _ in self.output_specs] + [(n, dt, s) for n, dt, s, _, _ in self._action_specs],
+            [(n, dt, s, self.num_envs * (self.players if pp else 1)) for n, dt, s, pp in self.output_specs]
+            + [(n, dt, s, self.num_envs * self.players) for n, dt, s, _, _ in self._action_specs]
         )
         self._shm = shared_memory.SharedMemory(create=True, size=self._layout.size)
         views = self._layout.views(self._shm.buf)
@@ -479,7 +576,7 @@ class ProcessEngine(SendRecvEngine):
     def _start(self, p: _Proc) -> None:
         parent_end, child_end = self._ctx.Pipe(duplex=True)
         first, count = int(p.ids[0]), len(p.ids)
-        config = dict(self._config, env_kwargs=self._env_kwargs[first : first + count])
+        config = dict(self._config, env_kwargs=self._env_kwargs[first : first + count], agents=self._spec.agents)
         p.process = self._ctx.Process(
             target=_worker_main,
             args=(child_end, self._shm.name, self._layout, self._env_fn_bytes, first, count, config),
@@ -560,7 +657,10 @@ class ProcessEngine(SendRecvEngine):
             name = name[len("act:") :]
             a = np.asarray(a)
             if a.shape != (n, *shape):
-                raise ValueError(f"action {name!r} has shape {a.shape}, expected {(n, *shape)} ({n} envs in this call)")
+                raise ValueError(
+                    f"action {name!r} has shape {a.shape}, expected {(n, *shape)} ({n} "
+                    f"{'envs' if self.players == 1 else 'player rows: max_num_players per env'} in this call)"
+                )
             if np.dtype(dtype).kind in "biu":
                 if a.dtype.kind not in "biu":
                     raise TypeError(f"action {name!r} must be integers (dtype {dtype}), got dtype {a.dtype}")
@@ -615,11 +715,11 @@ class ProcessEngine(SendRecvEngine):
             for w in dead:
                 self._restart(self._procs[w])
         else:
-            for rows, a in zip(self._act, self._actions(actions, len(ids))):
+            for rows, a in zip(self._act, self._actions(actions, len(ids) * self.players)):
                 if every:
                     rows[:] = a
                 else:
-                    rows[ids] = a
+                    rows[ids if self.players == 1 else self._player_rows(ids)] = a
         self._dispatch(ids, owners, workers, _RESET if reset else _STEP, seed_arr)
         if self._sync:
             self._sends.append(ids)
@@ -699,10 +799,16 @@ class ProcessEngine(SendRecvEngine):
                 batch_kept=batch_kept,
             )
 
+    def _player_rows(self, ids: np.ndarray) -> np.ndarray:
+        return (ids[:, None] * self.players + np.arange(self.players)).ravel()
+
     def _gather(self, ids: np.ndarray) -> tuple[np.ndarray, ...]:
         if ids is self._all:
             return tuple(a.copy() for a in self._out)
-        return tuple(a[ids] for a in self._out)
+        if self.players == 1:
+            return tuple(a[ids] for a in self._out)
+        rows = self._player_rows(ids)
+        return tuple(a[rows] if pp else a[ids] for a, pp in zip(self._out, self._per_player))
 
     def recv(self) -> tuple[np.ndarray, ...]:
         self._check_open()
@@ -764,7 +870,7 @@ class ProcessEngine(SendRecvEngine):
 
     def num_players(self, env_id: int) -> int:
         self._ids(env_id)
-        return 1
+        return self.players
 
     def _get_state(self, env_id: int) -> list[float]:
         raise NotImplementedError(
@@ -846,7 +952,7 @@ class ProcessEngine(SendRecvEngine):
         for e, blob in zip(ids.tolist(), blobs):
             try:
                 state = pickle.loads(blob)
-                ok = isinstance(state, tuple) and len(state) == 6 and state[0] == _SNAPSHOT
+                ok = isinstance(state, tuple) and len(state) == 7 and state[0] == _SNAPSHOT
             except Exception:
                 ok = False
             if not ok:

@@ -221,6 +221,30 @@ def per_env_kwargs(kwargs: dict[str, Any], n: int) -> list[dict[str, Any]]:
     ]
 
 
+def _agents(env: Any) -> tuple[Any, ...]:
+    """A PettingZoo ParallelEnv's possible_agents (its agents are the pool's player rows); () for a gymnasium.Env."""
+    agents = getattr(env, "possible_agents", None)
+    if agents is None or not callable(getattr(env, "observation_space", None)):
+        return ()
+    if not agents:
+        raise ValueError(f"{type(env).__name__} has no possible_agents: a PettingZoo ParallelEnv needs at least one")
+    return tuple(agents)
+
+
+def _spaces(env: Any, agents: tuple[Any, ...]) -> tuple[Any, Any]:
+    """The env's (observation, action) spaces; a PettingZoo env's agents must share theirs (one array per key)."""
+    if not agents:
+        return env.observation_space, env.action_space
+    obs, act = env.observation_space(agents[0]), env.action_space(agents[0])
+    other = [a for a in agents if env.observation_space(a) != obs or env.action_space(a) != act]
+    if other:
+        raise ValueError(
+            f"agents {other} have other spaces than {agents[0]!r}: the pool's player rows share one observation and "
+            "action space (pad or wrap the env so that every agent has the same spaces)"
+        )
+    return obs, act
+
+
 def _int_key(key: str, value: Any, low: int) -> int:
     if not isinstance(value, numbers.Integral) or isinstance(value, bool):
         raise TypeError(f"config key {key!r} must be an int, got {value!r}")
@@ -264,17 +288,25 @@ class PythonEnvSpec(EnvSpec):
         # a list of one per env (each env is built with its own)
         self.env_kwargs = per_env_kwargs(kwargs, n)
         self.per_env_keys = frozenset(k for k, v in kwargs.items() if is_per_env(v))
-        env = self.build_with(
-            self.env_kwargs[0]
-        )  # the spaces, as gymnasium's AsyncVectorEnv reads them: from one env built here
+        env = self.build_with(self.env_kwargs[0])  # the spaces, as AsyncVectorEnv reads them: from one env built here
         try:
-            obs_arrays, self._obs_space = space_arrays(env.observation_space, "obs")
-            act_arrays, self._act_space = space_arrays(env.action_space, "action")
+            self.agents = _agents(env)
+            obs_space, act_space = _spaces(env, self.agents)
+            obs_arrays, self._obs_space = space_arrays(obs_space, "obs")
+            act_arrays, self._act_space = space_arrays(act_space, "action")
             text = [a["name"] for a in act_arrays if np.dtype(a["dtype"]).kind == "U"]
             if text:
                 raise ValueError(f"action {text} is a Text space: the pool's actions are arrays of numbers")
             self.check_kwargs(self.env_kwargs[1:], obs_arrays, act_arrays)
-            info_arrays = probe_info(env, common.get("info_keys"))
+            if self.agents:  # a PettingZoo env: how each agent's episode ended (its own infos are not carried)
+                if common.get("info_keys"):
+                    raise ValueError("info_keys: a PettingZoo env's per-agent infos are not carried")
+                info_arrays: list[dict[str, Any]] = [
+                    dict(name=n, dtype="bool", shape=(), low=[], high=[], per_player=True)
+                    for n in ("agent_terminated", "agent_truncated")
+                ]
+            else:
+                info_arrays = probe_info(env, common.get("info_keys"))
             env_gym_spec = getattr(env, "spec", None)
             own_limit = getattr(env_gym_spec, "max_episode_steps", None)
             threshold = getattr(env_gym_spec, "reward_threshold", None)
@@ -296,6 +328,11 @@ class PythonEnvSpec(EnvSpec):
         modes = [m.value for m in AutoresetMode]
         if mode not in modes:
             raise ValueError(f"config key 'autoreset_mode' must be one of {modes}, got {mode!r}")
+        if self.agents and mode == "same_step":
+            raise ValueError(
+                "autoreset_mode='same_step' is not available for PettingZoo envs: the front-ends' final_obs and "
+                "final_info have a row per env, not per player; use 'next_step' or 'disabled'"
+            )
         self.config_dict: dict[str, Any] = {
             "num_envs": n,
             "batch_size": batch,
@@ -303,7 +340,7 @@ class PythonEnvSpec(EnvSpec):
             "seed": seed,
             "max_episode_steps": limit,
             "autoreset_mode": AutoresetMode(mode).value,
-            "max_num_players": 1,
+            "max_num_players": max(1, len(self.agents)),
             "reward_threshold": threshold,
             "info_keys": tuple(a["name"] for a in info_arrays),
             # the env's own keys: per-env values as a tuple (as a C++ pool's config holds them)
@@ -315,12 +352,12 @@ class PythonEnvSpec(EnvSpec):
             "obs": obs_arrays,
             "action": act_arrays,
             "info": info_arrays,
-            "max_players": 1,
+            "max_players": max(1, len(self.agents)),
             "reward_dtype": "float64",
         }
         self.reward_threshold = threshold
         self.max_episode_steps = limit
-        self.max_num_players = 1
+        self.max_num_players = max(1, len(self.agents))
         self.autoreset_mode = AutoresetMode(mode)
         self.render_mode = render_mode
 
@@ -352,12 +389,10 @@ class PythonEnvSpec(EnvSpec):
                 e.add_note(f"(building the env with kwargs {kwargs})")
                 raise
             try:
-                if (
-                    space_arrays(env.observation_space, "obs")[0] != obs
-                    or space_arrays(env.action_space, "action")[0] != act
-                ):
+                env_obs, env_act = _spaces(env, _agents(env))
+                if space_arrays(env_obs, "obs")[0] != obs or space_arrays(env_act, "action")[0] != act:
                     raise ValueError(
-                        f"the kwargs {kwargs} give other spaces ({env.observation_space}, {env.action_space}) than "
+                        f"the kwargs {kwargs} give other spaces ({env_obs}, {env_act}) than "
                         "the pool's: every env of a pool has the same spaces"
                     )
             finally:

@@ -721,3 +721,120 @@ def test_script_without_main_guard_and_env_class_in_main(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["script body ran", "[7.0, 7.0, 7.0]"], r.stdout
+
+
+# ---- PettingZoo ParallelEnv: agents as player rows ----------------------------------------------------------------
+
+
+def _tag_env_class():
+    from pettingzoo import ParallelEnv
+
+    class Tag(ParallelEnv):
+        """Three agents on a line; an agent terminates past +3 and is truncated after `cycles` steps; each leaves
+        env.agents when done, so rows of done agents are zero until the episode ends (no agent left)."""
+
+        metadata = {"name": "tag_v0"}
+
+        def __init__(self, cycles: int = 6):
+            self.possible_agents = ["a", "b", "c"]
+            self.cycles = cycles
+            self._obs = spaces.Box(-100.0, 100.0, (2,), np.float32)
+            self._act = spaces.Discrete(3)
+
+        def observation_space(self, agent):
+            return self._obs
+
+        def action_space(self, agent):
+            return self._act
+
+        def reset(self, seed=None, options=None):
+            if seed is not None or not hasattr(self, "rng"):
+                self.rng = np.random.default_rng(seed)
+            self.agents = list(self.possible_agents)
+            self.pos = {a: float(self.rng.uniform(-1, 1)) for a in self.agents}
+            self.t = 0
+            return {a: self._o(a) for a in self.agents}, {a: {} for a in self.agents}
+
+        def _o(self, a):
+            return np.array([self.pos[a], self.t], np.float32)
+
+        def step(self, actions):
+            self.t += 1
+            for a, act in actions.items():
+                self.pos[a] += int(act) - 0.5 + float(self.rng.normal(0, 0.3))
+            obs = {a: self._o(a) for a in actions}
+            rewards = {a: self.pos[a] for a in actions}
+            terms = {a: self.pos[a] > 3 for a in actions}
+            truncs = {a: self.t >= self.cycles and not terms[a] for a in actions}
+            self.agents = [a for a in self.agents if not (terms[a] or truncs[a])]
+            return obs, rewards, terms, truncs, {a: {} for a in actions}
+
+    return Tag
+
+
+def test_pettingzoo_parallel_env_agents_are_player_rows():
+    """Each env's agents are its player rows (players.env_id), stepped exactly as the ParallelEnv itself with the
+    same seed and actions: observations (zero once an agent is done), rewards, per-agent end flags, and the env's
+    terminated (every agent terminated) / truncated (the episode ended otherwise)."""
+    pytest.importorskip("pettingzoo")
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    Tag = _tag_env_class()
+    env = pp.make(env_fn=Tag, num_envs=2, num_threads=2, seed=4)
+    refs = [Tag() for _ in range(2)]
+    P = 3
+    assert env.spec.max_num_players == P and env.spec.config.max_num_players == P
+    assert env.single_observation_space == spaces.Box(-100.0, 100.0, (2,), np.float32)
+    try:
+        obs, info = env.reset()
+        ref_obs = [r.reset(seed=4 + i)[0] for i, r in enumerate(refs)]
+        assert obs.shape == (2 * P, 2) and info["players"]["env_id"].tolist() == [0, 0, 0, 1, 1, 1]
+        flags = np.zeros((2, 2, P), dtype=bool)
+        rng = np.random.default_rng(0)
+        ends = {"terminated": 0, "truncated": 0}
+        need_reset = [False, False]
+        for t in range(40):
+            for i, ro in enumerate(ref_obs):
+                want = np.stack([ro.get(a, np.zeros(2, np.float32)) for a in refs[i].possible_agents])
+                np.testing.assert_array_equal(obs[i * P : (i + 1) * P], want, err_msg=f"env {i} obs at step {t}")
+            actions = rng.integers(0, 3, 2 * P)
+            obs, reward, term, trunc, info = env.step(actions)
+            for i, r in enumerate(refs):
+                if need_reset[i]:  # next_step: this step reset the env
+                    ref_obs[i], _ = r.reset()
+                    flags[i] = False
+                    need_reset[i] = False
+                    assert not term[i] and not trunc[i] and not reward[i * P : (i + 1) * P].any()
+                    continue
+                live = list(r.agents)
+                acts = {a: actions[i * P + j] for j, a in enumerate(r.possible_agents) if a in live}
+                ro, rr, rt, rtr, _ = r.step(acts)
+                for j, a in enumerate(r.possible_agents):
+                    flags[i, 0, j] |= bool(rt.get(a, False))
+                    flags[i, 1, j] |= bool(rtr.get(a, False))
+                    assert reward[i * P + j] == rr.get(a, 0.0), f"env {i} agent {a} reward at step {t}"
+                over = not r.agents
+                want_term = over and bool(flags[i, 0].all())
+                assert (bool(term[i]), bool(trunc[i])) == (want_term, over and not want_term), f"env {i} step {t}"
+                np.testing.assert_array_equal(info["agent_terminated"][i * P : (i + 1) * P], flags[i, 0])
+                np.testing.assert_array_equal(info["agent_truncated"][i * P : (i + 1) * P], flags[i, 1])
+                ref_obs[i] = ro
+                if over:
+                    ends["terminated" if want_term else "truncated"] += 1
+                    need_reset[i] = True
+        assert ends["terminated"] and ends["truncated"], ends  # both kinds of episode end were compared
+    finally:
+        env.close()
+
+
+def test_pettingzoo_agents_with_other_spaces_are_refused():
+    pytest.importorskip("pettingzoo")
+    Tag = _tag_env_class()
+
+    class Mixed(Tag):
+        def observation_space(self, agent):
+            return spaces.Box(-1.0, 1.0, (3 if agent == "c" else 2,), np.float32)
+
+    with pytest.raises(ValueError, match="agents \\['c'\\] have other spaces"):
+        pp.make(env_fn=Mixed, num_envs=1)
+    with pytest.raises(ValueError, match="same_step"):
+        pp.make(env_fn=Tag, num_envs=1, autoreset_mode="same_step")
