@@ -258,10 +258,16 @@ class _Worker:
         k = e - self.first
         if self.envs[k] is None:
             raise RuntimeError(f"env {e} is broken by an exception; reset it first")
+        rebuilt = _ez_pickled(self.envs[k])
+        if rebuilt:
+            raise _Refusal(
+                f"env {e} has no snapshot: {rebuilt} pickles its constructor's arguments (gymnasium's EzPickle), not "
+                "its state, so a restore would give a new env"
+            )
         try:
             env = cloudpickle.dumps(self.envs[k])
         except Exception as err:
-            raise RuntimeError(
+            raise _Refusal(
                 f"env {e} ({type(self.envs[k].unwrapped).__name__}) cannot be pickled, so it has no snapshot: "
                 f"{type(err).__name__}: {err}"
             ) from None
@@ -319,6 +325,8 @@ class _Worker:
                 payload = msg[_HEADER.size + 4 * n :]
                 try:
                     reply = _VALUE + self.reply(op, ids, payload)
+                except _Refusal as err:  # a refusal that says why: no traceback
+                    reply = _ERR + pickle.dumps([(ids[0], str(err))])
                 except Exception:
                     reply = _ERR + pickle.dumps([(e, traceback.format_exc()) for e in ids])
                 try:
@@ -425,6 +433,22 @@ class _AgentsWorker(_Worker):
         if over and self.mode == "next_step":
             self.needs_reset[k] = True
         self._write_rows(e, obs, rewards, term, trunc)
+
+
+class _Refusal(RuntimeError):
+    """A call the env cannot serve, with a message that says why (sent without the worker's traceback)."""
+
+
+def _ez_pickled(env: Any) -> str | None:
+    """The class name of a layer of `env` (its wrappers, the env itself) that gymnasium's EzPickle pickles, if any."""
+    from gymnasium.utils import EzPickle
+
+    seen = 0
+    while env is not None and seen < 100:
+        if isinstance(env, EzPickle):
+            return type(env).__name__
+        env, seen = getattr(env, "env", None), seen + 1
+    return None
 
 
 def _worker_main(conn: Any, shm_name: str, layout: _Layout, env_fn_bytes: bytes, first: int, count: int, config: dict):

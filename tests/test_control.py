@@ -599,6 +599,12 @@ def test_python_env_snapshots_refuse_clearly():
     with pytest.raises(RuntimeError, match="cannot be pickled"):
         env.get_state([0])
     env.close()
+    pytest.importorskip("Box2D")
+    env = pp.make("LunarLander-v3", num_envs=1)  # its pickle would be a new env: EzPickle keeps only its kwargs
+    env.reset()
+    with pytest.raises(RuntimeError, match="LunarLander pickles its constructor's arguments"):
+        env.get_state([0])
+    env.close()
     py = pp.make("CartPole-v1", backend="python", num_envs=2, num_threads=1, batch_size=1)
     cpp = pp.make("CartPole-v1", num_envs=2)
     cpp.reset()
