@@ -701,3 +701,72 @@ def test_adapters_reach_python_env_kwargs():
     tenv.reset()
     obs, rew, term, trunc, info = tenv.step(np.array([1, 1]))
     tenv.close()
+
+
+# gymnasium v5 kwargs that EnvPool's (and our) keys name otherwise: ours -> gymnasium's (a range is two keys here,
+# since a sequence value means one value per env); docs/control.md has the table
+_MUJOCO_V5 = [
+    (
+        "Reacher-v5",
+        {"dist_cost_weight": [0.5, 2.0], "ctrl_cost_weight": [3.0, 0.1]},
+        lambda i, o: {
+            "reward_dist_weight": o["dist_cost_weight"][i],
+            "reward_control_weight": o["ctrl_cost_weight"][i],
+        },
+    ),
+    (
+        "Pusher-v5",
+        {"near_cost_weight": [0.2, 1.0], "dist_cost_weight": [2.0, 0.5], "ctrl_cost_weight": [0.3, 0.01]},
+        lambda i, o: {
+            "reward_near_weight": o["near_cost_weight"][i],
+            "reward_dist_weight": o["dist_cost_weight"][i],
+            "reward_control_weight": o["ctrl_cost_weight"][i],
+        },
+    ),
+    (
+        "HumanoidStandup-v5",
+        # (uph_cost_weight -> forward_reward_weight too, but gymnasium 1.4 never applies its uph_cost_weight)
+        {"contact_cost_weight": [1e-6, 1e-5], "contact_cost_max": [5.0, 20.0]},
+        lambda i, o: {
+            "impact_cost_weight": o["contact_cost_weight"][i],
+            "impact_cost_range": (-np.inf, o["contact_cost_max"][i]),
+        },
+    ),
+    (
+        "Hopper-v5",
+        {"healthy_z_min": [0.7, 1.1], "healthy_angle_max": [0.2, 0.05]},
+        lambda i, o: {
+            "healthy_z_range": (o["healthy_z_min"][i], float("inf")),
+            "healthy_angle_range": (-0.2, o["healthy_angle_max"][i]),
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize("task,ours,theirs", _MUJOCO_V5, ids=[t for t, *_ in _MUJOCO_V5])
+def test_mujoco_v5_kwargs_under_envpool_names_match_gymnasium(task, ours, theirs):
+    """Env i made with our key's value steps as gymnasium's env made with the matching v5 kwarg, from the
+    reference's states (reset state, then side by side), until an episode ends."""
+    env = pp.make(task, num_envs=2, seed=2, **ours)
+    with _quiet():
+        refs = [gym.make(task, **theirs(i, ours)).unwrapped for i in range(2)]
+        for ref in refs:
+            ref.reset(seed=0)
+    env.reset()
+    for i, ref in enumerate(refs):
+        env.set_state(i, np.concatenate([ref.data.qpos, ref.data.qvel]))
+    rng = np.random.default_rng(1)
+    shape = env.single_action_space.shape
+    for t in range(60):
+        a = rng.uniform(-1, 1, (2, *shape)).astype(np.float32)
+        obs, rew, term, trunc, info = env.step(a)
+        for i, ref in enumerate(refs):
+            with _quiet():
+                r_obs, r_rew, r_term, _, _ = ref.step(a[i])
+            what = f"env {i} step {t}"
+            np.testing.assert_allclose(obs[i], r_obs, rtol=1e-6, atol=1e-6, err_msg=what)
+            np.testing.assert_allclose(rew[i], r_rew, rtol=1e-6, atol=1e-6, err_msg=what)
+            assert bool(term[i]) == bool(r_term), what
+        if (term | trunc).any():  # the pool's time limit, or an end: the unwrapped references go on
+            break
+    env.close()
