@@ -853,3 +853,35 @@ def test_docs_examples_run():
     assert len(snippets) == 2
     for code in snippets:
         exec(compile(code, str(doc), "exec"), {"__name__": "__main__"})
+
+
+def test_pettingzoo_env_reset_mask_and_dm_front_end():
+    """disabled autoreset: reset_mask resets the masked envs' player rows only (per-player info too); the dm
+    front-end gives a reward per player row and a step type per env."""
+    pytest.importorskip("pettingzoo")
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    Tag = _tag_env_class()
+    env = pp.make(env_fn=Tag, num_envs=2, num_threads=1, autoreset_mode="disabled", seed=0)
+    try:
+        env.reset()
+        for _ in range(10):
+            obs, _, term, trunc, info = env.step(np.array([2, 2, 2, 0, 0, 0]))  # env 0's agents run off: terminated
+            if (term | trunc).any():
+                break
+        assert term[0] and info["agent_terminated"][:3].all()
+        kept = obs[3:].copy()
+        obs, info = env.reset(options={"reset_mask": term | trunc})
+        assert info["_agent_terminated"].tolist() == np.repeat(term | trunc, 3).tolist()
+        assert not info["agent_terminated"][:3].any() and (obs[:3, 1] == 0).all()  # env 0 at its first step again
+        if not (term | trunc)[1]:
+            np.testing.assert_array_equal(obs[3:], kept)  # env 1's rows unchanged
+    finally:
+        env.close()
+    dm = pp.make(env_fn=Tag, num_envs=2, num_threads=1, env_type="dm")
+    try:
+        ts = dm.reset()
+        assert ts.observation.obs.shape == (6, 2) and ts.observation.players.env_id.tolist() == [0, 0, 0, 1, 1, 1]
+        ts = dm.step(np.zeros(6, dtype=np.int64))
+        assert ts.reward.shape == (6,) and ts.step_type.shape == (2,)
+    finally:
+        dm.close()
