@@ -230,12 +230,17 @@ class _GymStyle(BasePool):
         per_env = {
             "env_id": arrays[self.schema.env_id],
             "elapsed_step": arrays[self.schema.elapsed_step],
-            **self.schema.info(arrays),
+            **{k: arrays[i] for k, i in self.schema.info_at if not self.schema.fields[i].per_player},
         }
         for key, value in per_env.items():
             full = np.zeros((self.num_envs,) + value.shape[1:], dtype=value.dtype)
             full[ids] = value
             info[key], info["_" + key] = full, mask.copy()
+        for key, i in self.schema.info_at:  # per-player info (a PettingZoo env's agent flags): a row per player
+            if self.schema.fields[i].per_player:
+                full = np.zeros((len(owner),) + arrays[i].shape[1:], dtype=arrays[i].dtype)
+                full[mask[owner]] = arrays[i]
+                info[key], info["_" + key] = full, mask[owner]
         return full_obs, info
 
 

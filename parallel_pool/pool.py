@@ -306,8 +306,12 @@ class BasePool:
         envs are in flight (async pools)."""
         ids = self._state_ids(env_ids)
         engine = self.engine
-        if self.spec.backend != "cpp":
-            engine.set_config(ids, values)  # its own error
+        if self.spec.backend == "python":  # an env's own kwargs: a list (or 1-d array) per env, anything else one value
+            from parallel_pool.python_env import per_env_kwargs
+
+            rows = per_env_kwargs(values, len(ids))
+            engine.set_config(ids, {key: tuple(row[key] for row in rows) for key in values})
+            return
         base = env_config(self.spec.config_dict, 0)
         checked = {
             key: per_env_value(self.spec.task_id, base, key, value, len(ids), self.spec._raw)
@@ -337,7 +341,9 @@ class BasePool:
         except RuntimeError as e:
             raise RuntimeError(f"{self.spec.task_id}: no snapshots ({e})") from None
         lengths = np.array([len(v) for v in env], dtype=np.int64)
-        values = np.full((len(ids), int(lengths.max(initial=0))), np.nan)
+        # C++ envs: their state values (float64, NaN after the end); Python envs: each env pickled (uint8)
+        dtype = np.uint8 if self.spec.backend == "python" else np.float64
+        values = np.full((len(ids), int(lengths.max(initial=0))), 0 if dtype == np.uint8 else np.nan, dtype=dtype)
         for i, v in enumerate(env):
             values[i, : len(v)] = v
         return {
@@ -366,7 +372,7 @@ class BasePool:
         rows = np.arange(len(ids)) if len(snap["lengths"]) == len(ids) else np.zeros(len(ids), dtype=np.int64)
         if len(snap["lengths"]) not in (1, len(ids)):
             raise ValueError(f"set_state: a snapshot of {len(snap['lengths'])} envs for {len(ids)} env ids")
-        env = [np.ascontiguousarray(snap["values"][r, : snap["lengths"][r]], dtype=np.float64) for r in rows]
+        env = [np.ascontiguousarray(snap["values"][r, : snap["lengths"][r]]) for r in rows]
         self.engine.restore(ids, env, snap["generator"][rows], snap["elapsed"][rows], snap["done"][rows])
 
     def _state_ids(self, env_id: Any) -> np.ndarray:
@@ -388,6 +394,14 @@ class BasePool:
             )
         if str(snap["task"]) != self.spec.task_id:
             raise ValueError(f"set_state: a snapshot of {snap['task']} cannot be restored into {self.spec.task_id}")
+        want = np.uint8 if self.spec.backend == "python" else np.float64
+        if snap["values"].dtype != want:
+            theirs = "a Python env's (pickled)" if snap["values"].dtype == np.uint8 else "a C++ env's"
+            raise ValueError(
+                f"set_state: {theirs} snapshot of {snap['task']} cannot be restored into this pool of "
+                f"{self.spec.task_id}, whose envs are {'Python' if want == np.uint8 else 'C++'} (backend="
+                f"{self.spec.backend!r})"
+            )
         n = len(snap["lengths"])
         if snap["values"].ndim != 2 or len(snap["values"]) != n or np.any(snap["lengths"] > snap["values"].shape[1]):
             raise ValueError("set_state: the snapshot's arrays do not agree (values, lengths)")
