@@ -100,8 +100,10 @@ def _add_final(schema: Schema, arrays: Sequence[Any], info: dict[str, Any], done
         final_obs = tree_map(lambda v: _zero_where_not(xp, done, v), final)
     else:
         final_obs = np.full(len(done), None, dtype=object)
+        env_id, penv = arrays[schema.env_id], arrays[schema.players_env_id]
+        multi = len(penv) != len(env_id)  # several players per env: an env's final obs is its players' rows
         for i in np.flatnonzero(done):
-            final_obs[i] = tree_map(itemgetter(i), final)
+            final_obs[i] = tree_map(itemgetter(penv == env_id[i] if multi else i), final)
     final_info: dict[str, Any] = {
         "env_id": _zero_where_not(xp, done, arrays[schema.env_id]),
         "_env_id": done,
