@@ -62,7 +62,10 @@ class CarRacingEnv : public Env {
         domain_randomize_(c.Get<bool>("domain_randomize")),
         lap_complete_percent_(c.Get<double>("lap_complete_percent")),
         listener_(this),
-        canvas_(static_cast<size_t>(kWindowW) * kWindowH * 3) {
+        canvas_(static_cast<size_t>(kWindowW) * kWindowH * 3),
+        rows_(static_cast<size_t>(kWindowW) * 3),
+        xtaps_(AreaTaps(kWindowW, kStateW)),
+        ytaps_(AreaTaps(kWindowH, kStateH)) {
     actions_.reserve(ReservedSteps(c) * ActionWidth());
   }
 
@@ -680,23 +683,45 @@ class CarRacingEnv : public Env {
     if (std::abs(spin) > 1e-4) horizontal(30, -0.8 * spin, {255, 0, 0});
   }
 
-  // 1000x800 -> 96x96: each output pixel the area-weighted mean of the canvas pixels it covers.
+  // 1000x800 -> 96x96: each output pixel the area-weighted mean of the canvas pixels it covers (separable: the
+  // rows of each output row first, then the columns of each output pixel).
+  struct Taps {
+    std::vector<int> first, count;
+    std::vector<float> weight;  // per output index, `count` weights from `first`, summing to 1
+  };
+  static Taps AreaTaps(int in, int out) {
+    Taps t;
+    const double f = double(in) / out;
+    for (int o = 0; o < out; ++o) {
+      const double a = o * f, b = a + f;
+      t.first.push_back(static_cast<int>(a));
+      const int end = std::min(in, static_cast<int>(std::ceil(b)));
+      t.count.push_back(end - t.first.back());
+      for (int k = t.first.back(); k < end; ++k) {
+        t.weight.push_back(static_cast<float>((std::min<double>(k + 1, b) - std::max<double>(k, a)) / f));
+      }
+    }
+    return t;
+  }
+
   void Shrink() {
-    const double fx = double(kWindowW) / kStateW, fy = double(kWindowH) / kStateH;
+    const float* wy = ytaps_.weight.data();
     for (int oy = 0; oy < kStateH; ++oy) {
-      const double ya = oy * fy, yb = ya + fy;
+      std::fill(rows_.begin(), rows_.end(), 0.0f);
+      for (int k = 0; k < ytaps_.count[oy]; ++k, ++wy) {
+        const uint8_t* row = &canvas_[static_cast<size_t>(ytaps_.first[oy] + k) * kWindowW * 3];
+        for (int i = 0; i < kWindowW * 3; ++i) rows_[i] += *wy * row[i];
+      }
+      const float* wx = xtaps_.weight.data();
       for (int ox = 0; ox < kStateW; ++ox) {
-        const double xa = ox * fx, xb = xa + fx;
-        double acc[3] = {0, 0, 0};
-        for (int y = static_cast<int>(ya); y < std::min(kWindowH, static_cast<int>(std::ceil(yb))); ++y) {
-          const double wy = std::min<double>(y + 1, yb) - std::max<double>(y, ya);
-          const uint8_t* row = &canvas_[static_cast<size_t>(y) * kWindowW * 3];
-          for (int x = static_cast<int>(xa); x < std::min(kWindowW, static_cast<int>(std::ceil(xb))); ++x) {
-            const double wgt = wy * (std::min<double>(x + 1, xb) - std::max<double>(x, xa));
-            for (int c = 0; c < 3; ++c) acc[c] += wgt * row[3 * x + c];
-          }
+        float acc[3] = {0, 0, 0};
+        for (int k = 0; k < xtaps_.count[ox]; ++k, ++wx) {
+          const float* px = &rows_[(xtaps_.first[ox] + k) * 3];
+          for (int c = 0; c < 3; ++c) acc[c] += *wx * px[c];
         }
-        for (int c = 0; c < 3; ++c) frame_[(oy * kStateW + ox) * 3 + c] = static_cast<uint8_t>(acc[c] / (fx * fy));
+        for (int c = 0; c < 3; ++c) {
+          frame_[(oy * kStateW + ox) * 3 + c] = static_cast<uint8_t>(std::clamp(acc[c], 0.0f, 255.0f));
+        }
       }
     }
   }
@@ -721,6 +746,8 @@ class CarRacingEnv : public Env {
   bool new_lap_ = false, terminated_ = false;
   double cos_ = 1, sin_ = 0, zoom_ = 1, trans_[2] = {0, 0};
   std::vector<uint8_t> canvas_;
+  std::vector<float> rows_;  // Shrink's row sums
+  Taps xtaps_, ytaps_;
   std::array<uint8_t, kStateW * kStateH * 3> frame_{};
 };
 
