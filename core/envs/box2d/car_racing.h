@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -557,11 +558,14 @@ class CarRacingEnv : public Env {
       for (int k = 0; k + 1 < m; k += 2) {
         const int xa = std::max(0, static_cast<int>(std::ceil(xs[k] - 0.5)));
         const int xb = std::min(kWindowW - 1, static_cast<int>(std::floor(xs[k + 1] - 0.5)));
-        uint8_t* row = &canvas_[(static_cast<size_t>(y) * kWindowW) * 3];
-        for (int x = xa; x <= xb; ++x) {
-          row[3 * x] = static_cast<uint8_t>(c[0]);
-          row[3 * x + 1] = static_cast<uint8_t>(c[1]);
-          row[3 * x + 2] = static_cast<uint8_t>(c[2]);
+        if (xb < xa) continue;
+        uint8_t* span = &canvas_[(static_cast<size_t>(y) * kWindowW + xa) * 3];
+        span[0] = static_cast<uint8_t>(c[0]);
+        span[1] = static_cast<uint8_t>(c[1]);
+        span[2] = static_cast<uint8_t>(c[2]);
+        const size_t total = static_cast<size_t>(xb - xa + 1) * 3;
+        for (size_t done = 3; done < total; done *= 2) {  // copy the filled part onto the rest, doubling
+          std::memcpy(span + done, span, std::min(done, total - done));
         }
       }
     }
