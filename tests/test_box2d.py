@@ -21,7 +21,13 @@ if "LunarLander-v3" not in pp.list_all_envs():
 
 LUNAR = ["LunarLander-v2", "LunarLander-v3", "LunarLanderContinuous-v2", "LunarLanderContinuous-v3"]
 WALKER = ["BipedalWalker-v3", "BipedalWalkerHardcore-v3"]
-TASKS = LUNAR + WALKER
+CAR = ["CarRacing-v2", "CarRacing-v3"]
+TASKS = LUNAR + WALKER + CAR
+# CarRacing's frames: gymnasium draws them with pygame (anti-aliased polygon edges, integer vertices, the score as
+# text, smoothscale); ours fills the same polygons and averages them down. Per frame, outside the score text's
+# corner, the mean absolute difference, its 99th percentile and its maximum (uint8 levels) stay within these.
+FRAME_MEAN, FRAME_P99, FRAME_MAX = 2.0, 24, 100
+SCORE_TEXT = (slice(84, 96), slice(0, 14))  # rows, columns of the 96x96 frame where gymnasium prints the score
 
 
 def generator_words(np_random: np.random.Generator) -> list[int]:
@@ -34,6 +40,8 @@ def generator_words(np_random: np.random.Generator) -> list[int]:
 
 
 def gym_env(task: str, **kw):
+    if task.startswith("CarRacing"):
+        return gym.make("CarRacing-v3", **kw).unwrapped
     if task.startswith("LunarLander"):
         return gym.make("LunarLander-v3", continuous="Continuous" in task, **kw).unwrapped
     return gym.make("BipedalWalker-v3", hardcore="Hardcore" in task, **kw).unwrapped
@@ -115,7 +123,7 @@ def test_bipedal_walker_equals_gymnasium_over_full_episodes(task):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("task", LUNAR + WALKER)
 def test_equals_gymnasium_sweep(task):
     for seed in range(20):
         if task.startswith("LunarLander"):
@@ -165,7 +173,7 @@ def test_config_keys_change_the_env():
     assert not np.array_equal(trajectories["default"], trajectories["gravity"])
 
 
-@pytest.mark.parametrize("task", ["LunarLanderContinuous-v3", "BipedalWalkerHardcore-v3"])
+@pytest.mark.parametrize("task", ["LunarLanderContinuous-v3", "BipedalWalkerHardcore-v3", "CarRacing-v3"])
 def test_snapshot_restores_mid_episode(task):
     env = pp.make(task, num_envs=2, seed=3)
     env.reset()
@@ -268,3 +276,64 @@ def test_the_pools_own_episodes_are_gymnasiums(task):
                 break
         obs, *_ = env.step(np.zeros(shape, np.float32))  # next-step autoreset: env 1's new episode
     assert checked > 20
+
+
+def frame_difference(ours: np.ndarray, theirs: np.ndarray) -> tuple[float, float, int]:
+    d = np.abs(ours.astype(np.int16) - theirs.astype(np.int16))
+    d[SCORE_TEXT] = 0
+    return float(d.mean()), float(np.percentile(d, 99)), int(d.max())
+
+
+def run_car(seed: int, steps: int, **kw) -> tuple[int, bool, float]:
+    """CarRacing from the same generator state: rewards and terminations equal, frames within the tolerance."""
+    g, env, g_obs = start_both("CarRacing-v3", seed, **kw)
+    continuous = env.spec.config.continuous
+    rng = np.random.default_rng(seed)
+    total = 0.0
+    for t in range(steps):
+        if continuous:  # mostly gas, some steering and braking: the car drives over tiles and off the road
+            a = np.array([rng.uniform(-1, 1), rng.uniform(0.2, 1), rng.uniform(0, 0.2)], np.float32)
+            obs, rew, term, _, _ = env.step(a[None])
+        else:
+            a = int(rng.integers(0, 5))
+            obs, rew, term, _, _ = env.step(np.array([a], np.int32))
+        g_obs, g_rew, g_term, _, _ = g.step(a)
+        where = f"CarRacing {kw} seed {seed} step {t}"
+        assert rew[0] == np.float32(g_rew), (where, rew[0], g_rew)
+        assert bool(term[0]) == g_term, where
+        mean, p99, top = frame_difference(obs[0], g_obs)
+        assert mean <= FRAME_MEAN and p99 <= FRAME_P99 and top <= FRAME_MAX, (where, mean, p99, top)
+        total += float(g_rew)
+        if g_term:
+            return t + 1, True, total
+    return steps, False, total
+
+
+@pytest.mark.parametrize(
+    "kw", [{}, {"continuous": False}, {"domain_randomize": True, "lap_complete_percent": 0.5}], ids=str
+)
+def test_car_racing_equals_gymnasium(kw):
+    steps, _, total = run_car(3, 120, **kw)
+    assert steps == 120
+    if kw.get("continuous", True):
+        assert total > 0  # the car drove over new tiles (+1000/N each) faster than the -0.1 per step
+
+
+def test_car_racing_frames_are_not_a_constant():
+    """The tolerance means something: our frame is far from gymnasium's frame of another moment of the episode."""
+    g, env, _ = start_both("CarRacing-v3", 8)
+    a = np.array([0.3, 1.0, 0.0], np.float32)
+    frames = []
+    for _ in range(40):
+        obs = env.step(a[None])[0][0]
+        frames.append((obs, g.step(a)[0]))
+    assert frame_difference(*frames[-1]) <= (FRAME_MEAN, FRAME_P99, FRAME_MAX)
+    mean, p99, _ = frame_difference(frames[-1][0], frames[10][1])
+    assert mean > 4 * FRAME_MEAN or p99 > 2 * FRAME_P99
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+def test_car_racing_full_episodes(seed):
+    kw = [{}, {"continuous": False}, {"domain_randomize": True}, {"lap_complete_percent": 0.2}][seed]
+    run_car(seed, 1000, **kw)

@@ -1,5 +1,6 @@
 // Box2D family: one registration line per env type (EnvPool 1.2.5's ids; docs/box2d.md).
 #include "core/envs/box2d/bipedal_walker.h"
+#include "core/envs/box2d/car_racing.h"
 #include "core/envs/box2d/lunar_lander.h"
 
 namespace pp::box2d {
@@ -10,5 +11,7 @@ PP_REGISTER_ENV(LunarLanderEnv, {"LunarLander-v2", {}}, {"LunarLander-v3", {}},
 
 PP_REGISTER_ENV(BipedalWalkerEnv, {"BipedalWalker-v3", {}},
                 {"BipedalWalkerHardcore-v3", {{"hardcore", true}, {"max_episode_steps", int64_t{2000}}}});
+
+PP_REGISTER_ENV(CarRacingEnv, {"CarRacing-v2", {}}, {"CarRacing-v3", {}});
 
 }  // namespace pp::box2d
