@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -641,6 +642,15 @@ class PyEngine {
     });
     if (interrupted) throw py::error_already_set();
     const Layout& L = pool_->layout();
+    if (L.block_bytes <= kReuseMaxBytes) {
+      for (auto& c : reuse_) {
+        if (c.env_rows == r.env_rows && c.player_rows == r.player_rows && Unheld(c)) {
+          std::memcpy(c.block, r.block, L.block_bytes);
+          pool_->block_pool()->Release(r.block);
+          return c.arrays;
+        }
+      }
+    }
     auto* owner = new BlockOwner{pool_->block_pool(), r.block};
     py::capsule base(owner, [](void* p) {
       auto* o = static_cast<BlockOwner*>(p);
@@ -665,8 +675,67 @@ class PyEngine {
       if (api.PyArray_SetBaseObject_(a, base.inc_ref().ptr()) != 0) throw py::error_already_set();  // steals
       PyTuple_SET_ITEM(out.ptr(), static_cast<py::ssize_t>(i), array.release().ptr());
     }
+    if (L.block_bytes <= kReuseMaxBytes) {  // remember it; the older of the two cached results is dropped
+      Reusable& c = reuse_[reuse_next_];
+      reuse_next_ ^= 1;
+      c.arrays = out;
+      c.base = base;
+      c.block = r.block;
+      c.env_rows = r.env_rows;
+      c.player_rows = r.player_rows;
+      c.views.clear();
+      for (size_t i = 0; i < L.entries.size(); ++i) c.views.push_back(ViewOf(PyTuple_GET_ITEM(out.ptr(), i)));
+    }
     return out;
   }
+
+  // Reuse of result arrays (docs/decisions.md, "Engine: result arrays that no caller holds"): a small batch's
+  // arrays cost more to make than to fill, so the last two results are kept and one that nobody else references
+  // any more is refilled (its block overwritten with the new batch) and returned again. Held arrays never change:
+  // every way to reach a block from Python goes through the tuple, one of its arrays or the capsule (numpy points
+  // a view of our arrays, and memoryviews their exporter, at those objects), so reference counts of 1 (the
+  // tuple: our cache; each array: the tuple) and of n + 1 (the capsule: the n arrays and our cache) mean no
+  // one else can read the block. An array whose attributes were changed in place (shape, strides, dtype, flags)
+  // is not reused. Two results, so that the loop `obs = step(policy(obs))` (holding step k's arrays during step
+  // k + 1) reuses k - 1's. Larger batches are not copied: their arrays' cost is small per row.
+  static constexpr size_t kReuseMaxBytes = 8192;
+  struct View {
+    void* data;
+    PyObject* descr;
+    int nd, flags;
+    std::vector<Py_intptr_t> dims, strides;
+  };
+  struct Reusable {
+    py::tuple arrays;
+    py::object base;
+    uint8_t* block = nullptr;
+    int env_rows = -1, player_rows = -1;
+    std::vector<View> views;
+  };
+  static View ViewOf(PyObject* a) {
+    const auto* p = py::detail::array_proxy(a);
+    return View{p->data, p->descr, p->nd, p->flags, {p->dimensions, p->dimensions + p->nd},
+                {p->strides, p->strides + p->nd}};
+  }
+  static bool Unheld(const Reusable& c) {
+    if (!c.arrays || Py_REFCNT(c.arrays.ptr()) != 1) return false;
+    const py::ssize_t n = static_cast<py::ssize_t>(c.views.size());
+    if (Py_REFCNT(c.base.ptr()) != n + 1) return false;
+    for (py::ssize_t i = 0; i < n; ++i) {
+      PyObject* a = PyTuple_GET_ITEM(c.arrays.ptr(), i);
+      if (Py_REFCNT(a) != 1) return false;
+      const auto* p = py::detail::array_proxy(a);
+      const View& v = c.views[static_cast<size_t>(i)];
+      if (p->data != v.data || p->descr != v.descr || p->nd != v.nd || p->flags != v.flags ||
+          !std::equal(v.dims.begin(), v.dims.end(), p->dimensions) ||
+          !std::equal(v.strides.begin(), v.strides.end(), p->strides)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  Reusable reuse_[2];
+  int reuse_next_ = 0;
 
   std::shared_ptr<EngineHandle> handle_;  // shared with the XLA handlers, which find it by id
   bool close_on_return_ = false;        // close() was called by a signal handler inside this thread's own call
