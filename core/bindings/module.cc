@@ -200,13 +200,37 @@ struct BlockOwner {
   uint8_t* ptr;
 };
 
+// parallel_pool.ThreadPool: worker threads that several pools share (make(..., thread_pool=tp)). Each pool holds
+// the C++ pool, so the threads stop when the ThreadPool is closed or dropped and the last pool on it is closed.
+class PyThreadPool {
+ public:
+  explicit PyThreadPool(int64_t num_threads) {
+    const int n = ThreadPoolSize(num_threads);
+    WithoutGil([&](PyThreadState*&) { pool_ = std::make_shared<ThreadPool>(n, std::clamp(NumCores() - 1, 1, n)); });
+  }
+  ~PyThreadPool() = default;  // the pools on it keep it; its destructor joins idle threads only
+  void Close() {
+    WithoutGil([&](PyThreadState*&) { pool_->Close(); });
+  }
+  // the pool for a new engine; std::invalid_argument once closed (make() raises ValueError)
+  std::shared_ptr<ThreadPool> ForEngine() const { return pool_; }
+  int num_threads() const { return pool_->num_threads(); }
+  bool closed() const { return pool_->closed(); }
+  int num_pools() const { return pool_->clients(); }
+
+ private:
+  std::shared_ptr<ThreadPool> pool_;
+};
+
 class PyEngine {
  public:
-  PyEngine(const std::string& type_name, const py::dict& config) {
+  PyEngine(const std::string& type_name, const py::dict& config, const PyThreadPool* thread_pool) {
     const EnvClass& type = FindType(type_name);
     auto [c, per_env] = MakeEnvConfigs(type, config);
-    WithoutGil(
-        [&](PyThreadState*&) { handle_ = EngineHandle::Create(std::make_unique<Engine>(type, c, std::move(per_env))); });
+    std::shared_ptr<ThreadPool> shared = thread_pool ? thread_pool->ForEngine() : nullptr;
+    WithoutGil([&](PyThreadState*&) {
+      handle_ = EngineHandle::Create(std::make_unique<Engine>(type, c, std::move(per_env), std::move(shared)));
+    });
     pool_ = handle_->pool.get();
     const Layout& L = pool_->layout();
     for (const auto& e : L.entries) {
@@ -813,8 +837,15 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("env_class"), py::arg("config"), py::arg("seconds"), py::arg("min_steps") = 1);
 
+  py::class_<PyThreadPool>(m, "ThreadPool")
+      .def(py::init<int64_t>(), py::arg("num_threads") = 0)
+      .def("close", &PyThreadPool::Close)
+      .def_property_readonly("num_threads", &PyThreadPool::num_threads)
+      .def_property_readonly("closed", &PyThreadPool::closed)
+      .def_property_readonly("num_pools", &PyThreadPool::num_pools);
   py::class_<PyEngine>(m, "Engine")
-      .def(py::init<const std::string&, const py::dict&>(), py::arg("env_class"), py::arg("config"))
+      .def(py::init<const std::string&, const py::dict&, const PyThreadPool*>(), py::arg("env_class"),
+           py::arg("config"), py::arg("thread_pool") = nullptr)
       .def("send", &PyEngine::Send, py::arg("actions"), py::arg("env_id"), py::arg("reset") = false,
            py::arg("seeds") = py::none())
       .def("recv", &PyEngine::Recv)
