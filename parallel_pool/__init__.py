@@ -160,8 +160,11 @@ def make(
     if env_type not in _ENV_TYPES:
         raise ValueError(f"env_type must be one of {list(_ENV_TYPES)}, got {env_type!r}")
     spec = make_spec(task_id, env_fn=env_fn, backend=backend, render_mode=render_mode, **kwargs)
-    front = {"gym": GymPool, "dm": DmPool}.get(env_type, GymnasiumPool)
-    return front(spec, render_mode=render_mode, thread_pool=thread_pool)
+    if env_type == "gym":
+        return GymPool(spec, render_mode=render_mode, thread_pool=thread_pool)
+    if env_type == "dm":
+        return DmPool(spec, render_mode=render_mode, thread_pool=thread_pool)
+    return GymnasiumPool(spec, render_mode=render_mode, thread_pool=thread_pool)
 
 
 def make_gymnasium(task_id: str | None = None, **kwargs: Any) -> GymnasiumPool:
