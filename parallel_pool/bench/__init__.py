@@ -45,6 +45,7 @@ CASES = {
     "dmc": "parallel_pool.bench.suites.dmc",
     "contention": "parallel_pool.bench.suites.contention",
     "python-envs": "parallel_pool.bench.suites.python_envs",
+    "shared-threads": "parallel_pool.bench.suites.shared_threads",
 }
 
 FULL_TIMING = {"warmup": 0.5, "duration": 1.0, "repeats": 5, "action_batches": 64}
