@@ -255,3 +255,23 @@ def test_ctrl_c_interrupts_recv_on_a_shared_thread_pool_and_close_is_bounded(mon
     other.step(np.zeros(2, np.int32))  # the thread pool goes on
     other.close()
     tp.close()
+
+
+def test_a_forked_child_gets_an_error_from_the_parents_thread_pool():
+    tp = pp.ThreadPool(1)
+    env = pp.make("CartPole-v1", num_envs=2, thread_pool=tp)
+    env.reset()
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's ThreadPool has no threads here
+        code = 1
+        try:
+            pp.make("CartPole-v1", num_envs=2, thread_pool=tp)
+        except RuntimeError as e:
+            code = 0 if "made before fork()" in str(e) else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    env.step(np.zeros(2, np.int32))  # the parent's pool is unaffected
+    env.close()
+    tp.close()
