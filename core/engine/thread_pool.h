@@ -99,17 +99,21 @@ class ThreadPool {
     return idle_cv_.wait_for(lk, timeout, [&] { return c->running == 0; });
   }
 
-  // Items were queued: spinning workers see them at once; wake up to `want` sleeping ones.
+  // Items were queued: awake workers (spinning, or running an item) see them at once; sleeping ones are woken
+  // only for the shortfall, so that `want` are awake (WorkQueue::WakeShortfall: more would only add runnable
+  // threads for work the awake ones cover).
   void Notify(int want) {
     epoch_.fetch_add(1);  // seq_cst with sleeping_: each side stores, then loads the other's
-    if (want <= 0 || sleeping_.load() == 0) return;
+    const int sleeping = sleeping_.load();
+    const int wake = WorkQueue::WakeShortfall(want, num_threads_, sleeping);
+    if (wake <= 0) return;
     {
       std::lock_guard<std::mutex> lk(mu_);  // a worker between its last look and its wait sees the epoch or this
     }
-    if (want >= num_threads_) {
+    if (wake >= sleeping) {
       cv_.notify_all();
     } else {
-      for (int i = 0; i < want; ++i) cv_.notify_one();
+      for (int i = 0; i < wake; ++i) cv_.notify_one();
     }
   }
 
