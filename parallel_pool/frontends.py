@@ -169,8 +169,8 @@ class _GymStyle(BasePool):
 
     _info_masks = True  # gymnasium's `_key` masks in info
 
-    def __init__(self, spec: EnvSpec, render_mode: str | None = None):
-        BasePool.__init__(self, spec, render_mode)
+    def __init__(self, spec: EnvSpec, render_mode: str | None = None, thread_pool: Any = None):
+        BasePool.__init__(self, spec, render_mode, thread_pool)
         if not self.is_async:  # reset_mask's unchanged rows (async pools refuse reset_mask)
             self._kept = KeptRows(self.schema, self.num_envs, self.max_num_players)
 
@@ -254,8 +254,8 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
     batch_size envs to finish resetting, and `env.step(policy(obs))` without env_id acts on the envs of the last
     batch returned (info["env_id"]) and returns the next batch that finishes. reset_mask needs a sync pool."""
 
-    def __init__(self, spec: EnvSpec, render_mode: str | None = None):
-        _GymStyle.__init__(self, spec, render_mode)
+    def __init__(self, spec: EnvSpec, render_mode: str | None = None, thread_pool: Any = None):
+        _GymStyle.__init__(self, spec, render_mode, thread_pool)
         self.metadata = {
             "autoreset_mode": self.autoreset_mode.gymnasium,
             "render_modes": [] if render_mode is None else [render_mode],
@@ -342,8 +342,8 @@ class GymPool(_GymStyle, gymnasium.Env):  # type: ignore[misc]
     is_vector_env = True
     _info_masks = False  # EnvPool's gym info has no gymnasium `_key` masks
 
-    def __init__(self, spec: EnvSpec, render_mode: str | None = None):
-        _GymStyle.__init__(self, spec, render_mode)
+    def __init__(self, spec: EnvSpec, render_mode: str | None = None, thread_pool: Any = None):
+        _GymStyle.__init__(self, spec, render_mode, thread_pool)
         self.observation_space = spec.observation_space
         self.action_space = spec.action_space
         # EnvPool's gym pool names its (single-env) spaces both ways
@@ -377,13 +377,13 @@ class DmPool(BasePool, dm_env.Environment):
     discount is 0 only where an episode terminated (never on truncation), so value bootstrapping at time limits
     stays right. The observation is EnvPool's `State` namedtuple (obs keys, env_id, elapsed_step, players, info)."""
 
-    def __init__(self, spec: EnvSpec, render_mode: str | None = None):
+    def __init__(self, spec: EnvSpec, render_mode: str | None = None, thread_pool: Any = None):
         if spec.autoreset_mode != AutoresetMode.NEXT_STEP:
             raise ValueError(
                 "env_type='dm' steps a finished env into a new episode (next_step autoreset); "
                 f"autoreset_mode={spec.autoreset_mode.value!r} is not available with it"
             )
-        super().__init__(spec, render_mode)
+        super().__init__(spec, render_mode, thread_pool)
         self._state_type, self._players_type = dm_state_types(spec)
 
     def observation_spec(self) -> Any:

@@ -103,8 +103,11 @@ class BasePool:
     _next_seed: Any = None  # a seed given to the deprecated seed(), used by the next reset
     _kept: KeptRows | None = None  # set by a front-end that offers reset_mask on a sync pool (the gym-style ones)
 
-    def __init__(self, spec: EnvSpec, render_mode: str | None = None):
+    def __init__(self, spec: EnvSpec, render_mode: str | None = None, thread_pool: _core.ThreadPool | None = None):
         self._engine = None  # set first, so that close() / __del__ work on a half-constructed pool
+        if thread_pool is not None and not isinstance(thread_pool, _core.ThreadPool):
+            raise TypeError(f"thread_pool must be a parallel_pool.ThreadPool, got {type(thread_pool).__name__}")
+        self._thread_pool = thread_pool
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}")
         self.spec = spec
@@ -139,8 +142,10 @@ class BasePool:
         if spec.backend == "python":
             from parallel_pool.process_engine import ProcessEngine
 
+            if self._thread_pool is not None:
+                raise ValueError("thread_pool= shares C++ worker threads; envs written in Python run in processes")
             return ProcessEngine(spec)
-        return _core.Engine(spec.env_class, spec.config_dict)
+        return _core.Engine(spec.env_class, spec.config_dict, self._thread_pool)
 
     def _result(self, arrays: Sequence[np.ndarray]) -> Any:
         raise NotImplementedError

@@ -242,6 +242,7 @@ def test_case_choices_and_help(capsys):
         "contention",
         "python-envs",
         "box2d",
+        "shared-threads",
     }
     with pytest.raises(SystemExit):
         bench_main(["--help"])
@@ -253,6 +254,14 @@ def test_case_choices_and_help(capsys):
     with pytest.raises(SystemExit):
         bench_main(["--case", "nope"])
     assert "invalid choice: 'nope'" in capsys.readouterr().err
+
+
+def test_case_shared_threads_quick(capsys):
+    """Two pools on one ThreadPool, one pool of both sizes, two private pools: a row each, with a ratio."""
+    out = _bench_case(capsys, "--case", "shared-threads", "--quick", "--tasks", "CartPole-v1", "--num-envs", "4")
+    rows = [ln.split() for ln in out.splitlines() if ln.strip().startswith("CartPole-v1")]
+    assert [r[1] for r in rows] == ["one", "shared", "private"]
+    assert all(float(r[-3].rstrip("x")) > 0 for r in rows)
 
 
 def test_case_python_envs_quick(capsys):

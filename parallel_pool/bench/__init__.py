@@ -47,6 +47,7 @@ CASES = {
     "contention": "parallel_pool.bench.suites.contention",
     "python-envs": "parallel_pool.bench.suites.python_envs",
     "box2d": "parallel_pool.bench.suites.box2d",
+    "shared-threads": "parallel_pool.bench.suites.shared_threads",
 }
 
 FULL_TIMING = {"warmup": 0.5, "duration": 1.0, "repeats": 5, "action_batches": 64}
