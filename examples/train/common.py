@@ -1,5 +1,5 @@
 """What the two headline PPO scripts (ppo_continuous.py, ppo_atari.py) share because it is really the same: the env
-backend behind one switch, the rollout of rows in arrival order with its GAE, the run log, checkpoints.
+backend behind one switch, the rollout of rows in arrival order with its GAE, the PPO update, the run log, checkpoints.
 
 Every backend is driven through the same two calls, EnvPool's async pattern: ``recv()`` hands back a batch of rows
 (observation, the reward/terminated/truncated of that env's previous action, env ids) and ``send(action, env_ids)``
@@ -37,7 +37,9 @@ class Envs:
         self.num_envs = num_envs
         self.batch_size = batch_size
         self.sync = sync
-        self.single_observation_space = env.single_observation_space if hasattr(env, "single_observation_space") else None
+        self.single_observation_space = (
+            env.single_observation_space if hasattr(env, "single_observation_space") else None
+        )
         self.single_action_space = env.single_action_space if hasattr(env, "single_action_space") else None
         self.env_seconds = 0.0
         self._reset_seed = reset_seed
@@ -120,8 +122,15 @@ class Rollout:
     terminated, truncated) arrives with the next row of the same env, its successor. Rows whose outcome has not
     arrived when a rollout ends move to the front of the next one. Also counts the real episodes (raw rewards)."""
 
-    def __init__(self, num_envs: int, rows: int, obs_shape: tuple, obs_dtype: torch.dtype, act_shape: tuple,
-                 act_dtype: torch.dtype):  # fmt: skip
+    def __init__(
+        self,
+        num_envs: int,
+        rows: int,
+        obs_shape: tuple,
+        obs_dtype: torch.dtype,
+        act_shape: tuple,
+        act_dtype: torch.dtype,
+    ):
         size = num_envs + rows  # carried rows (at most one per env) + this rollout's rows
         self.obs = torch.zeros((size, *obs_shape), dtype=obs_dtype)
         self.act = torch.zeros((size, *act_shape), dtype=act_dtype)
@@ -149,8 +158,18 @@ class Rollout:
         self.groups = [np.arange(m)] if m else []
         self.n = m
 
-    def add(self, obs: torch.Tensor, raw_reward: np.ndarray, reward: np.ndarray, term: np.ndarray, trunc: np.ndarray,
-            ids: np.ndarray, action: torch.Tensor, logp: torch.Tensor, value: torch.Tensor) -> tuple[list, list]:  # fmt: skip
+    def add(
+        self,
+        obs: torch.Tensor,
+        raw_reward: np.ndarray,
+        reward: np.ndarray,
+        term: np.ndarray,
+        trunc: np.ndarray,
+        ids: np.ndarray,
+        action: torch.Tensor,
+        logp: torch.Tensor,
+        value: torch.Tensor,
+    ) -> tuple[list, list]:
         """One batch from recv() and the actions sent for it. `reward` is what the learner sees, `raw_reward` the
         game's (episode returns). Returns (returns, lengths) of the episodes that ended in this batch."""
         prev = self.pending[ids]
@@ -196,6 +215,55 @@ class Rollout:
         train = np.flatnonzero((self.succ[: self.n] >= 0) & ~self.dead[: self.n])
         idx = torch.as_tensor(train)
         return idx, adv[idx]
+
+
+# ---- the PPO update (CleanRL's, the same for both scripts) -------------------------------------------------------
+def ppo_update(agent: Any, optimizer: torch.optim.Optimizer, ro: Rollout, args: Any, device: torch.device) -> dict:
+    """update_epochs passes of clipped PPO over the rollout's trainable rows in num_minibatches shuffled minibatches.
+    `agent.get_action_and_value(obs, action)` -> (action, log-prob, entropy, value). Returns the last minibatch's
+    losses, the last approx KL and the mean clip fraction."""
+    idx, b_adv = ro.advantages(args.gamma, args.gae_lambda)
+    b_obs, b_act = ro.obs[idx].to(device), ro.act[idx].to(device)
+    b_logp, b_val = ro.logp[idx].to(device), ro.value[idx].to(device)
+    b_adv = b_adv.to(device)
+    b_ret = b_adv + b_val
+    size = len(idx)
+    mb_size = max(1, size // args.num_minibatches)
+    clipfracs = []
+    for _ in range(args.update_epochs):
+        perm = torch.randperm(size, device=device)
+        for s in range(0, size, mb_size):
+            mb = perm[s : s + mb_size]
+            _, newlogp, entropy, newvalue = agent.get_action_and_value(b_obs[mb], b_act[mb])
+            logratio = newlogp - b_logp[mb]
+            ratio = logratio.exp()
+            with torch.no_grad():
+                approx_kl = ((ratio - 1) - logratio).mean()
+                clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+            mb_adv = b_adv[mb]
+            if args.norm_adv and len(mb) > 1:
+                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+            pg_loss = torch.max(
+                -mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
+            ).mean()
+            if args.clip_vloss:
+                v_clipped = b_val[mb] + torch.clamp(newvalue - b_val[mb], -args.clip_coef, args.clip_coef)
+                v_loss = 0.5 * torch.max((newvalue - b_ret[mb]) ** 2, (v_clipped - b_ret[mb]) ** 2).mean()
+            else:
+                v_loss = 0.5 * ((newvalue - b_ret[mb]) ** 2).mean()
+            ent = entropy.mean()
+            loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+            optimizer.step()
+    return {
+        "pg_loss": pg_loss.item(),
+        "v_loss": v_loss.item(),
+        "entropy": ent.item(),
+        "approx_kl": approx_kl.item(),
+        "clipfrac": float(np.mean(clipfracs)),
+    }
 
 
 # ---- run log --------------------------------------------------------------------------------------------------------

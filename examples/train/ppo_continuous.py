@@ -28,11 +28,12 @@ from torch.distributions.normal import Normal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (  # noqa: E402
-    RunLog,
     Rollout,
+    RunLog,
     load_checkpoint,
     make_envs,
     pick_device,
+    ppo_update,
     rss_mb,
     save_checkpoint,
 )
@@ -191,41 +192,7 @@ def main(args: Args) -> dict:
             global_step += len(ids)
 
         t = time.perf_counter()
-        idx, b_adv = ro.advantages(args.gamma, args.gae_lambda)
-        b_obs, b_act = ro.obs[idx].to(device), ro.act[idx].to(device)
-        b_logp, b_val = ro.logp[idx].to(device), ro.value[idx].to(device)
-        b_adv = b_adv.to(device)
-        b_ret = b_adv + b_val
-        size = len(idx)
-        mb_size = max(1, size // args.num_minibatches)
-        clipfracs = []
-        for _ in range(args.update_epochs):
-            perm = torch.randperm(size, device=device)
-            for s in range(0, size, mb_size):
-                mb = perm[s : s + mb_size]
-                _, newlogp, entropy, newvalue = agent.get_action_and_value(b_obs[mb], b_act[mb])
-                logratio = newlogp - b_logp[mb]
-                ratio = logratio.exp()
-                with torch.no_grad():
-                    approx_kl = ((ratio - 1) - logratio).mean()
-                    clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
-                mb_adv = b_adv[mb]
-                if args.norm_adv and len(mb) > 1:
-                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                pg_loss = torch.max(
-                    -mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
-                ).mean()
-                if args.clip_vloss:
-                    v_clipped = b_val[mb] + torch.clamp(newvalue - b_val[mb], -args.clip_coef, args.clip_coef)
-                    v_loss = 0.5 * torch.max((newvalue - b_ret[mb]) ** 2, (v_clipped - b_ret[mb]) ** 2).mean()
-                else:
-                    v_loss = 0.5 * ((newvalue - b_ret[mb]) ** 2).mean()
-                ent = entropy.mean()
-                loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
-                optimizer.step()
+        stats = ppo_update(agent, optimizer, ro, args, device)
         learn_s = time.perf_counter() - t
         update += 1
 
@@ -244,11 +211,7 @@ def main(args: Args) -> dict:
             lengths=lengths,
             rss_mb=round(rss, 1),
             rss_children_mb=round(rss_children, 1),
-            pg_loss=pg_loss.item(),
-            v_loss=v_loss.item(),
-            entropy=ent.item(),
-            approx_kl=approx_kl.item(),
-            clipfrac=float(np.mean(clipfracs)),
+            **stats,
             lr=optimizer.param_groups[0]["lr"],
         )
         if args.checkpoint and (update % args.checkpoint_every == 0 or update == num_updates):
