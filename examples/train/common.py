@@ -267,8 +267,9 @@ def ppo_update(agent: Any, optimizer: torch.optim.Optimizer, ro: Rollout, args: 
 
 
 # ---- run log --------------------------------------------------------------------------------------------------------
-def rss_mb() -> tuple[float, float]:
-    """(this process's RSS, the RSS of its child processes: gymnasium's workers) in MiB."""
+def machine() -> dict:
+    """This process's RSS, the RSS of its child processes (gymnasium's workers), in MiB, and the machine's 1-minute
+    load average (how shared the cores were)."""
     me = psutil.Process()
     children = 0
     for c in me.children(recursive=True):
@@ -276,7 +277,11 @@ def rss_mb() -> tuple[float, float]:
             children += c.memory_info().rss
         except psutil.Error:
             pass
-    return me.memory_info().rss / 2**20, children / 2**20
+    return {
+        "rss_mb": round(me.memory_info().rss / 2**20, 1),
+        "rss_children_mb": round(children / 2**20, 1),
+        "load1": os.getloadavg()[0],
+    }
 
 
 class RunLog:

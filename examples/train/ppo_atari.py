@@ -32,10 +32,10 @@ from common import (  # noqa: E402
     Rollout,
     RunLog,
     load_checkpoint,
+    machine,
     make_envs,
     pick_device,
     ppo_update,
-    rss_mb,
     save_checkpoint,
 )
 
@@ -167,7 +167,6 @@ def main(args: Args) -> dict:
         update += 1
 
         wall = time.perf_counter() - start
-        rss, rss_children = rss_mb()
         log.write(
             kind="update",
             update=update,
@@ -179,8 +178,7 @@ def main(args: Args) -> dict:
             learn_s=round(learn_s, 4),
             returns=[round(v, 2) for v in returns],
             lengths=lengths,
-            rss_mb=round(rss, 1),
-            rss_children_mb=round(rss_children, 1),
+            **machine(),
             **stats,
             lr=optimizer.param_groups[0]["lr"],
         )
