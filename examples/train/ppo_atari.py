@@ -48,7 +48,7 @@ class Args:
     seed: int = 1
     total_timesteps: int = 10_000_000
     time_budget: float = 0.0
-    """stop after the update that passes this many seconds of training (0: no limit)"""
+    """stop after the first update that ends past this many seconds of training, resumed segments included (0: none)"""
     num_envs: int = 8
     batch_size: int = 0
     """pp-async: envs per recv (0: num_envs // 2)"""
@@ -138,9 +138,6 @@ def main(args: Args) -> dict:
     reason = "total_timesteps"
     envs.start()
     while update < num_updates:
-        if args.time_budget and time.perf_counter() - start >= args.time_budget:
-            reason = "time_budget"
-            break
         if args.anneal_lr:
             optimizer.param_groups[0]["lr"] = (1.0 - update / num_updates) * args.learning_rate
         t0, env0, infer_s = time.perf_counter(), envs.env_seconds, 0.0
@@ -182,7 +179,8 @@ def main(args: Args) -> dict:
             **stats,
             lr=optimizer.param_groups[0]["lr"],
         )
-        if args.checkpoint and (update % args.checkpoint_every == 0 or update == num_updates):
+        out_of_time = bool(args.time_budget) and wall >= args.time_budget
+        if args.checkpoint and (update % args.checkpoint_every == 0 or update == num_updates or out_of_time):
             save_checkpoint(
                 args.checkpoint,
                 agent=agent.state_dict(),
@@ -191,6 +189,9 @@ def main(args: Args) -> dict:
                 global_step=global_step,
                 elapsed=wall,
             )
+        if out_of_time:
+            reason = "time_budget"
+            break
     envs.close()
     wall = time.perf_counter() - start
     summary = {"reason": reason, "updates": update, "steps": global_step, "wall": round(wall, 1)}
