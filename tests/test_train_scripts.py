@@ -135,7 +135,20 @@ def test_time_budget_stops_and_a_checkpoint_resumes_appending_to_the_log(tmp_pat
     assert records[-1]["reason"] == "total_timesteps"
 
 
-def test_bad_backend_is_a_clear_error():
+def test_bad_arguments_are_clear_errors_before_anything_starts(tmp_path):
+    log = tmp_path / "bad.jsonl"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for flags, message in (
+        (["--backend", "ray"], "unknown backend 'ray'"),
+        (["--num-envs", "0"], "--num-envs must be >= 1"),
+        (["--time-budget", "-5"], "--time-budget and --batch-size must be >= 0"),
+    ):
+        proc = subprocess.run(
+            [sys.executable, str(TRAIN / "ppo_continuous.py"), "--log", str(log), *flags],
+            capture_output=True, text=True, timeout=300, env=env,
+        )  # fmt: skip
+        assert proc.returncode != 0 and f"ValueError: {message}" in proc.stderr, (flags, proc.stderr[-2000:])
+        assert not log.exists()  # nothing was started or written
     with pytest.raises(ValueError, match="unknown backend 'ray'.*pp-async"):
         common.make_envs("ray", "HalfCheetah-v5", 4, 1)
     with pytest.raises(ValueError, match="0 < batch_size < num_envs"):

@@ -16,6 +16,7 @@ import functools
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -284,6 +285,19 @@ def machine() -> dict:
     }
 
 
+def _git_commit() -> str | None:
+    """The checkout's commit (with "+dirty" when the scripts differ from it), None outside a git checkout."""
+    here = Path(__file__).parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "."], cwd=here, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
 class RunLog:
     """A JSONL run log, one object per line, flushed per line (a run cut off keeps every update it finished):
     a "start" line (the command, arguments, versions, machine), one "update" line per PPO update, an "end" line.
@@ -301,6 +315,7 @@ class RunLog:
             seed=args.seed,
             resumed=resumed,
             command=" ".join([Path(sys.executable).name, *sys.argv]),
+            commit=_git_commit(),
             args=vars(args),
             torch=torch.__version__,
             device=args.device,
@@ -341,6 +356,17 @@ def save_checkpoint(path: str, **state: Any) -> None:
 
 def load_checkpoint(path: str) -> dict | None:
     return torch.load(path, weights_only=False) if path and os.path.exists(path) else None
+
+
+def check_args(args: Any) -> None:
+    """The run-shape arguments both scripts share, checked before anything starts."""
+    for name in ("num_envs", "num_steps", "total_timesteps", "num_minibatches", "update_epochs", "checkpoint_every"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if args.time_budget < 0 or args.batch_size < 0:
+        raise ValueError("--time-budget and --batch-size must be >= 0 (0: no budget / the default batch)")
+    if args.backend not in BACKENDS:
+        raise ValueError(f"unknown backend {args.backend!r}; choose one of {', '.join(BACKENDS)}")
 
 
 def pick_device(name: str) -> torch.device:

@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (  # noqa: E402
     Rollout,
     RunLog,
+    check_args,
     load_checkpoint,
     machine,
     make_envs,
@@ -108,6 +109,7 @@ class Agent(nn.Module):
 
 
 def main(args: Args) -> dict:
+    check_args(args)
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)
     torch.set_num_threads(args.torch_threads)

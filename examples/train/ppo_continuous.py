@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (  # noqa: E402
     Rollout,
     RunLog,
+    check_args,
     load_checkpoint,
     machine,
     make_envs,
@@ -126,6 +127,7 @@ class RunningMeanStd:
 
 
 def main(args: Args) -> dict:
+    check_args(args)
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)
     torch.set_num_threads(args.torch_threads)
