@@ -288,9 +288,9 @@ def machine() -> dict:
 def _git_commit() -> str | None:
     """The checkout's commit (with "+dirty" when the scripts differ from it), None outside a git checkout."""
     here = Path(__file__).parent
+    run = functools.partial(subprocess.run, cwd=here, capture_output=True, text=True, timeout=10)
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10)
-        dirty = subprocess.run(["git", "status", "--porcelain", "."], cwd=here, capture_output=True, text=True, timeout=10)
+        head, dirty = run(["git", "rev-parse", "HEAD"]), run(["git", "status", "--porcelain", "."])
     except (OSError, subprocess.SubprocessError):
         return None
     if head.returncode != 0:
