@@ -93,8 +93,13 @@ def check_log(records: list[dict], task: str, backend: str, updates: int, steps_
         assert len(u["returns"]) == len(u["lengths"])
     if backend == "gymnasium":
         assert ups[-1]["rss_children_mb"] > 0  # the worker processes are counted
-    assert end == {"kind": "end", "reason": "total_timesteps", "updates": updates, "steps": updates * steps_per_update,
-                   "wall": end["wall"]}  # fmt: skip
+    assert end == {
+        "kind": "end",
+        "reason": "total_timesteps",
+        "updates": updates,
+        "steps": updates * steps_per_update,
+        "wall": end["wall"],
+    }
 
 
 @pytest.mark.parametrize("backend", common.BACKENDS)
@@ -145,8 +150,11 @@ def test_bad_arguments_are_clear_errors_before_anything_starts(tmp_path):
     ):
         proc = subprocess.run(
             [sys.executable, str(TRAIN / "ppo_continuous.py"), "--log", str(log), *flags],
-            capture_output=True, text=True, timeout=300, env=env,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
         assert proc.returncode != 0 and f"ValueError: {message}" in proc.stderr, (flags, proc.stderr[-2000:])
         assert not log.exists()  # nothing was started or written
     with pytest.raises(ValueError, match="unknown backend 'ray'.*pp-async"):
@@ -191,8 +199,17 @@ def test_rollout_gae_matches_a_per_env_loop_in_any_arrival_order(batch_size):
                 reward[c], term[c], trunc[c] = outcome[(i, steps[i] - 1)]
         values = torch.as_tensor(rng.normal(size=len(ids)), dtype=torch.float32)
         first = ro.n
-        ro_returns, _ = ro.add(torch.zeros(len(ids), 1), reward, reward * 10, term, trunc, ids,
-                               torch.zeros(len(ids), dtype=torch.long), torch.zeros(len(ids)), values)  # fmt: skip
+        ro_returns, _ = ro.add(
+            torch.zeros(len(ids), 1),
+            reward,
+            reward * 10,
+            term,
+            trunc,
+            ids,
+            torch.zeros(len(ids), dtype=torch.long),
+            torch.zeros(len(ids)),
+            values,
+        )
         for c, i in enumerate(ids):
             row = first + c
             prev_dead = steps[i] > 0 and dead_ref[env_rows[i][-1]]
@@ -248,7 +265,8 @@ def write_log(path: Path, task: str, backend: str, seed: int, returns_per_update
                 "lengths": [10] * len(returns),
                 "rss_mb": 100.0 + u,
                 "rss_children_mb": 0.0,
-            }  # fmt: skip
+                "load1": 1.0 + u,
+            }
         )
     records.append({"kind": "end", "reason": "time_budget", "updates": len(returns_per_update)})
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n" + '{"kind": "upda')  # a cut-off last line
@@ -273,6 +291,7 @@ def test_report_turns_logs_into_a_plot_and_a_table(tmp_path):
     assert pp[6:8] == ["9", "9"]  # final and best mean return
     assert pp[8:13] == ["400", "8", "50", "25%", "50%"]  # steps, wall, steps/s, in env, in learner
     assert pp[13] == "3.0"  # RSS 101 -> 104 MiB
+    assert pp[14:19] == ["1.00", "time_budget", "5.00", "1.00", "3.5 |"]  # stalls, end, env/1k steps, learner, load
     # envpool: two seeds, seed 1 never reaches 4 (best mean 2), seed 2 does at update 3 (mean(4, 4))
     assert ep[2:6] == ["1, 2", "4", "— / 6", "— / 300"]
     body = doc.read_text()

@@ -98,6 +98,9 @@ def summarize(run: Run, score: float | None, window: int) -> dict:
         "rss_first": rss[0],
         "slowest_over_median": max(durations) / statistics.median(durations),
         "ended": run.ended or "cut off",
+        "env_per_1k": 1000 * sum(u["env_s"] for u in ups) / ups[-1]["steps"] if ups[-1]["steps"] else None,
+        "learn_median": statistics.median(u["learn_s"] for u in ups),
+        "load": statistics.median(u["load1"] for u in ups) if all("load1" in u for u in ups) else None,
     }
 
 
@@ -114,8 +117,9 @@ def table(runs: list[Run], scores: dict[str, float], window: int) -> str:
     head = (
         "| task | backend | seeds | score | time to score (s) | env steps to score | final return | best return | "
         "env steps | wall (s) | steps/s (whole loop) | time in env | time in learner | peak RSS growth (MiB) | "
-        "slowest / median update | ended |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        "slowest / median update | ended | env s per 1k steps | learner s per update (median) | "
+        "load average (median) |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     rows = []
     for task in sorted({r.task for r in runs}):
@@ -133,12 +137,16 @@ def table(runs: list[Run], scores: dict[str, float], window: int) -> str:
                 f"{_many([x['steps'] for x in s])} | {_many([x['wall'] for x in s])} | "
                 f"{_many([x['sps'] for x in s])} | {_many([x['env_frac'] * 100 for x in s])}% | "
                 f"{_many([x['learn_frac'] * 100 for x in s])}% | {_many([x['rss_growth'] for x in s], '.1f')} | "
-                f"{_many([x['slowest_over_median'] for x in s], '.2f')} | {', '.join(x['ended'] for x in s)} |"
+                f"{_many([x['slowest_over_median'] for x in s], '.2f')} | {', '.join(x['ended'] for x in s)} | "
+                f"{_many([x['env_per_1k'] for x in s], '.2f')} | {_many([x['learn_median'] for x in s], '.2f')} | "
+                f"{_many([x['load'] for x in s], '.1f')} |"
             )
     note = (
         f"\nReturn: mean of the last {window} episodes finished. Time in env: inside the backend's step/send/recv; "
         "in learner: the PPO update (the rest is policy inference and bookkeeping during the rollout). RSS: this "
-        "process plus its children (gymnasium's worker processes), growth from the first update to the peak.\n"
+        "process plus its children (gymnasium's worker processes), growth from the first update to the peak. "
+        "The learner is the same code in every run, so its time per update shows how loaded the machine was during "
+        "that run; load average: the machine's 1-minute load average, logged at each update.\n"
     )
     return head + "\n".join(rows) + "\n" + note
 
