@@ -8,7 +8,8 @@ the folder (or --out):
   seeds, with a band from the lowest to the highest seed when there are several);
 - report.md: per task and backend, the time and env steps to reach the score, the final and best return, the steps/s
   of the whole training loop (env + learner), the fraction of the time spent in the env, the learner's, the peak RSS
-  growth (this process + its children after the first update), and the slowest update against the median one.
+  (this process + its children) and its growth over the run's second half, the slowest update against the median
+  one, the env's seconds per 1k steps, the learner's per update, the load average.
 With --doc, report.md's table also replaces the text between `<!-- training-report:start -->` and
 `<!-- training-report:end -->` in that file.
 The curve is the mean return of the last --window episodes finished (all envs together), sampled at each update.
@@ -94,8 +95,9 @@ def summarize(run: Run, score: float | None, window: int) -> dict:
         "sps": ups[-1]["steps"] / ups[-1]["wall"],
         "env_frac": sum(u["env_s"] for u in ups) / total_update,
         "learn_frac": sum(u["learn_s"] for u in ups) / total_update,
-        "rss_growth": max(rss) - rss[0],
-        "rss_first": rss[0],
+        # the learner's allocator warms up over the first updates; a leak shows as growth in the second half
+        "rss_growth": max(rss[len(rss) // 2 :]) - rss[len(rss) // 2],
+        "rss_peak": max(rss),
         "slowest_over_median": max(durations) / statistics.median(durations),
         "ended": run.ended or "cut off",
         "env_per_1k": 1000 * sum(u["env_s"] for u in ups) / ups[-1]["steps"] if ups[-1]["steps"] else None,
@@ -116,10 +118,11 @@ def _many(values: list, spec: str = ".0f") -> str:
 def table(runs: list[Run], scores: dict[str, float], window: int) -> str:
     head = (
         "| task | backend | seeds | score | time to score (s) | env steps to score | final return | best return | "
-        "env steps | wall (s) | steps/s (whole loop) | time in env | time in learner | peak RSS growth (MiB) | "
+        "env steps | wall (s) | steps/s (whole loop) | time in env | time in learner | peak RSS (MiB) | "
+        "RSS growth, 2nd half (MiB) | "
         "slowest / median update | ended | env s per 1k steps | learner s per update (median) | "
         "load average (median) |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     rows = []
     for task in sorted({r.task for r in runs}):
@@ -136,7 +139,8 @@ def table(runs: list[Run], scores: dict[str, float], window: int) -> str:
                 f"{_many([x['final'] for x in s])} | {_many([x['best'] for x in s])} | "
                 f"{_many([x['steps'] for x in s])} | {_many([x['wall'] for x in s])} | "
                 f"{_many([x['sps'] for x in s])} | {_many([x['env_frac'] * 100 for x in s])}% | "
-                f"{_many([x['learn_frac'] * 100 for x in s])}% | {_many([x['rss_growth'] for x in s], '.1f')} | "
+                f"{_many([x['learn_frac'] * 100 for x in s])}% | {_many([x['rss_peak'] for x in s])} | "
+                f"{_many([x['rss_growth'] for x in s], '.1f')} | "
                 f"{_many([x['slowest_over_median'] for x in s], '.2f')} | {', '.join(x['ended'] for x in s)} | "
                 f"{_many([x['env_per_1k'] for x in s], '.2f')} | {_many([x['learn_median'] for x in s], '.2f')} | "
                 f"{_many([x['load'] for x in s], '.1f')} |"
@@ -144,7 +148,8 @@ def table(runs: list[Run], scores: dict[str, float], window: int) -> str:
     note = (
         f"\nReturn: mean of the last {window} episodes finished. Time in env: inside the backend's step/send/recv; "
         "in learner: the PPO update (the rest is policy inference and bookkeeping during the rollout). RSS: this "
-        "process plus its children (gymnasium's worker processes), growth from the first update to the peak. "
+        "process plus its children (gymnasium's worker processes); its growth is measured from the run's middle update "
+        "to the peak after it (the first updates warm the learner's allocator up; a leak keeps growing). "
         "The learner is the same code in every run, so its time per update shows how loaded the machine was during "
         "that run; load average: the machine's 1-minute load average, logged at each update.\n"
     )
