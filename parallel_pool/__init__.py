@@ -30,6 +30,8 @@ def _import_core():
 
 
 EnvError = _import_core().EnvError
+# Worker threads that several pools share: make(..., thread_pool=ThreadPool(n)) (docs/decisions.md, "Engine").
+ThreadPool = _import_core().ThreadPool
 
 from parallel_pool.registry import list_all_envs  # noqa: E402  (after the engine import check above)
 from parallel_pool.spec import AutoresetMode, EnvSpec  # noqa: E402
@@ -50,6 +52,7 @@ __all__ = [
     "EnvSpec",
     "EnvError",
     "AutoresetMode",
+    "ThreadPool",
 ]
 
 _ENV_TYPES = ("gymnasium", "gym", "dm")
@@ -116,10 +119,11 @@ def make(
     *,
     env_fn: Callable[[], Any] | None = None,
     backend: str | None = None,
+    thread_pool: Any = None,
     **kwargs: Any,
 ) -> Pool:
     """Create a pool of `num_envs` envs of `task_id` (see list_all_envs()), stepped in parallel in C++; or of a
-    gymnasium env written in Python (an id of gymnasium's registry without a C++ port, e.g. "LunarLander-v3", or
+    gymnasium env written in Python (an id of gymnasium's registry without a C++ port, e.g. "Taxi-v4", or
     env_fn=<callable returning a gymnasium.Env>), stepped in worker processes (see docs/python-envs.md).
 
     backend: None (C++ where the id has a port, else Python), "cpp" or "python" (e.g. CartPole-v1 both ways);
@@ -138,6 +142,10 @@ def make(
       seed=42: env i is seeded with seed + i (64-bit, >= 0); None draws a random seed.
       max_episode_steps: time limit; truncated = elapsed_step >= max_episode_steps (and not terminated).
       thread_affinity_offset=-1: pin worker i to core offset + i; -1 does not pin.
+      thread_pool=None: a parallel_pool.ThreadPool(n) whose threads this pool shares with the other pools made
+          with it (a training and an evaluation pool, several tasks) instead of starting its own; num_threads is
+          then the ThreadPool's. ThreadPool.close() refuses while pools use it; the threads stop when it is
+          closed (or dropped) and the last pool on it is closed.
       max_num_players=1: players per env (multi-player envs: one row per player, info["players"]["env_id"]).
       autoreset_mode="next_step": how a finished env restarts (AutoresetMode): "next_step" (EnvPool's and
           gymnasium's default: the next step returns the reset observation), "same_step" (reset inside the step;
@@ -153,10 +161,10 @@ def make(
         raise ValueError(f"env_type must be one of {list(_ENV_TYPES)}, got {env_type!r}")
     spec = make_spec(task_id, env_fn=env_fn, backend=backend, render_mode=render_mode, **kwargs)
     if env_type == "gym":
-        return GymPool(spec, render_mode=render_mode)
+        return GymPool(spec, render_mode=render_mode, thread_pool=thread_pool)
     if env_type == "dm":
-        return DmPool(spec, render_mode=render_mode)
-    return GymnasiumPool(spec, render_mode=render_mode)
+        return DmPool(spec, render_mode=render_mode, thread_pool=thread_pool)
+    return GymnasiumPool(spec, render_mode=render_mode, thread_pool=thread_pool)
 
 
 def make_gymnasium(task_id: str | None = None, **kwargs: Any) -> GymnasiumPool:

@@ -39,6 +39,19 @@ def bare_step_loop(
     env_class: str, config: dict[str, ConfigValue], seconds: float, min_steps: int = 1
 ) -> dict[str, Any]: ...
 
+class ThreadPool:
+    """Worker threads shared by the engines made with it (Engine(..., thread_pool=tp)); 0 threads = the CPUs this
+    process may use. close() raises RuntimeError while engines use it."""
+
+    def __init__(self, num_threads: int = 0) -> None: ...
+    def close(self) -> None: ...
+    @property
+    def num_threads(self) -> int: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def num_pools(self) -> int: ...
+
 class Engine:
     """A pool of C++ envs on worker threads. Sync when batch_size == num_envs, async otherwise.
 
@@ -47,7 +60,7 @@ class Engine:
     RuntimeError (close() is a no-op there)."""
 
     # A config value may be a list or tuple of num_envs values: env i is built with the i-th (per-env values).
-    def __init__(self, env_class: str, config: dict[str, Any]) -> None: ...
+    def __init__(self, env_class: str, config: dict[str, Any], thread_pool: ThreadPool | None = None) -> None: ...
     def send(
         self,
         actions: ArrayLike | Sequence[ArrayLike] | None,

@@ -109,6 +109,15 @@ class PoolActor:
     def set_config(self, env_id: np.ndarray, values: dict[str, Any]) -> None:
         self.pool.set_config(env_id - self.offset, values)
 
+    def check_config(self, env_id: np.ndarray, values: dict[str, Any]) -> None:
+        """Raises where set_config would (Python envs; a C++ pool's values were checked by the driver)."""
+        if hasattr(self.pool, "check_config"):
+            self.pool.check_config(env_id - self.offset, values)
+
+    def configs(self, env_id: np.ndarray) -> list[dict[str, Any]]:
+        """The values of these envs (set_config's undo, see RayEngine.set_config)."""
+        return [self.pool.get_config(int(e) - self.offset) for e in env_id]
+
     def snapshot(self, env_id: np.ndarray) -> Any:
         return self.pool.snapshot(env_id - self.offset)
 
@@ -205,7 +214,7 @@ class RayEngine(SendRecvEngine):
         n = int(np.count_nonzero(self._owner == k))
         seed = self._spec.config_dict["seed"] + self._first[k]  # env i keeps seed + i
         if self._spec.backend == "python":  # the actor's share of the workers (num_threads: per actor, as for C++)
-            config = {"num_envs": n, "batch_size": n, "seed": seed}
+            config = {"num_envs": n, "batch_size": n, "seed": seed, "first": self._first[k]}
             return _remote_actor_class().options(**options).remote(self._spec, config, self._first[k])
         kwargs = dict(self._spec.kwargs, num_envs=n, batch_size=n, seed=seed)  # resolved by the actor
         for key, value in self._spec.config_dict.items():  # per-env values: this actor's envs' own
@@ -451,12 +460,35 @@ class RayEngine(SendRecvEngine):
         self._check_open()
         ids = self._ids(env_ids)
         owners = self._owner[ids]
-        refs = []
-        for k in np.unique(owners):
+        parts = {}
+        for k in np.unique(owners).tolist():
             mine = np.flatnonzero(owners == k)
             part = {key: tuple(v[i] for i in mine) if isinstance(v, tuple) else v for key, v in values.items()}
-            refs.append(self.actors[k].set_config.remote(ids[mine], part))
-        ray.get(refs)
+            parts[k] = (ids[mine], part)
+        # all or nothing: every actor checks its envs' values first (Python envs: each built once on the actor);
+        # where one still refuses while setting, the others get back the values they had, so no env changes
+        ray.get([self.actors[k].check_config.remote(mine, part) for k, (mine, part) in parts.items()])
+        before = {k: self.actors[k].configs.remote(mine) for k, (mine, _) in parts.items()}
+        refs = {k: self.actors[k].set_config.remote(mine, part) for k, (mine, part) in parts.items()}
+        failed: BaseException | None = None
+        done = []
+        for k, ref in refs.items():
+            try:
+                ray.get(ref)
+                done.append(k)
+            except Exception as e:
+                failed = failed or e
+        if failed is None:
+            return
+        undo = []
+        for k in done:
+            old = ray.get(before[k])
+            mine = parts[k][0]
+            had = {key: tuple(c[key] for c in old) for key in values if all(key in c for c in old)}
+            undo.append(self.actors[k].set_config.remote(mine, had))
+        ray.get(undo)
+        cause = getattr(failed, "cause", None)
+        raise cause if isinstance(cause, Exception) else failed
 
     def snapshot(self, env_ids: Any) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
         """Each owning actor's snapshots, put back in env_ids order."""
@@ -467,7 +499,8 @@ class RayEngine(SendRecvEngine):
         owners = self._owner[ids]
         parts = {int(k): ray.get(self.actors[k].snapshot.remote(ids[owners == k])) for k in np.unique(owners)}
         env: list[np.ndarray] = [np.empty(0)] * len(ids)
-        generator = np.zeros((len(ids), 625), dtype=np.uint32)
+        width = next(iter(parts.values()))[1].shape[1]  # C++ envs: the generator's 625 words; Python envs: none
+        generator = np.zeros((len(ids), width), dtype=np.uint32)
         elapsed = np.zeros(len(ids), dtype=np.int32)
         done = np.zeros(len(ids), dtype=bool)
         for k, (e, g, el, d) in parts.items():

@@ -100,8 +100,10 @@ def _add_final(schema: Schema, arrays: Sequence[Any], info: dict[str, Any], done
         final_obs = tree_map(lambda v: _zero_where_not(xp, done, v), final)
     else:
         final_obs = np.full(len(done), None, dtype=object)
+        env_id, penv = arrays[schema.env_id], arrays[schema.players_env_id]
+        multi = len(penv) != len(env_id)  # several players per env: an env's final obs is its players' rows
         for i in np.flatnonzero(done):
-            final_obs[i] = tree_map(itemgetter(i), final)
+            final_obs[i] = tree_map(itemgetter(penv == env_id[i] if multi else i), final)
     final_info: dict[str, Any] = {
         "env_id": _zero_where_not(xp, done, arrays[schema.env_id]),
         "_env_id": done,
@@ -167,8 +169,8 @@ class _GymStyle(BasePool):
 
     _info_masks = True  # gymnasium's `_key` masks in info
 
-    def __init__(self, spec: EnvSpec, render_mode: str | None = None):
-        BasePool.__init__(self, spec, render_mode)
+    def __init__(self, spec: EnvSpec, render_mode: str | None = None, thread_pool: Any = None):
+        BasePool.__init__(self, spec, render_mode, thread_pool)
         if not self.is_async:  # reset_mask's unchanged rows (async pools refuse reset_mask)
             self._kept = KeptRows(self.schema, self.num_envs, self.max_num_players)
 
@@ -230,12 +232,17 @@ class _GymStyle(BasePool):
         per_env = {
             "env_id": arrays[self.schema.env_id],
             "elapsed_step": arrays[self.schema.elapsed_step],
-            **self.schema.info(arrays),
+            **{k: arrays[i] for k, i in self.schema.info_at if not self.schema.fields[i].per_player},
         }
         for key, value in per_env.items():
             full = np.zeros((self.num_envs,) + value.shape[1:], dtype=value.dtype)
             full[ids] = value
             info[key], info["_" + key] = full, mask.copy()
+        for key, i in self.schema.info_at:  # per-player info (a PettingZoo env's agent flags): a row per player
+            if self.schema.fields[i].per_player:
+                full = np.zeros((len(owner),) + arrays[i].shape[1:], dtype=arrays[i].dtype)
+                full[mask[owner]] = arrays[i]
+                info[key], info["_" + key] = full, mask[owner]
         return full_obs, info
 
 
@@ -247,8 +254,8 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
     batch_size envs to finish resetting, and `env.step(policy(obs))` without env_id acts on the envs of the last
     batch returned (info["env_id"]) and returns the next batch that finishes. reset_mask needs a sync pool."""
 
-    def __init__(self, spec: EnvSpec, render_mode: str | None = None):
-        _GymStyle.__init__(self, spec, render_mode)
+    def __init__(self, spec: EnvSpec, render_mode: str | None = None, thread_pool: Any = None):
+        _GymStyle.__init__(self, spec, render_mode, thread_pool)
         self.metadata = {
             "autoreset_mode": self.autoreset_mode.gymnasium,
             "render_modes": [] if render_mode is None else [render_mode],
@@ -335,8 +342,8 @@ class GymPool(_GymStyle, gymnasium.Env):  # type: ignore[misc]
     is_vector_env = True
     _info_masks = False  # EnvPool's gym info has no gymnasium `_key` masks
 
-    def __init__(self, spec: EnvSpec, render_mode: str | None = None):
-        _GymStyle.__init__(self, spec, render_mode)
+    def __init__(self, spec: EnvSpec, render_mode: str | None = None, thread_pool: Any = None):
+        _GymStyle.__init__(self, spec, render_mode, thread_pool)
         self.observation_space = spec.observation_space
         self.action_space = spec.action_space
         # EnvPool's gym pool names its (single-env) spaces both ways
@@ -370,13 +377,13 @@ class DmPool(BasePool, dm_env.Environment):
     discount is 0 only where an episode terminated (never on truncation), so value bootstrapping at time limits
     stays right. The observation is EnvPool's `State` namedtuple (obs keys, env_id, elapsed_step, players, info)."""
 
-    def __init__(self, spec: EnvSpec, render_mode: str | None = None):
+    def __init__(self, spec: EnvSpec, render_mode: str | None = None, thread_pool: Any = None):
         if spec.autoreset_mode != AutoresetMode.NEXT_STEP:
             raise ValueError(
                 "env_type='dm' steps a finished env into a new episode (next_step autoreset); "
                 f"autoreset_mode={spec.autoreset_mode.value!r} is not available with it"
             )
-        super().__init__(spec, render_mode)
+        super().__init__(spec, render_mode, thread_pool)
         self._state_type, self._players_type = dm_state_types(spec)
 
     def observation_spec(self) -> Any:

@@ -103,8 +103,11 @@ class BasePool:
     _next_seed: Any = None  # a seed given to the deprecated seed(), used by the next reset
     _kept: KeptRows | None = None  # set by a front-end that offers reset_mask on a sync pool (the gym-style ones)
 
-    def __init__(self, spec: EnvSpec, render_mode: str | None = None):
+    def __init__(self, spec: EnvSpec, render_mode: str | None = None, thread_pool: _core.ThreadPool | None = None):
         self._engine = None  # set first, so that close() / __del__ work on a half-constructed pool
+        if thread_pool is not None and not isinstance(thread_pool, _core.ThreadPool):
+            raise TypeError(f"thread_pool must be a parallel_pool.ThreadPool, got {type(thread_pool).__name__}")
+        self._thread_pool = thread_pool
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}")
         self.spec = spec
@@ -139,8 +142,10 @@ class BasePool:
         if spec.backend == "python":
             from parallel_pool.process_engine import ProcessEngine
 
+            if self._thread_pool is not None:
+                raise ValueError("thread_pool= shares C++ worker threads; envs written in Python run in processes")
             return ProcessEngine(spec)
-        return _core.Engine(spec.env_class, spec.config_dict)
+        return _core.Engine(spec.env_class, spec.config_dict, self._thread_pool)
 
     def _result(self, arrays: Sequence[np.ndarray]) -> Any:
         raise NotImplementedError
@@ -306,8 +311,12 @@ class BasePool:
         envs are in flight (async pools)."""
         ids = self._state_ids(env_ids)
         engine = self.engine
-        if self.spec.backend != "cpp":
-            engine.set_config(ids, values)  # its own error
+        if self.spec.backend == "python":  # an env's own kwargs: a list (or 1-d array) per env, anything else one value
+            from parallel_pool.python_env import per_env_kwargs
+
+            rows = per_env_kwargs(values, len(ids))
+            engine.set_config(ids, {key: tuple(row[key] for row in rows) for key in values})
+            return
         base = env_config(self.spec.config_dict, 0)
         checked = {
             key: per_env_value(self.spec.task_id, base, key, value, len(ids), self.spec._raw)
@@ -337,7 +346,9 @@ class BasePool:
         except RuntimeError as e:
             raise RuntimeError(f"{self.spec.task_id}: no snapshots ({e})") from None
         lengths = np.array([len(v) for v in env], dtype=np.int64)
-        values = np.full((len(ids), int(lengths.max(initial=0))), np.nan)
+        # C++ envs: their state values (float64, NaN after the end); Python envs: each env pickled (uint8)
+        dtype = np.uint8 if self.spec.backend == "python" else np.float64
+        values = np.full((len(ids), int(lengths.max(initial=0))), 0 if dtype == np.uint8 else np.nan, dtype=dtype)
         for i, v in enumerate(env):
             values[i, : len(v)] = v
         return {
@@ -366,7 +377,7 @@ class BasePool:
         rows = np.arange(len(ids)) if len(snap["lengths"]) == len(ids) else np.zeros(len(ids), dtype=np.int64)
         if len(snap["lengths"]) not in (1, len(ids)):
             raise ValueError(f"set_state: a snapshot of {len(snap['lengths'])} envs for {len(ids)} env ids")
-        env = [np.ascontiguousarray(snap["values"][r, : snap["lengths"][r]], dtype=np.float64) for r in rows]
+        env = [np.ascontiguousarray(snap["values"][r, : snap["lengths"][r]]) for r in rows]
         self.engine.restore(ids, env, snap["generator"][rows], snap["elapsed"][rows], snap["done"][rows])
 
     def _state_ids(self, env_id: Any) -> np.ndarray:
@@ -388,6 +399,14 @@ class BasePool:
             )
         if str(snap["task"]) != self.spec.task_id:
             raise ValueError(f"set_state: a snapshot of {snap['task']} cannot be restored into {self.spec.task_id}")
+        want = np.uint8 if self.spec.backend == "python" else np.float64
+        if snap["values"].dtype != want:
+            theirs = "a Python env's (pickled)" if snap["values"].dtype == np.uint8 else "a C++ env's"
+            raise ValueError(
+                f"set_state: {theirs} snapshot of {snap['task']} cannot be restored into this pool of "
+                f"{self.spec.task_id}, whose envs are {'Python' if want == np.uint8 else 'C++'} (backend="
+                f"{self.spec.backend!r})"
+            )
         n = len(snap["lengths"])
         if snap["values"].ndim != 2 or len(snap["values"]) != n or np.any(snap["lengths"] > snap["values"].shape[1]):
             raise ValueError("set_state: the snapshot's arrays do not agree (values, lengths)")

@@ -46,9 +46,11 @@ from parallel_pool.engine import SendRecvEngine, env_error
 
 __all__ = ["ProcessEngine"]
 
-_STEP, _RESET, _RENDER = 1, 2, 3
+_STEP, _RESET, _RENDER, _CONFIG, _GET_STATE, _SET_STATE = 1, 2, 3, 4, 5, 6
+_SNAPSHOT = "parallel_pool.python-env/1"  # the layout of a Python env's snapshot (ProcessEngine.get_state)
+_REPLIES = (_RENDER, _GET_STATE, _SET_STATE)  # commands whose answer is a value the caller waits for
 _HEADER = struct.Struct("<BI")  # op, number of envs
-_OK, _ERR, _FRAMES, _READY = b"", b"E", b"F", b"R"
+_OK, _ERR, _VALUE, _READY = b"", b"E", b"V", b"R"
 _ALIGN = 64
 _CLOSE_WAIT_S = 1.0  # close(): how long workers get to exit on their own before SIGKILL
 
@@ -57,16 +59,21 @@ def _output_arrays(raw: dict[str, Any], same_step: bool) -> list[tuple[str, str,
     """The batch's output specs (names, dtypes, row shapes, per_player), as `_core.Engine.output_specs` gives them."""
     single = len(raw["obs"]) == 1 and raw["obs"][0]["name"] == "obs"
     obs = [("obs" if single else "obs:" + a["name"], a["dtype"], tuple(a["shape"]), True) for a in raw["obs"]]
-    out = obs + [
-        ("reward", raw["reward_dtype"], (), True),
-        ("terminated", "bool", (), False),
-        ("truncated", "bool", (), False),
-        ("env_id", "int32", (), False),
-        ("elapsed_step", "int32", (), False),
-        ("players.env_id", "int32", (), True),
-    ]
+    info = [("info:" + a["name"], a["dtype"], tuple(a["shape"]), bool(a["per_player"])) for a in raw["info"]]
+    out = (
+        obs
+        + info
+        + [
+            ("reward", raw["reward_dtype"], (), True),
+            ("terminated", "bool", (), False),
+            ("truncated", "bool", (), False),
+            ("env_id", "int32", (), False),
+            ("elapsed_step", "int32", (), False),
+            ("players.env_id", "int32", (), True),
+        ]
+    )
     if same_step:
-        out += [("final:" + name, dt, shape, pp) for name, dt, shape, pp in obs]
+        out += [("final:" + name, dt, shape, pp) for name, dt, shape, pp in obs + info]
         out.append(("final:elapsed_step", "int32", (), False))
     return out
 
@@ -74,20 +81,19 @@ def _output_arrays(raw: dict[str, Any], same_step: bool) -> list[tuple[str, str,
 class _Layout:
     """Where each array's rows sit in the shared segment (picklable: the workers build the same views)."""
 
-    def __init__(self, num_envs: int, arrays: Sequence[tuple[str, str, tuple[int, ...]]]):
-        self.num_envs = num_envs
-        self.arrays: list[tuple[str, str, tuple[int, ...], int]] = []
+    def __init__(self, arrays: Sequence[tuple[str, str, tuple[int, ...], int]]):
+        self.arrays: list[tuple[str, str, tuple[int, ...], int, int]] = []  # name, dtype, row shape, rows, offset
         offset = 0
-        for name, dtype, shape in arrays:
-            self.arrays.append((name, dtype, tuple(shape), offset))
-            nbytes = num_envs * int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        for name, dtype, shape, rows in arrays:
+            self.arrays.append((name, dtype, tuple(shape), rows, offset))
+            nbytes = rows * int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
             offset += -(-max(nbytes, 1) // _ALIGN) * _ALIGN
         self.size = offset
 
     def views(self, buf: Any) -> dict[str, np.ndarray]:
         return {
-            name: np.ndarray((self.num_envs, *shape), dtype=np.dtype(dtype), buffer=buf, offset=offset)
-            for name, dtype, shape, offset in self.arrays
+            name: np.ndarray((rows, *shape), dtype=np.dtype(dtype), buffer=buf, offset=offset)
+            for name, dtype, shape, rows, offset in self.arrays
         }
 
 
@@ -112,7 +118,9 @@ class _Worker:
         from gymnasium import spaces
 
         self.env_fn, self.first = env_fn, first
-        self.envs: list[Any] = [env_fn() for _ in range(count)]  # None: broken by an exception, rebuilt at reset
+        self.kwargs: list[dict[str, Any]] = config["env_kwargs"]  # each env's own kwargs
+        self.next_kwargs: list[dict[str, Any] | None] = [None] * count  # set_config's, taken at the env's next reset
+        self.envs: list[Any] = [env_fn(**kw) for kw in self.kwargs]  # None: broken by an exception, rebuilt at reset
         self.v = views
         self.seed = int(config["seed"])
         self.limit = int(config["max_episode_steps"])
@@ -121,9 +129,8 @@ class _Worker:
         self.elapsed = [0] * count
         self.needs_reset = [True] * count  # fresh, after an episode ended (next_step) or after an env error
         self.seeded = [False] * count
-        env = self.envs[0]
-        self._bind_obs(env.observation_space)
-        act_space = env.action_space
+        obs_space, act_space = self._spaces(self.envs[0])
+        self._bind_obs(obs_space)
         self.act_tuple = isinstance(act_space, spaces.Tuple)
         if isinstance(act_space, (spaces.Dict, spaces.Tuple)):
             items = act_space.spaces.items() if isinstance(act_space, spaces.Dict) else enumerate(act_space.spaces)
@@ -132,11 +139,25 @@ class _Worker:
             self.act_keys = None
             self.act = views["act:action"]
 
+    def _spaces(self, env: Any) -> tuple[Any, Any]:
+        return env.observation_space, env.action_space
+
+    def extra(self, k: int) -> Any:
+        """What a snapshot keeps of env k besides the env and the step count (the multi-agent worker's flags)."""
+        return None
+
+    def set_extra(self, k: int, value: Any) -> None:
+        pass
+
     def _bind_obs(self, space: Any) -> None:
         """The rows of each observation array: (key or None, rows), the key indexing a Dict/Tuple observation."""
         from gymnasium import spaces
 
-        def fields(prefix: str) -> list[tuple[Any, np.ndarray]]:
+        def fields(prefix: str) -> list[tuple[Any, np.ndarray, int]]:
+            # (key, rows, width): width > 0 for strings (fixed-width rows), which are checked before they are written
+            return [(k, rows, rows.dtype.itemsize // 4 if rows.dtype.kind == "U" else 0) for k, rows in arrays(prefix)]
+
+        def arrays(prefix: str) -> list[tuple[Any, np.ndarray]]:
             if isinstance(space, spaces.Dict):  # the keys the batch holds (Text keys are left out)
                 return [(k, self.v[prefix + "obs:" + k]) for k in space.spaces if prefix + "obs:" + k in self.v]
             if isinstance(space, spaces.Tuple):
@@ -145,14 +166,35 @@ class _Worker:
 
         self.obs_fields = fields("")
         self.final_fields = fields("final:") if self.mode == "same_step" else []
+        names = [n[len("info:") :] for n in self.v if n.startswith("info:")]
+        self.info_fields = [(k, self.v["info:" + k]) for k in names]
+        self.final_info_fields = [(k, self.v["final:info:" + k]) for k in names] if self.final_fields else []
 
-    def _write_obs(self, fields: list[tuple[Any, np.ndarray]], e: int, obs: Any) -> None:
+    def _write_obs(self, fields: list[tuple[Any, np.ndarray, int]], e: int, obs: Any) -> None:
+        for key, rows, width in fields:
+            value = obs if key is None else obs[key]
+            if width and len(value) > width:  # numpy would cut it short
+                raise ValueError(
+                    f"observation {key or 'obs'!r} is a string of {len(value)} characters; the pool's rows hold "
+                    f"{width} (a Text space's max_length, else parallel_pool.python_env.STRING_WIDTH)"
+                )
+            rows[e] = value
+
+    def _write_info(self, fields: list[tuple[str, np.ndarray]], e: int, info: dict[str, Any]) -> None:
+        """The carried info entries; one the env left out of this info reads 0 (False)."""
         for key, rows in fields:
-            rows[e] = obs if key is None else obs[key]
+            try:
+                rows[e] = info.get(key, 0)
+            except (TypeError, ValueError) as err:
+                raise ValueError(
+                    f"info[{key!r}] = {info.get(key)!r} does not fit the info array {key!r} (dtype {rows.dtype}, "
+                    f"shape {rows.shape[1:]}) the pool carries; declare info_keys= at make"
+                ) from err
 
-    def _write(self, e: int, obs: Any, reward: float, term: bool, trunc: bool) -> None:
+    def _write(self, e: int, obs: Any, reward: float, term: bool, trunc: bool, info: dict[str, Any]) -> None:
         v = self.v
         self._write_obs(self.obs_fields, e, obs)
+        self._write_info(self.info_fields, e, info)
         v["reward"][e] = reward
         v["terminated"][e] = term
         v["truncated"][e] = trunc
@@ -169,27 +211,36 @@ class _Worker:
 
     def reset(self, e: int, seed: int | None) -> None:
         k = e - self.first
+        if self.next_kwargs[k] is not None:  # set_config's values: a new build takes over at this reset
+            self.kwargs[k], self.next_kwargs[k] = self.next_kwargs[k], None  # type: ignore[assignment]
+            old, self.envs[k] = self.envs[k], self.env_fn(**self.kwargs[k])
+            if old is not None:
+                rng = getattr(old.unwrapped, "np_random", None)
+                if self.seeded[k] and rng is not None:  # the env's random stream goes on, as if nothing had changed
+                    self.envs[k].unwrapped.np_random = rng
+                old.close()
         if self.envs[k] is None:  # broken by an exception in its reset: build it again
-            self.envs[k] = self.env_fn()
+            self.envs[k] = self.env_fn(**self.kwargs[k])
         if seed is None and not self.seeded[k]:
             seed = self.seed + e
         self.seeded[k] = True
-        obs, _ = self.envs[k].reset(seed=seed)
+        obs, info = self.envs[k].reset(seed=seed)
         self.elapsed[k] = 0
         self.needs_reset[k] = False
-        self._write(e, obs, 0.0, False, False)
+        self._write(e, obs, 0.0, False, False, info)
 
     def step(self, e: int) -> None:
         k = e - self.first
         if self.needs_reset[k]:
             self.reset(e, None)
             return
-        obs, reward, term, trunc, _ = self.envs[k].step(self._action(e))
+        obs, reward, term, trunc, info = self.envs[k].step(self._action(e))
         self.elapsed[k] += 1
         term = bool(term)
         trunc = bool(trunc) or (self.elapsed[k] >= self.limit and not term)
         if (term or trunc) and self.mode == "same_step":
             self._write_obs(self.final_fields, e, obs)
+            self._write_info(self.final_info_fields, e, info)
             self.v["final:elapsed_step"][e] = self.elapsed[k]
             self.reset(e, None)  # writes the reset observation; the step's own values follow
             v = self.v
@@ -197,7 +248,45 @@ class _Worker:
             return
         if (term or trunc) and self.mode == "next_step":
             self.needs_reset[k] = True
-        self._write(e, obs, float(reward), term, trunc)
+        self._write(e, obs, float(reward), term, trunc, info)
+
+    def get_state(self, e: int) -> bytes:
+        """Env e's snapshot: a pickle of (format, elapsed, needs_reset, seeded, kwargs, the env cloudpickled). The
+        env is pickled on its own, so the parent reads the rest without building the env."""
+        import cloudpickle
+
+        k = e - self.first
+        if self.envs[k] is None:
+            raise RuntimeError(f"env {e} is broken by an exception; reset it first")
+        rebuilt = _ez_pickled(self.envs[k])
+        if rebuilt:
+            raise _Refusal(
+                f"env {e} has no snapshot: {rebuilt} pickles its constructor's arguments (gymnasium's EzPickle), not "
+                "its state, so a restore would give a new env"
+            )
+        try:
+            env = cloudpickle.dumps(self.envs[k])
+        except Exception as err:
+            raise _Refusal(
+                f"env {e} ({type(self.envs[k].unwrapped).__name__}) cannot be pickled, so it has no snapshot: "
+                f"{type(err).__name__}: {err}"
+            ) from None
+        state = (_SNAPSHOT, self.elapsed[k], self.needs_reset[k], self.seeded[k], self.kwargs[k], env, self.extra(k))
+        return pickle.dumps(state)
+
+    def set_states(self, ids: list[int], blobs: list[bytes]) -> None:
+        """Envs `ids` from get_state's pickles (their kwargs too: a pending set_config is dropped). Every state is
+        unpickled, one object per env (branching gives several envs the same blob), before any env changes."""
+        states = [pickle.loads(b) for b in blobs]
+        envs = [pickle.loads(state[5]) for state in states]
+        for e, env, (_, elapsed, needs_reset, seeded, kwargs, _, extra) in zip(ids, envs, states):
+            k = e - self.first
+            if self.envs[k] is not None:
+                self.envs[k].close()
+            self.envs[k] = env
+            self.elapsed[k], self.needs_reset[k], self.seeded[k], self.kwargs[k] = elapsed, needs_reset, seeded, kwargs
+            self.next_kwargs[k] = None
+            self.set_extra(k, extra)
 
     def failed(self, e: int) -> None:
         """After an exception in env e: sync pools restart it on its next step; async pools reset it in place (its
@@ -210,6 +299,20 @@ class _Worker:
             except Exception:
                 self.envs[k] = None  # the next reset builds it again
 
+    def reply(self, op: int, ids: list[int], payload: bytes) -> bytes:
+        """The answer to a command other than step / reset (render, set_config, snapshots), pickled."""
+        if op == _RENDER:
+            frames = [self.envs[e - self.first].render() for e in ids]
+            return pickle.dumps(np.stack(frames).astype(np.uint8, copy=False))
+        if op == _CONFIG:  # each env's kwargs for its next reset
+            for e, kwargs in zip(ids, pickle.loads(payload)):
+                self.next_kwargs[e - self.first] = kwargs
+            return pickle.dumps(None)
+        if op == _GET_STATE:
+            return pickle.dumps([self.get_state(e) for e in ids])
+        self.set_states(ids, pickle.loads(payload))
+        return pickle.dumps(None)
+
     def serve(self, conn: Any) -> None:
         while True:
             try:
@@ -218,10 +321,12 @@ class _Worker:
                 return
             op, n = _HEADER.unpack_from(msg)
             ids = np.frombuffer(msg, dtype=np.int32, count=n, offset=_HEADER.size).tolist()
-            if op == _RENDER:
+            if op in _REPLIES or op == _CONFIG:
+                payload = msg[_HEADER.size + 4 * n :]
                 try:
-                    frames = [self.envs[e - self.first].render() for e in ids]
-                    reply = _FRAMES + pickle.dumps(np.stack(frames).astype(np.uint8, copy=False))
+                    reply = _VALUE + self.reply(op, ids, payload)
+                except _Refusal as err:  # a refusal that says why: no traceback
+                    reply = _ERR + pickle.dumps([(ids[0], str(err))])
                 except Exception:
                     reply = _ERR + pickle.dumps([(e, traceback.format_exc()) for e in ids])
                 try:
@@ -248,6 +353,104 @@ class _Worker:
                 return
 
 
+class _AgentsWorker(_Worker):
+    """The envs of a PettingZoo ParallelEnv: agent j (possible_agents order) of env e is player row e * P + j. An agent
+    not in the env's observations (done, or not yet in) has a zero row and reward 0. The episode ends when no agent
+    is left (env.agents empty) or at the pool's time limit: terminated where every agent terminated, else truncated;
+    per agent, info:agent_terminated / info:agent_truncated say how it ended (they stay set until the reset)."""
+
+    def __init__(self, env_fn: Any, first: int, count: int, views: dict[str, np.ndarray], config: dict[str, Any]):
+        self.agents: list[Any] = list(config["agents"])
+        self.players = len(self.agents)
+        self.flags = [np.zeros((2, self.players), dtype=bool) for _ in range(count)]  # terminated, truncated
+        super().__init__(env_fn, first, count, views, config)
+        self.agent_flags = (views["info:agent_terminated"], views["info:agent_truncated"])
+
+    def _spaces(self, env: Any) -> tuple[Any, Any]:
+        return env.observation_space(self.agents[0]), env.action_space(self.agents[0])
+
+    def extra(self, k: int) -> Any:
+        return self.flags[k].copy()
+
+    def set_extra(self, k: int, value: Any) -> None:
+        self.flags[k][:] = value
+
+    def _write_agents(self, fields: list[tuple[Any, np.ndarray, int]], e: int, obs: dict[Any, Any]) -> None:
+        for j, agent in enumerate(self.agents):
+            r = e * self.players + j
+            if agent in obs:
+                self._write_obs(fields, r, obs[agent])
+            else:
+                for _, rows, _ in fields:
+                    rows[r] = rows.dtype.type()
+
+    def _write(self, e: int, obs: Any, reward: Any, term: bool, trunc: bool, info: dict[str, Any]) -> None:
+        """A reset's rows (obs: the agents' observations); step() writes its own."""
+        self.flags[e - self.first][:] = False
+        self._write_rows(e, obs, {}, term, trunc)
+
+    def _write_rows(self, e: int, obs: dict[Any, Any], rewards: dict[Any, Any], term: bool, trunc: bool) -> None:
+        v, k, first_row = self.v, e - self.first, e * self.players
+        self._write_agents(self.obs_fields, e, obs)
+        for j, agent in enumerate(self.agents):
+            v["reward"][first_row + j] = rewards.get(agent, 0.0)
+        v["players.env_id"][first_row : first_row + self.players] = e
+        self.agent_flags[0][first_row : first_row + self.players] = self.flags[k][0]
+        self.agent_flags[1][first_row : first_row + self.players] = self.flags[k][1]
+        v["terminated"][e], v["truncated"][e] = term, trunc
+        v["env_id"][e] = e
+        v["elapsed_step"][e] = self.elapsed[k]
+
+    def step(self, e: int) -> None:
+        k = e - self.first
+        if self.needs_reset[k]:
+            self.reset(e, None)
+            return
+        env = self.envs[k]
+        live = set(env.agents)
+        actions = {a: self._action(e * self.players + j) for j, a in enumerate(self.agents) if a in live}
+        obs, rewards, terms, truncs, _ = env.step(actions)
+        self.elapsed[k] += 1
+        flags = self.flags[k]
+        for j, agent in enumerate(self.agents):
+            flags[0, j] |= bool(terms.get(agent, False))
+            flags[1, j] |= bool(truncs.get(agent, False))
+        over = not env.agents or self.elapsed[k] >= self.limit
+        term = over and bool(flags[0].all())
+        trunc = over and not term
+        if over and self.mode == "same_step":
+            self._write_agents(self.final_fields, e, obs)
+            self.v["final:elapsed_step"][e] = self.elapsed[k]
+            ended = flags.copy()
+            self.reset(e, None)  # writes the reset rows; the step's rewards and flags follow
+            rows = slice(e * self.players, (e + 1) * self.players)
+            for j, agent in enumerate(self.agents):
+                self.v["reward"][rows.start + j] = rewards.get(agent, 0.0)
+            self.v["final:info:agent_terminated"][rows] = ended[0]  # the info of the reset is the current one
+            self.v["final:info:agent_truncated"][rows] = ended[1]
+            self.v["terminated"][e], self.v["truncated"][e] = term, trunc
+            return
+        if over and self.mode == "next_step":
+            self.needs_reset[k] = True
+        self._write_rows(e, obs, rewards, term, trunc)
+
+
+class _Refusal(RuntimeError):
+    """A call the env cannot serve, with a message that says why (sent without the worker's traceback)."""
+
+
+def _ez_pickled(env: Any) -> str | None:
+    """The class name of a layer of `env` (its wrappers, the env itself) that gymnasium's EzPickle pickles, if any."""
+    from gymnasium.utils import EzPickle
+
+    seen = 0
+    while env is not None and seen < 100:
+        if isinstance(env, EzPickle):
+            return type(env).__name__
+        env, seen = getattr(env, "env", None), seen + 1
+    return None
+
+
 def _worker_main(conn: Any, shm_name: str, layout: _Layout, env_fn_bytes: bytes, first: int, count: int, config: dict):
     """A worker process's life: build its envs, say ready (or why not), serve commands until its pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the parent, which then closes the pool
@@ -266,7 +469,7 @@ def _worker_main(conn: Any, shm_name: str, layout: _Layout, env_fn_bytes: bytes,
         finally:
             os.close(fd)
         views = layout.views(buf)
-        worker = _Worker(env_fn, first, count, views, config)
+        worker = (_AgentsWorker if config["agents"] else _Worker)(env_fn, first, count, views, config)
     except BaseException:
         try:
             conn.send_bytes(_ERR + traceback.format_exc().encode())
@@ -340,6 +543,7 @@ class ProcessEngine(SendRecvEngine):
         self._shm: Any = None
         cfg = spec.config_dict
         self._spec = spec
+        self._env_kwargs: list[dict[str, Any]] = [dict(kw) for kw in spec.env_kwargs]  # each env's, for next reset
         self._config = {k: cfg[k] for k in ("num_envs", "batch_size", "seed", "max_episode_steps", "autoreset_mode")}
         self.num_envs: int = cfg["num_envs"]
         self.batch_size: int = cfg["batch_size"]
@@ -356,9 +560,13 @@ class ProcessEngine(SendRecvEngine):
         self._action_specs = [
             ("act:" + a["name"], a["dtype"], tuple(a["shape"]), a["low"], a["high"]) for a in spec._raw["action"]
         ]
+        # multi-agent envs (PettingZoo): the per-player arrays have max_num_players rows per env (env e's agent j at
+        # row e * players + j); every other array one row per env
+        self.players: int = spec.max_num_players
+        self._per_player = [pp for *_, pp in self.output_specs]
         self._layout = _Layout(
-            self.num_envs,
-            [(n, dt, s) for n, dt, s, _ in self.output_specs] + [(n, dt, s) for n, dt, s, _, _ in self._action_specs],
+            [(n, dt, s, self.num_envs * (self.players if pp else 1)) for n, dt, s, pp in self.output_specs]
+            + [(n, dt, s, self.num_envs * self.players) for n, dt, s, _, _ in self._action_specs]
         )
         self._shm = shared_memory.SharedMemory(create=True, size=self._layout.size)
         views = self._layout.views(self._shm.buf)
@@ -372,7 +580,7 @@ class ProcessEngine(SendRecvEngine):
         self._sends: deque[np.ndarray] = deque()  # sync: env ids of each send not yet received
         self._errors: list[tuple[int, str]] = []  # env exceptions not yet raised
         self._lost: list[tuple[np.ndarray, str]] = []  # dead workers not yet raised
-        self._frames: dict[int, Any] = {}
+        self._replies: dict[int, Any] = {}  # worker (id of its _Proc) -> its answer to a _REPLIES command
         self._ctx = _context()
         for w, ids in enumerate(np.array_split(self._all, self.num_threads)):
             self._owner[ids] = w
@@ -392,9 +600,10 @@ class ProcessEngine(SendRecvEngine):
     def _start(self, p: _Proc) -> None:
         parent_end, child_end = self._ctx.Pipe(duplex=True)
         first, count = int(p.ids[0]), len(p.ids)
+        config = dict(self._config, env_kwargs=self._env_kwargs[first : first + count], agents=self._spec.agents)
         p.process = self._ctx.Process(
             target=_worker_main,
-            args=(child_end, self._shm.name, self._layout, self._env_fn_bytes, first, count, self._config),
+            args=(child_end, self._shm.name, self._layout, self._env_fn_bytes, first, count, config),
             name=f"parallel_pool-{self._spec.task_id}-envs{first}-{first + count - 1}",
             daemon=True,
         )
@@ -472,7 +681,10 @@ class ProcessEngine(SendRecvEngine):
             name = name[len("act:") :]
             a = np.asarray(a)
             if a.shape != (n, *shape):
-                raise ValueError(f"action {name!r} has shape {a.shape}, expected {(n, *shape)} ({n} envs in this call)")
+                raise ValueError(
+                    f"action {name!r} has shape {a.shape}, expected {(n, *shape)} ({n} "
+                    f"{'envs' if self.players == 1 else 'player rows: max_num_players per env'} in this call)"
+                )
             if np.dtype(dtype).kind in "biu":
                 if a.dtype.kind not in "biu":
                     raise TypeError(f"action {name!r} must be integers (dtype {dtype}), got dtype {a.dtype}")
@@ -527,11 +739,11 @@ class ProcessEngine(SendRecvEngine):
             for w in dead:
                 self._restart(self._procs[w])
         else:
-            for rows, a in zip(self._act, self._actions(actions, len(ids))):
+            for rows, a in zip(self._act, self._actions(actions, len(ids) * self.players)):
                 if every:
                     rows[:] = a
                 else:
-                    rows[ids] = a
+                    rows[ids if self.players == 1 else self._player_rows(ids)] = a
         self._dispatch(ids, owners, workers, _RESET if reset else _STEP, seed_arr)
         if self._sync:
             self._sends.append(ids)
@@ -576,8 +788,10 @@ class ProcessEngine(SendRecvEngine):
 
     def _answer(self, p: _Proc, msg: bytes) -> None:
         op, ids = p.inflight.popleft()
-        if op == _RENDER:
-            self._frames[id(p)] = pickle.loads(msg[1:]) if msg[:1] == _FRAMES else RuntimeError(_tracebacks(msg))
+        if op == _CONFIG:
+            return  # nothing to wait for: the values were stored (the call itself cannot fail)
+        if op in _REPLIES:
+            self._replies[id(p)] = pickle.loads(msg[1:]) if msg[:1] == _VALUE else RuntimeError(_tracebacks(msg))
             return
         self._pending[ids] = False
         if msg:
@@ -609,10 +823,16 @@ class ProcessEngine(SendRecvEngine):
                 batch_kept=batch_kept,
             )
 
+    def _player_rows(self, ids: np.ndarray) -> np.ndarray:
+        return (ids[:, None] * self.players + np.arange(self.players)).ravel()
+
     def _gather(self, ids: np.ndarray) -> tuple[np.ndarray, ...]:
         if ids is self._all:
             return tuple(a.copy() for a in self._out)
-        return tuple(a[ids] for a in self._out)
+        if self.players == 1:
+            return tuple(a[ids] for a in self._out)
+        rows = self._player_rows(ids)
+        return tuple(a[rows] if pp else a[ids] for a, pp in zip(self._out, self._per_player))
 
     def recv(self) -> tuple[np.ndarray, ...]:
         self._check_open()
@@ -636,51 +856,135 @@ class ProcessEngine(SendRecvEngine):
         ids = np.array([self._ready.popleft() for _ in range(self.batch_size)], dtype=np.int32)
         return self._gather(ids)
 
+    def _request(self, op: int, ids: np.ndarray, payload: Any = None) -> list[tuple[np.ndarray, Any]]:
+        """A _REPLIES command to each worker that owns some of `ids` (with its envs' part of `payload`, a list in
+        ids order); returns (env ids, answer) per worker, in ascending worker order. Raises the first error."""
+        waiting = self._pending[ids] | np.isin(ids, np.fromiter(self._ready, dtype=np.int32, count=len(self._ready)))
+        if waiting.any():  # in flight, or done and not yet returned by recv()
+            raise ValueError(f"env {int(ids[waiting][0])} has a result pending: recv() it first")
+        owners = self._owner[ids]
+        workers = [self._procs[int(w)] for w in np.unique(owners)]
+        subs = []
+        for p in workers:
+            if p.dead:
+                raise RuntimeError(f"{p.dead}; reset its envs to start a new worker")
+            sel = np.flatnonzero(owners == self._procs.index(p))
+            sub = ids[sel]
+            extra = b"" if payload is None else pickle.dumps([payload[i] for i in sel])
+            p.inflight.append((op, sub))
+            p.conn.send_bytes(_HEADER.pack(op, len(sub)) + sub.tobytes() + extra)
+            subs.append(sub)
+        while any(id(p) not in self._replies for p in workers):
+            self._wait()
+        answers = [self._replies.pop(id(p)) for p in workers]
+        failed = [a for a in answers if isinstance(a, Exception)]
+        if failed:
+            raise failed[0]
+        return list(zip(subs, answers))
+
     def render(self, env_ids: Any) -> np.ndarray:
         """uint8 (n, H, W, 3) frames, drawn by each env's own render() in its worker."""
         self._check_open()
         ids = self._ids(env_ids)
-        if self._pending[ids].any():
-            raise ValueError("render() of envs with a result pending: recv() first")
-        owners = self._owner[ids]
-        workers = [self._procs[int(w)] for w in np.unique(owners)]  # ascending: their frames in owner order
-        for p in workers:
-            if p.dead:
-                raise RuntimeError(f"render(): {p.dead}; reset its envs to start a new worker")
-            sub = ids[owners == self._procs.index(p)]
-            p.inflight.append((_RENDER, sub))
-            p.conn.send_bytes(_HEADER.pack(_RENDER, len(sub)) + sub.tobytes())
-        while any(id(p) not in self._frames for p in workers):
-            self._wait()
-        frames = [self._frames.pop(id(p)) for p in workers]
-        failed = [f for f in frames if isinstance(f, Exception)]
-        if failed:
-            raise failed[0]
-        out = np.concatenate(frames)
-        out[np.argsort(owners, kind="stable")] = out.copy()  # row k of the concatenation is env ids[order[k]]
-        return out
+        parts = self._request(_RENDER, ids)
+        out = np.concatenate([frames for _, frames in parts])
+        order = np.concatenate([sub for sub, _ in parts])  # row k of the concatenation is env order[k]
+        rank = {int(e): k for k, e in enumerate(order)}
+        return out[[rank[int(e)] for e in ids]]
 
     def num_players(self, env_id: int) -> int:
         self._ids(env_id)
-        return 1
+        return self.players
 
     def _get_state(self, env_id: int) -> list[float]:
-        raise NotImplementedError("get_state/set_state are for the C++ envs' alignment tests; Python envs have none")
+        raise NotImplementedError(
+            "get_state(env_id) of one int is a C++ env's simulator state (alignment tests); for a Python env take a "
+            "snapshot: get_state([env_id])"
+        )
 
     def _set_state(self, env_id: int, state: Sequence[float]) -> None:
         self._get_state(env_id)
 
+    # ---- per-env kwargs: the env's own keys (gymnasium.make's kwargs, or env_fn's keyword arguments) --------------
     def get_config(self, env_id: int) -> dict[str, Any]:
-        raise NotImplementedError("per-env config is for the C++ envs; a Python env is what its env_fn builds")
+        """The pool's keys and env `env_id`'s own kwargs (those set_config gave it for its next reset, if any)."""
+        self._check_open()
+        e = int(self._ids(env_id)[0])
+        return {**self._spec.config_dict, **self._env_kwargs[e]}
+
+    def check_config(self, env_ids: Any, values: dict[str, Any]) -> tuple[np.ndarray, list[dict[str, Any]]]:
+        """(env ids, each env's kwargs with `values`) after checking them: keys that are the env's own, one value
+        per env id, and each distinct kwargs built here once with the pool's spaces. Changes nothing."""
+        self._check_open()
+        ids = self._ids(env_ids)
+        own = [k for k in values if k in self._spec.config_dict and k not in self._env_kwargs[0]]
+        if own:
+            raise ValueError(
+                f"config keys {own} are the pool's own: they cannot differ per env or change after make() (set_config "
+                "takes the env's own keyword arguments)"
+            )
+        for key, v in values.items():
+            if not isinstance(v, tuple) or len(v) != len(ids):
+                raise ValueError(f"set_config: {key!r} needs one value per env id ({len(ids)}), got {v!r}")
+        new = [{**self._env_kwargs[e], **{k: v[j] for k, v in values.items()}} for j, e in enumerate(ids.tolist())]
+        self._spec.check_kwargs(new)
+        return ids, new
 
     def set_config(self, env_ids: Any, values: dict[str, Any]) -> None:
-        self.get_config(0)
+        """Envs `env_ids` get new kwargs (`values`: key -> a tuple of one value per env id), applied at each env's
+        next reset: the worker builds the env anew there, and the new env takes over the old one's random
+        generator. Each distinct kwargs is built here first (a bad value raises here and changes nothing)."""
+        ids, new = self.check_config(env_ids, values)
+        for j, e in enumerate(ids.tolist()):
+            self._env_kwargs[e] = new[j]  # a dead worker's envs get them when it restarts
+        owners = self._owner[ids]
+        for w in np.unique(owners).tolist():
+            p = self._procs[w]
+            if p.dead:
+                continue
+            sel = np.flatnonzero(owners == w)
+            sub = ids[sel]
+            p.inflight.append((_CONFIG, sub))
+            try:
+                p.conn.send_bytes(_HEADER.pack(_CONFIG, len(sub)) + sub.tobytes() + pickle.dumps([new[i] for i in sel]))
+            except OSError:
+                self._died(p)
 
+    # ---- snapshots: each env pickled in its worker ---------------------------------------------------------------
     def snapshot(self, env_ids: Any) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
-        raise NotImplementedError("snapshots are for the C++ envs: a Python env's state is its own objects")
+        """Each env pickled (cloudpickle) as a uint8 array, with the pool's bookkeeping of it (steps in the episode,
+        whether it ended, its kwargs); the generator lives in the pickled env (an empty array per env)."""
+        self._check_open()
+        ids = self._ids(env_ids)
+        blobs: dict[int, bytes] = {}
+        for sub, answer in self._request(_GET_STATE, ids):
+            blobs.update(zip(sub.tolist(), answer))
+        env = [np.frombuffer(blobs[e], dtype=np.uint8) for e in ids.tolist()]
+        elapsed = np.zeros(len(ids), dtype=np.int32)
+        done = np.zeros(len(ids), dtype=bool)
+        for j, blob in enumerate(env):
+            _, elapsed[j], done[j], *_ = pickle.loads(blob.tobytes())  # the env itself stays a pickle
+        return env, np.zeros((len(ids), 0), dtype=np.uint32), elapsed, done
 
     def restore(self, env_ids: Any, env: list[np.ndarray], generator: Any, elapsed: Any, done: Any) -> None:
-        self.snapshot(env_ids)
+        """Envs `env_ids` from snapshot()'s pickles. Their layout is checked here; each worker unpickles all of its
+        envs before it changes any."""
+        self._check_open()
+        ids = self._ids(env_ids)
+        blobs = [np.asarray(b, dtype=np.uint8).tobytes() for b in env]
+        kwargs = []
+        for e, blob in zip(ids.tolist(), blobs):
+            try:
+                state = pickle.loads(blob)
+                ok = isinstance(state, tuple) and len(state) == 7 and state[0] == _SNAPSHOT
+            except Exception:
+                ok = False
+            if not ok:
+                raise ValueError(f"set_state: the state for env {e} is not a snapshot of a Python env ({_SNAPSHOT})")
+            kwargs.append(state[4])
+        self._request(_SET_STATE, ids, blobs)
+        for e, kw in zip(ids.tolist(), kwargs):
+            self._env_kwargs[e] = kw
 
     @property
     def spec(self) -> dict[str, Any]:

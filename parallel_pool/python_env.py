@@ -21,7 +21,7 @@ from parallel_pool.spec import AutoresetMode, EnvSpec
 __all__ = ["PythonEnvSpec", "MakeRegistered", "in_gymnasium_registry"]
 
 NO_LIMIT = 2**31 - 1  # max_episode_steps of an env without a time limit (elapsed_step is int32)
-_COMMON_KEYS = ("num_envs", "batch_size", "num_threads", "seed", "max_episode_steps", "autoreset_mode")
+_COMMON_KEYS = ("num_envs", "batch_size", "num_threads", "seed", "max_episode_steps", "autoreset_mode", "info_keys")
 
 
 class MakeRegistered:
@@ -32,10 +32,11 @@ class MakeRegistered:
         self.env_spec = env_spec
         self.kwargs = kwargs
 
-    def __call__(self) -> Any:
+    def __call__(self, **env_kwargs: Any) -> Any:
+        """The env, with one env's own kwargs (per-env values, set_config) over the pool's."""
         import gymnasium
 
-        return gymnasium.make(self.env_spec, **self.kwargs)
+        return gymnasium.make(self.env_spec, **{**self.kwargs, **env_kwargs})
 
     def __repr__(self) -> str:
         return f"gymnasium.make({self.env_spec.id!r}, **{self.kwargs!r})"
@@ -60,6 +61,21 @@ def in_gymnasium_registry(task_id: str) -> bool:
         return False
 
 
+STRING_WIDTH = 256  # characters of a string observation whose space has no max_length (MiniGrid's MissionSpace)
+
+
+def _is_string_space(space: Any) -> bool:
+    """A space of strings other than Text (MiniGrid's MissionSpace): its samples are str."""
+    from gymnasium import spaces
+
+    if isinstance(space, (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary, spaces.Dict)):
+        return False
+    try:
+        return isinstance(space.sample(), str)
+    except Exception:
+        return False
+
+
 def _leaf_array(name: str, space: Any) -> dict[str, Any]:
     """One array dict (the C++ spec's form: name, dtype, shape, low, high, per_player) for a leaf space."""
     from gymnasium import spaces
@@ -68,6 +84,11 @@ def _leaf_array(name: str, space: Any) -> dict[str, Any]:
         x = np.asarray(x, dtype=np.float64).ravel()
         return [float(x[0])] if x.size and np.all(x == x[0]) else [float(v) for v in x]
 
+    if isinstance(space, spaces.Text) or _is_string_space(space):
+        # a fixed-width string per env (MiniGrid's "mission"): numpy's unicode dtype, as wide as a Text space's
+        # max_length, else STRING_WIDTH (a longer string is an error in the worker, never cut short)
+        width = int(space.max_length) if isinstance(space, spaces.Text) else STRING_WIDTH
+        return dict(name=name, dtype=f"<U{width}", shape=(), low=[], high=[], per_player=True)
     if isinstance(space, spaces.Discrete):
         lo = int(space.start)
         return dict(name=name, dtype=str(space.dtype), shape=(), low=[lo], high=[lo + int(space.n) - 1])
@@ -79,8 +100,8 @@ def _leaf_array(name: str, space: Any) -> dict[str, Any]:
         low, high = space.low, space.high
     else:
         raise ValueError(
-            f"space {name!r} is a {type(space).__name__}; Python envs in the pool take Box, Discrete, MultiDiscrete "
-            "and MultiBinary spaces, or one Dict/Tuple of them"
+            f"space {name!r} is a {type(space).__name__}; Python envs in the pool take Box, Discrete, MultiDiscrete, "
+            "MultiBinary and (observations only) string spaces (Text), or one Dict/Tuple of them"
         )
     return dict(
         name=name, dtype=str(space.dtype), shape=tuple(space.shape), low=flat(low), high=flat(high), per_player=True
@@ -95,17 +116,6 @@ def space_arrays(space: Any, single_name: str) -> tuple[list[dict[str, Any]], An
         items: list[tuple[Any, Any]] = (
             list(space.spaces.items()) if isinstance(space, spaces.Dict) else list(enumerate(space.spaces))
         )
-        arrays_only = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary, spaces.Dict, spaces.Tuple)
-        text = [k for k, sub in items if not isinstance(sub, arrays_only)]
-        if text and isinstance(space, spaces.Dict):
-            # a string per env is not an array (MiniGrid's "mission"): the batch leaves such keys out, as its docs say
-            import warnings
-
-            warnings.warn(
-                f"the {single_name} keys {text} are not arrays (e.g. Text): the pool's batches leave them out",
-                stacklevel=4,
-            )
-            items = [(k, sub) for k, sub in items if k not in text]
         arrays = []
         for key, sub in items:
             if isinstance(sub, (spaces.Dict, spaces.Tuple)):
@@ -113,11 +123,126 @@ def space_arrays(space: Any, single_name: str) -> tuple[list[dict[str, Any]], An
                     f"nested {type(sub).__name__} space under {key!r}: one level of Dict/Tuple is supported"
                 )
             arrays.append(_leaf_array(str(key), sub))
-        presented = space if isinstance(space, spaces.Dict) and not text else spaces.Dict({str(k): s for k, s in items})
+        presented = space if isinstance(space, spaces.Dict) else spaces.Dict({str(k): s for k, s in items})
         return arrays, presented
     leaf = _leaf_array(single_name, space)
     leaf["per_player"] = True
     return [leaf], space
+
+
+# info keys the batch has of its own (or that gymnasium's vector envs add): an env's entries of these names are not
+# carried as info arrays
+_RESERVED_INFO = frozenset({"env_id", "elapsed_step", "players", "final_obs", "final_info", "episode"})
+
+
+def _info_array(key: str, value: Any) -> dict[str, Any] | None:
+    """The array an info entry is carried as (the engine's info spec form), or None where it is not an array of
+    numbers: a Python or numpy bool / int / float, or a numeric ndarray, keeps its dtype (Python's int -> int64,
+    float -> float64) and shape."""
+    if isinstance(value, (bool, np.bool_)):
+        dtype, shape = np.dtype(bool), ()
+    elif isinstance(value, (numbers.Integral, numbers.Real)) and not isinstance(value, np.ndarray):
+        dtype, shape = np.asarray(value).dtype, ()
+    elif isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        dtype, shape = value.dtype, value.shape
+    else:
+        return None
+    return dict(name=key, dtype=str(dtype), shape=tuple(shape), low=[], high=[], per_player=False)
+
+
+def probe_info(env: Any, info_keys: Any) -> list[dict[str, Any]]:
+    """The env's info arrays: with info_keys=None, every numeric entry of its first reset's and first step's info
+    (one step of a sampled action, on the env built here to read the spaces); with a sequence of names, those of
+    them (each must be a numeric entry of that reset or step); with a dict name -> (dtype, shape), those arrays as
+    declared (entries seen only later in an episode, e.g. "is_success")."""
+    if isinstance(info_keys, dict):
+        out = []
+        for key, decl in info_keys.items():
+            try:
+                dtype, shape = decl
+                dtype, shape = np.dtype(dtype), tuple(int(d) for d in shape)
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"info_keys[{key!r}] must be (dtype, shape), e.g. ('float64', ()), got {decl!r}"
+                ) from None
+            out.append(dict(name=str(key), dtype=str(dtype), shape=shape, low=[], high=[], per_player=False))
+        return _check_info_names(out)
+    if info_keys is not None and (isinstance(info_keys, str) or not hasattr(info_keys, "__iter__")):
+        raise TypeError(f"info_keys must be None, a sequence of info key names or a dict, got {info_keys!r}")
+    _, info = env.reset(seed=0)
+    seen = dict(info)
+    env.action_space.seed(0)
+    try:
+        _, _, _, _, step_info = env.step(env.action_space.sample())
+    except Exception as e:  # the env refuses a random action: its reset's info is what there is to read
+        import warnings
+
+        warnings.warn(
+            f"the env raised {type(e).__name__}: {e} on one step of a sampled action (the probe of its info keys); "
+            "the pool carries the numeric info entries of its first reset only; give info_keys= to choose",
+            stacklevel=4,
+        )
+        step_info = {}
+    for key, value in step_info.items():
+        seen.setdefault(key, value)
+    arrays = {str(k): a for k, v in seen.items() if (a := _info_array(str(k), v)) is not None}
+    if info_keys is None:
+        return [a for k, a in arrays.items() if k not in _RESERVED_INFO and not k.startswith("_")]
+    missing = [k for k in info_keys if k not in arrays]
+    if missing:
+        raise ValueError(
+            f"info_keys {missing} are not numeric entries of the env's info at its first reset or step (numeric: "
+            f"{sorted(arrays)}); declare them as a dict name -> (dtype, shape), e.g. {{'is_success': ('bool', ())}}"
+        )
+    return _check_info_names([arrays[str(k)] for k in info_keys])
+
+
+def _check_info_names(arrays: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    bad = [a["name"] for a in arrays if a["name"] in _RESERVED_INFO or a["name"].startswith("_")]
+    if bad:
+        raise ValueError(f"info_keys {bad} are names the batch's info has of its own ({sorted(_RESERVED_INFO)}, _*)")
+    return arrays
+
+
+def is_per_env(value: Any) -> bool:
+    """A Python env's kwarg given as one value per env: a list or a 1-d numpy array. A tuple is one value (gymnasium
+    envs take ranges as tuples, e.g. Hopper-v5's healthy_z_range=(0.7, 1e9))."""
+    return isinstance(value, list) or (isinstance(value, np.ndarray) and value.ndim == 1)
+
+
+def per_env_kwargs(kwargs: dict[str, Any], n: int) -> list[dict[str, Any]]:
+    """One kwargs dict per env from kwargs whose values are one value for all or one per env (is_per_env)."""
+    for key, value in kwargs.items():
+        if is_per_env(value) and len(value) != n:
+            raise ValueError(f"config key {key!r} has {len(value)} per-env values for {n} envs")
+    return [
+        {k: (v[i].item() if isinstance(v, np.ndarray) else v[i]) if is_per_env(v) else v for k, v in kwargs.items()}
+        for i in range(n)
+    ]
+
+
+def _agents(env: Any) -> tuple[Any, ...]:
+    """A PettingZoo ParallelEnv's possible_agents (its agents are the pool's player rows); () for a gymnasium.Env."""
+    agents = getattr(env, "possible_agents", None)
+    if agents is None or not callable(getattr(env, "observation_space", None)):
+        return ()
+    if not agents:
+        raise ValueError(f"{type(env).__name__} has no possible_agents: a PettingZoo ParallelEnv needs at least one")
+    return tuple(agents)
+
+
+def _spaces(env: Any, agents: tuple[Any, ...]) -> tuple[Any, Any]:
+    """The env's (observation, action) spaces; a PettingZoo env's agents must share theirs (one array per key)."""
+    if not agents:
+        return env.observation_space, env.action_space
+    obs, act = env.observation_space(agents[0]), env.action_space(agents[0])
+    other = [a for a in agents if env.observation_space(a) != obs or env.action_space(a) != act]
+    if other:
+        raise ValueError(
+            f"agents {other} have other spaces than {agents[0]!r}: the pool's player rows share one observation and "
+            "action space (pad or wrap the env so that every agent has the same spaces)"
+        )
+    return obs, act
 
 
 def _int_key(key: str, value: Any, low: int) -> int:
@@ -145,26 +270,43 @@ class PythonEnvSpec(EnvSpec):
         from parallel_pool.registry import _random_seed
 
         common = {k: kwargs.pop(k) for k in _COMMON_KEYS if k in kwargs}
+        n = _int_key("num_envs", common.get("num_envs", 1), 1)
         if env_fn is None:
             assert task_id is not None
             gym_spec = gymnasium_env_spec(task_id)
             if gym_spec is None:
                 raise ValueError(f"unknown gymnasium id {task_id!r}")
-            if render_mode is not None:
-                kwargs["render_mode"] = render_mode
+            fixed: dict[str, Any] = {} if render_mode is None else {"render_mode": render_mode}
             if "max_episode_steps" in common:
-                kwargs["max_episode_steps"] = _int_key("max_episode_steps", common["max_episode_steps"], 1)
-            env_fn = MakeRegistered(gym_spec, kwargs)
+                fixed["max_episode_steps"] = _int_key("max_episode_steps", common["max_episode_steps"], 1)
+            env_fn = MakeRegistered(gym_spec, fixed)
             task_id = gym_spec.id
-        elif kwargs:
-            raise ValueError(f"unknown config keys {sorted(kwargs)} for an env_fn; valid keys: {list(_COMMON_KEYS)}")
         elif not callable(env_fn):
             raise TypeError(f"env_fn must be a callable returning a gymnasium.Env, got {env_fn!r}")
         self.env_fn = env_fn
-        env = env_fn()  # the spaces, as gymnasium's AsyncVectorEnv reads them: from one env built here
+        # the env's own keys (gymnasium.make's kwargs, or env_fn's keyword arguments): one value for every env, or
+        # a list of one per env (each env is built with its own)
+        self.env_kwargs = per_env_kwargs(kwargs, n)
+        self.per_env_keys = frozenset(k for k, v in kwargs.items() if is_per_env(v))
+        env = self.build_with(self.env_kwargs[0])  # the spaces, as AsyncVectorEnv reads them: from one env built here
         try:
-            obs_arrays, self._obs_space = space_arrays(env.observation_space, "obs")
-            act_arrays, self._act_space = space_arrays(env.action_space, "action")
+            self.agents = _agents(env)
+            obs_space, act_space = _spaces(env, self.agents)
+            obs_arrays, self._obs_space = space_arrays(obs_space, "obs")
+            act_arrays, self._act_space = space_arrays(act_space, "action")
+            text = [a["name"] for a in act_arrays if np.dtype(a["dtype"]).kind == "U"]
+            if text:
+                raise ValueError(f"action {text} is a Text space: the pool's actions are arrays of numbers")
+            self.check_kwargs(self.env_kwargs[1:], obs_arrays, act_arrays)
+            if self.agents:  # a PettingZoo env: how each agent's episode ended (its own infos are not carried)
+                if common.get("info_keys"):
+                    raise ValueError("info_keys: a PettingZoo env's per-agent infos are not carried")
+                info_arrays: list[dict[str, Any]] = [
+                    dict(name=n, dtype="bool", shape=(), low=[], high=[], per_player=True)
+                    for n in ("agent_terminated", "agent_truncated")
+                ]
+            else:
+                info_arrays = probe_info(env, common.get("info_keys"))
             env_gym_spec = getattr(env, "spec", None)
             own_limit = getattr(env_gym_spec, "max_episode_steps", None)
             threshold = getattr(env_gym_spec, "reward_threshold", None)
@@ -175,7 +317,6 @@ class PythonEnvSpec(EnvSpec):
             task_id = getattr(env_gym_spec, "id", None) or getattr(env_fn, "__qualname__", type(env).__name__)
         self.task_id = self.id = str(task_id)
         self.env_class = "python"
-        n = _int_key("num_envs", common.get("num_envs", 1), 1)
         batch = _int_key("batch_size", common.get("batch_size", 0) or 0, 0) or n
         if batch > n:
             raise ValueError(f"batch_size ({batch}) must be <= num_envs ({n})")
@@ -187,6 +328,11 @@ class PythonEnvSpec(EnvSpec):
         modes = [m.value for m in AutoresetMode]
         if mode not in modes:
             raise ValueError(f"config key 'autoreset_mode' must be one of {modes}, got {mode!r}")
+        if self.agents and mode == "same_step":
+            raise ValueError(
+                "autoreset_mode='same_step' is not available for PettingZoo envs: the front-ends' final_obs and "
+                "final_info have a row per env, not per player; use 'next_step' or 'disabled'"
+            )
         self.config_dict: dict[str, Any] = {
             "num_envs": n,
             "batch_size": batch,
@@ -194,25 +340,75 @@ class PythonEnvSpec(EnvSpec):
             "seed": seed,
             "max_episode_steps": limit,
             "autoreset_mode": AutoresetMode(mode).value,
-            "max_num_players": 1,
+            "max_num_players": max(1, len(self.agents)),
             "reward_threshold": threshold,
-            **kwargs,
+            "info_keys": tuple(a["name"] for a in info_arrays),
+            # the env's own keys: per-env values as a tuple (as a C++ pool's config holds them)
+            **{k: tuple(kw[k] for kw in self.env_kwargs) if k in self.per_env_keys else v for k, v in kwargs.items()},
         }
         Config = namedtuple("Config", list(self.config_dict))  # type: ignore[misc]
         self.config = Config(**self.config_dict)  # type: ignore[assignment]
-        self._raw = {"obs": obs_arrays, "action": act_arrays, "info": [], "max_players": 1, "reward_dtype": "float64"}
+        self._raw = {
+            "obs": obs_arrays,
+            "action": act_arrays,
+            "info": info_arrays,
+            "max_players": max(1, len(self.agents)),
+            "reward_dtype": "float64",
+        }
         self.reward_threshold = threshold
         self.max_episode_steps = limit
-        self.max_num_players = 1
+        self.max_num_players = max(1, len(self.agents))
         self.autoreset_mode = AutoresetMode(mode)
         self.render_mode = render_mode
 
-    def with_config(self, **changes: Any) -> PythonEnvSpec:
-        """This spec with some config keys changed (a Ray actor's share of the envs: num_envs, batch_size, seed)."""
+    def build_with(self, kwargs: dict[str, Any]) -> Any:
+        """An env as a worker builds it: env_fn with one env's own kwargs."""
+        try:
+            return self.env_fn(**kwargs)
+        except TypeError as e:
+            if not kwargs or isinstance(self.env_fn, MakeRegistered):
+                raise
+            raise ValueError(
+                f"unknown config keys {sorted(kwargs)} for env_fn {self.env_fn!r}: they are neither the pool's keys "
+                f"{list(_COMMON_KEYS)} nor keyword arguments it takes ({e})"
+            ) from e
+
+    def check_kwargs(self, kwargs_list: list[dict[str, Any]], obs: Any = None, act: Any = None) -> None:
+        """Each distinct kwargs builds an env (built once here, then closed) with the pool's spaces (the arrays
+        `obs` / `act`, by default the spec's): a bad value raises here, naming the kwargs."""
+        obs = self._raw["obs"] if obs is None else obs
+        act = self._raw["action"] if act is None else act
+        done: list[dict[str, Any]] = []
+        for kwargs in kwargs_list:
+            if kwargs in done:
+                continue
+            done.append(kwargs)
+            try:
+                env = self.build_with(kwargs)
+            except Exception as e:
+                e.add_note(f"(building the env with kwargs {kwargs})")
+                raise
+            try:
+                env_obs, env_act = _spaces(env, _agents(env))
+                if space_arrays(env_obs, "obs")[0] != obs or space_arrays(env_act, "action")[0] != act:
+                    raise ValueError(
+                        f"the kwargs {kwargs} give other spaces ({env_obs}, {env_act}) than "
+                        "the pool's: every env of a pool has the same spaces"
+                    )
+            finally:
+                env.close()
+
+    def with_config(self, first: int = 0, **changes: Any) -> PythonEnvSpec:
+        """This spec with some config keys changed (a Ray actor's share of the envs from env `first`: num_envs,
+        batch_size, seed)."""
         import copy
 
         spec = copy.copy(self)
         spec.config_dict = dict(self.config_dict, **changes)
+        n = spec.config_dict["num_envs"]
+        spec.env_kwargs = self.env_kwargs[first : first + n]
+        for key in self.per_env_keys:  # the per-env values of this share's envs
+            spec.config_dict[key] = tuple(kw[key] for kw in spec.env_kwargs)
         if "num_envs" in changes:
             n = spec.config_dict["num_envs"]
             spec.config_dict["num_threads"] = min(spec.config_dict["num_threads"], n)

@@ -127,6 +127,11 @@ def make_xla(env: Any) -> XlaFunctions:
     if env.closed:
         raise RuntimeError("env.xla() on a closed pool; create a new one with parallel_pool.make(...)")
     pool = env.engine
+    text = [f.name for f in env.schema.fields if f.dtype.kind not in "biuf"]
+    if text:  # a Python env's Text observation (fixed-width strings): jax has no string arrays
+        raise ValueError(
+            f"env.xla(): the arrays {text} hold strings, which jax arrays cannot; leave them out of the env"
+        )
     task_id = env.spec.task_id
     check_xla_spec(task_id, env.spec._raw)
     if not on_host:

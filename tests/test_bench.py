@@ -241,6 +241,8 @@ def test_case_choices_and_help(capsys):
         "dmc",
         "contention",
         "python-envs",
+        "box2d",
+        "shared-threads",
         "minigrid",
     }
     with pytest.raises(SystemExit):
@@ -253,6 +255,14 @@ def test_case_choices_and_help(capsys):
     with pytest.raises(SystemExit):
         bench_main(["--case", "nope"])
     assert "invalid choice: 'nope'" in capsys.readouterr().err
+
+
+def test_case_shared_threads_quick(capsys):
+    """Two pools on one ThreadPool, one pool of both sizes, two private pools: a row each, with a ratio."""
+    out = _bench_case(capsys, "--case", "shared-threads", "--quick", "--tasks", "CartPole-v1", "--num-envs", "4")
+    rows = [ln.split() for ln in out.splitlines() if ln.strip().startswith("CartPole-v1")]
+    assert [r[1] for r in rows] == ["one", "shared", "private"]
+    assert all(float(r[-3].rstrip("x")) > 0 for r in rows)
 
 
 def test_case_python_envs_quick(capsys):
@@ -377,3 +387,11 @@ def test_one_factory_builds_every_peer_env():
         ref.close()
     finally:
         r.close()
+
+
+@pytest.mark.skipif("LunarLander-v3" not in parallel_pool.list_all_envs(), reason="this build has no Box2D envs")
+def test_case_box2d_quick(capsys):
+    out = _bench_case(capsys, "--case", "box2d", "--quick")
+    rows = [ln for ln in out.splitlines() if ln.startswith("LunarLander-v3")]
+    assert len(rows) == 1 and all(k in rows[0] for k in ("parallel_pool", "envpool", "AsyncVectorEnv", "MiB/env"))
+    assert "vs envpool" in rows[0] and "vs AsyncVectorEnv" in rows[0]

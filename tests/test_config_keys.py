@@ -30,7 +30,10 @@ POOL_KEYS = {
 
 
 def _default_differs_on_purpose(task, key):
-    """MuJoCo -v4: post_constraint is True as in gymnasium 1.x (EnvPool: False; docs/mujoco_gym.md says why)."""
+    """MuJoCo -v4: post_constraint is True as in gymnasium 1.x (EnvPool: False; docs/mujoco_gym.md says why).
+    CarRacing: lap_complete_percent is gymnasium's 0.95 (EnvPool stores it as float32, 0.949999988; docs/box2d.md)."""
+    if task.startswith("CarRacing"):
+        return key == "lap_complete_percent"
     return key == "post_constraint" and task.endswith("-v4")
 
 
@@ -51,6 +54,9 @@ REPRESENTATIVE = [
     "Hopper-v4",
     "Humanoid-v5",
     "Pusher-v5",
+    "LunarLander-v3",
+    "BipedalWalkerHardcore-v3",
+    "CarRacing-v3",
 ]
 
 
@@ -84,7 +90,10 @@ def _gymnasium_id(task):
     # the old MuJoCo ids (-v2/-v3) are gymnasium's -v4 envs (which gymnasium no longer registers under them)
     if pp.make_spec(task).env_class.endswith("-v4"):
         return task.rsplit("-", 1)[0] + "-v4"
-    return {"Taxi-v3": "Taxi-v4", "CliffWalking-v0": "CliffWalking-v1"}.get(task, task)
+    # EnvPool's Box2D -v2 ids are gymnasium's -v3 envs (docs/box2d.md)
+    renamed = {"Taxi-v3": "Taxi-v4", "CliffWalking-v0": "CliffWalking-v1", "LunarLander-v2": "LunarLander-v3"}
+    renamed |= {"LunarLanderContinuous-v2": "LunarLanderContinuous-v3", "CarRacing-v2": "CarRacing-v3"}
+    return renamed.get(task, task)
 
 
 def _threshold(task):

@@ -449,14 +449,178 @@ def test_adapters_reach_per_env_config():
     tenv.close()
 
 
-def test_python_envs_say_they_have_no_per_env_config_or_snapshots():
-    env = pp.make("CartPole-v1", backend="python", num_envs=2, num_threads=1)
-    env.reset()
-    with pytest.raises(NotImplementedError, match="env_fn"):
-        env.set_config(0, gravity=1.0)
-    with pytest.raises(RuntimeError, match="CartPole-v1: no snapshots"):
-        env.get_state([0, 1])
+# ---- envs written in Python (backend="python", env_fn): per-env kwargs, set_config, pickled snapshots -------------
+
+
+class Walker(gym.Env):
+    """A Python env with constructor kwargs: `length` steps per episode, `step_size` per unit of action, `level` (99
+    is refused, as a bad value would be). Random start and noise from its np_random, so the stream matters."""
+
+    observation_space = gym.spaces.Box(-1e3, 1e3, (2,), np.float64)
+    action_space = gym.spaces.Discrete(3)
+
+    def __init__(self, length: int = 6, step_size: float = 1.0, level: int = 0):
+        if level == 99:
+            raise ValueError("level 99 does not exist")
+        self.length, self.step_size, self.level = length, step_size, level
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.pos, self.t = float(self.np_random.uniform(-1, 1)), 0
+        return np.array([self.pos, self.t], np.float64), {"level": self.level}
+
+    def step(self, action):
+        self.pos += self.step_size * (int(action) - 1) + float(self.np_random.normal(0, 0.1))
+        self.t += 1
+        return np.array([self.pos, self.t]), self.pos, False, self.t >= self.length, {"level": self.level}
+
+
+def test_python_env_per_env_values_equal_sync_vector_env_built_with_them():
+    """LunarLander-v3 with a gravity per env (gymnasium.make's kwarg) runs as SyncVectorEnv of envs built with
+    those gravities."""
+    pytest.importorskip("Box2D")
+    from gymnasium.vector import SyncVectorEnv
+
+    gravity = [-4.0, -10.0, -7.5]
+    env = pp.make("LunarLander-v3", backend="python", num_envs=3, num_threads=2, gravity=gravity, max_episode_steps=40)
+    ref = SyncVectorEnv([lambda g=g: gym.make("LunarLander-v3", gravity=g, max_episode_steps=40) for g in gravity])
+    try:
+        assert env.spec.config.gravity == tuple(gravity)
+        assert [env.get_config(i)["gravity"] for i in range(3)] == gravity
+        np.testing.assert_array_equal(env.reset(seed=4)[0], ref.reset(seed=4)[0])
+        ref.action_space.seed(0)
+        for t in range(60):
+            a = ref.action_space.sample()
+            for x, y in zip(env.step(a)[:4], ref.step(a)[:4]):
+                np.testing.assert_array_equal(x, y, err_msg=f"step {t}")
+    finally:
+        env.close()
+        ref.close()
+
+
+@pytest.mark.parametrize("batch_size", [2, 1])
+def test_python_env_set_config_applies_at_the_next_reset_and_keeps_the_stream(batch_size):
+    """set_config mid-episode: the episode ends with the old values; the next one runs with the new values, on
+    the env's random stream continued (as the reference: a new env given the old one's np_random). Sync and
+    async pools."""
+    env = pp.make(env_fn=Walker, num_envs=2, batch_size=batch_size, num_threads=2, seed=3, length=[4, 6])
+    ref = [Walker(length=4), Walker(length=6)]
+    for i, r in enumerate(ref):
+        r.reset(seed=3 + i)
+    env.async_reset()
+    for _ in range(2 // batch_size):
+        env.recv()
+    # one step of every env, then the new values (env 0 only); env 0's episode goes on with the old ones
+
+    def step_all(action):
+        out = {}
+        env.send(np.array([action] * 2), np.array([0, 1]))
+        for _ in range(2 // batch_size):
+            obs, rew, term, trunc, info = env.recv()
+            for j, e in enumerate(info["env_id"]):
+                out[int(e)] = (obs[j], rew[j], trunc[j], info["level"][j])
+        return out
+
+    step_all(2)
+    ref[0].step(2)
+    ref[1].step(2)
+    env.set_config(0, step_size=5.0, level=3)
+    assert env.get_config(0)["step_size"] == 5.0 and "step_size" not in env.get_config(1)  # env 1: the default
+    for t in range(1, 4):  # env 0's first episode: 4 steps, the old step size
+        out = step_all(2)
+        obs, *_ = ref[0].step(2)
+        np.testing.assert_array_equal(out[0][0], obs, err_msg=f"old episode step {t}")
+        assert out[0][3] == 0
+    assert out[0][2]  # truncated: the old length
+    new = Walker(length=4, step_size=5.0, level=3)  # the reference of the new episode: the old stream goes on
+    new.np_random = ref[0].np_random
+    obs, _ = new.reset()
+    out = step_all(2)  # next-step autoreset: the reset row, with the new values
+    np.testing.assert_array_equal(out[0][0], obs)
+    assert out[0][3] == 3
+    out = step_all(2)
+    np.testing.assert_array_equal(out[0][0], new.step(2)[0])  # moved by 5, not 1
     env.close()
+
+
+def test_python_env_bad_set_config_raises_and_changes_nothing():
+    env = pp.make(env_fn=Walker, num_envs=3, num_threads=1, level=[0, 1, 2])
+    env.reset()
+    with pytest.raises(ValueError, match="level 99"):
+        env.set_config([0, 2], level=[5, 99])
+    with pytest.raises(ValueError, match="pool's own"):
+        env.set_config(0, num_envs=4)
+    with pytest.raises(ValueError, match="per-env values for 2 envs"):
+        env.set_config([0, 1], level=[1, 2, 3])
+    with pytest.raises(ValueError, match="unknown config keys"):
+        pp.make(env_fn=Walker, num_envs=2, lenght=3)
+    assert [env.get_config(i)["level"] for i in range(3)] == [0, 1, 2]
+    obs, rew, term, trunc, info = env.step(np.ones(3, dtype=np.int64))
+    env.close()
+
+
+def test_python_env_snapshot_restore_continues_bit_identically():
+    """Pickled env snapshots (CartPole through gymnasium.make, wrappers included): snapshot, step k actions across
+    episode ends, restore, step the same k actions: identical results. A one-env snapshot branches into two."""
+    env = pp.make("CartPole-v1", backend="python", num_envs=2, num_threads=2, seed=1)
+    env.reset()
+    for _ in range(5):
+        env.step(np.array([1, 0]))
+    snap = env.get_state([0, 1])
+    assert snap["values"].dtype == np.uint8 and snap["elapsed"].tolist() == [5, 5]
+    actions = np.random.default_rng(0).integers(0, 2, (80, 2))
+
+    def run():
+        return [env.step(a)[:4] for a in actions]
+
+    first = run()
+    assert any(r[2].any() for r in first)  # an episode ended in between
+    env.set_state([0, 1], snap)
+    for t, (x, y) in enumerate(zip(first, run())):
+        for u, v in zip(x, y):
+            np.testing.assert_array_equal(u, v, err_msg=f"step {t}")
+    env.set_state([0, 1], snap)
+    env.set_state([0, 1], env.get_state([0]))  # branching: env 0's state into both
+    a, b = env.step(np.array([1, 1]))[0]
+    np.testing.assert_array_equal(a, b)  # both envs at env 0's state
+    env.close()
+
+
+def test_python_env_snapshots_refuse_clearly():
+    import threading
+
+    class Locked(Walker):
+        def __init__(self):
+            super().__init__()
+            self.lock = threading.Lock()
+
+    env = pp.make(env_fn=Locked, num_envs=2, num_threads=1)
+    env.reset()
+    with pytest.raises(RuntimeError, match="cannot be pickled"):
+        env.get_state([0])
+    env.close()
+    pytest.importorskip("Box2D")
+    env = pp.make("LunarLander-v3", backend="python", num_envs=1)  # its pickle is a new env: EzPickle keeps its kwargs
+    env.reset()
+    with pytest.raises(RuntimeError, match="LunarLander pickles its constructor's arguments"):
+        env.get_state([0])
+    env.close()
+    py = pp.make("CartPole-v1", backend="python", num_envs=2, num_threads=1, batch_size=1)
+    cpp = pp.make("CartPole-v1", num_envs=2)
+    cpp.reset()
+    py.async_reset()
+    py.recv()
+    with pytest.raises(ValueError, match="pending"):
+        py.get_state([0, 1])
+    py.recv()
+    with pytest.raises(ValueError, match="C\\+\\+ env's snapshot"):
+        py.set_state([0], cpp.get_state([0]))
+    with pytest.raises(ValueError, match="Python env's"):
+        cpp.set_state([0], py.get_state([0]))
+    with pytest.raises(NotImplementedError, match="get_state\\(\\[env_id\\]\\)"):
+        py.get_state(0)
+    py.close()
+    cpp.close()
 
 
 @pytest.mark.parametrize("task", ["MountainCar-v0", "MountainCarContinuous-v0"])
@@ -482,3 +646,127 @@ def test_mountain_car_goal_velocity_per_env_matches_gymnasium(task):
             assert bool(term[i]) == bool(r_term), f"goal_velocity {goals[i]}, velocity {vel}"
             seen.add((i, bool(term[i])))
     assert {(i, t) for i in range(3) for t in (False, True)} <= seen  # each env both short of and at its goal
+
+
+def test_cartpole_sutton_barto_reward_per_env_matches_gymnasium():
+    """gymnasium's CartPole(sutton_barto_reward=...): reward 0 per step and -1 on termination, else 1 always. Env i
+    is put in the reference's state and stepped with the same actions, across several episode ends."""
+    flags = [False, True, True]
+    env = pp.make("CartPole-v1", num_envs=3, sutton_barto_reward=flags, seed=2)
+    with _quiet():
+        refs = [gym.make("CartPole-v1", sutton_barto_reward=f).unwrapped for f in flags]
+    env.reset()
+    rng = np.random.default_rng(0)
+    ends, rewards = 0, set()
+    for episode in range(4):
+        for i, ref in enumerate(refs):
+            ref.reset(seed=episode * 3 + i)
+            env.set_state(i, ref.state)
+        done = np.zeros(3, dtype=bool)
+        while not done.all():
+            a = rng.integers(0, 2, 3)
+            _, reward, term, _, _ = env.step(a)
+            for i, ref in enumerate(refs):
+                if done[i]:
+                    continue
+                with _quiet():
+                    _, r_reward, r_term, _, _ = ref.step(int(a[i]))
+                assert (reward[i], bool(term[i])) == (r_reward, r_term), f"env {i} (sutton_barto_reward={flags[i]})"
+                rewards.add((flags[i], float(reward[i])))
+                done[i] = r_term
+                ends += int(r_term)
+        env.step(np.zeros(3, dtype=np.int64))  # the autoreset step of the envs that ended
+    assert ends == 12 and rewards == {(False, 1.0), (True, 0.0), (True, -1.0)}
+    env.close()
+
+
+def test_adapters_reach_python_env_kwargs():
+    """SB3's env_method / get_attr and Tianshou's set_env_attr / get_env_attr on a pool of Python envs."""
+    from parallel_pool.integrations.sb3 import ParallelPoolVecEnv
+    from parallel_pool.integrations.tianshou import ParallelPoolVectorEnv
+
+    venv = ParallelPoolVecEnv(
+        pp.make(env_fn=Walker, num_envs=3, num_threads=1, level=[1, 2, 3], autoreset_mode="same_step")
+    )
+    assert venv.get_attr("level") == [1, 2, 3]
+    venv.env_method("set_config", indices=[0, 2], level=7)
+    assert [c["level"] for c in venv.env_method("get_config")] == [7, 2, 7]
+    with pytest.raises(ValueError, match="level 99"):
+        venv.env_method("set_config", indices=[1], level=99)
+    assert venv.get_attr("level") == [7, 2, 7]
+    venv.close()
+    tenv = ParallelPoolVectorEnv(pp.make(env_fn=Walker, num_envs=2, num_threads=1, level=0, autoreset_mode="same_step"))
+    tenv.set_env_attr("level", 4, id=[1])
+    assert tenv.get_env_attr("level") == [0, 4]
+    tenv.reset()
+    obs, rew, term, trunc, info = tenv.step(np.array([1, 1]))
+    tenv.close()
+
+
+# gymnasium v5 kwargs that EnvPool's (and our) keys name otherwise: ours -> gymnasium's (a range is two keys here,
+# since a sequence value means one value per env); docs/control.md has the table
+_MUJOCO_V5 = [
+    (
+        "Reacher-v5",
+        {"dist_cost_weight": [0.5, 2.0], "ctrl_cost_weight": [3.0, 0.1]},
+        lambda i, o: {
+            "reward_dist_weight": o["dist_cost_weight"][i],
+            "reward_control_weight": o["ctrl_cost_weight"][i],
+        },
+    ),
+    (
+        "Pusher-v5",
+        {"near_cost_weight": [0.2, 1.0], "dist_cost_weight": [2.0, 0.5], "ctrl_cost_weight": [0.3, 0.01]},
+        lambda i, o: {
+            "reward_near_weight": o["near_cost_weight"][i],
+            "reward_dist_weight": o["dist_cost_weight"][i],
+            "reward_control_weight": o["ctrl_cost_weight"][i],
+        },
+    ),
+    (
+        "HumanoidStandup-v5",
+        # (uph_cost_weight -> forward_reward_weight too, but gymnasium 1.4 never applies its uph_cost_weight)
+        {"contact_cost_weight": [1e-6, 1e-5], "contact_cost_max": [5.0, 20.0]},
+        lambda i, o: {
+            "impact_cost_weight": o["contact_cost_weight"][i],
+            "impact_cost_range": (-np.inf, o["contact_cost_max"][i]),
+        },
+    ),
+    (
+        "Hopper-v5",
+        {"healthy_z_min": [0.7, 1.1], "healthy_angle_max": [0.2, 0.05]},
+        lambda i, o: {
+            "healthy_z_range": (o["healthy_z_min"][i], float("inf")),
+            "healthy_angle_range": (-0.2, o["healthy_angle_max"][i]),
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize("task,ours,theirs", _MUJOCO_V5, ids=[t for t, *_ in _MUJOCO_V5])
+def test_mujoco_v5_kwargs_under_envpool_names_match_gymnasium(task, ours, theirs):
+    """Env i made with our key's value steps as gymnasium's env made with the matching v5 kwarg, from the
+    reference's states (reset state, then side by side), until an episode ends."""
+    env = pp.make(task, num_envs=2, seed=2, **ours)
+    with _quiet():
+        refs = [gym.make(task, **theirs(i, ours)).unwrapped for i in range(2)]
+        for ref in refs:
+            ref.reset(seed=0)
+    env.reset()
+    for i, ref in enumerate(refs):
+        env.set_state(i, np.concatenate([ref.data.qpos, ref.data.qvel]))
+    rng = np.random.default_rng(1)
+    shape = env.single_action_space.shape
+    for t in range(60):
+        a = rng.uniform(-1, 1, (2, *shape)).astype(np.float32)
+        obs, rew, term, trunc, info = env.step(a)
+        for i, ref in enumerate(refs):
+            with _quiet():
+                r_obs, r_rew, r_term, _, _ = ref.step(a[i])
+            what = f"env {i} step {t}"
+            np.testing.assert_allclose(obs[i], r_obs, rtol=1e-6, atol=1e-6, err_msg=what)
+            np.testing.assert_allclose(rew[i], r_rew, rtol=1e-6, atol=1e-6, err_msg=what)
+            assert bool(term[i]) == bool(r_term), what
+        if (term | trunc).any():  # the pool's time limit, or an end: the unwrapped references go on
+            break
+    env.close()

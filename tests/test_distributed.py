@@ -413,3 +413,45 @@ def test_per_env_config_set_config_and_snapshots_on_ray():
         assert_same(env.step(a), want)
     env.close()
     local.close()
+
+
+def test_python_env_set_config_on_ray_is_all_or_nothing():
+    """Python envs on Ray: per-env kwargs reach each actor's envs, set_config routes by env id, and a value one
+    actor refuses (LunarLander's gravity must be in (-12, 0)) changes no env on any actor."""
+    pytest.importorskip("Box2D")
+    kwargs = dict(num_envs=4, seed=5, max_episode_steps=30, backend="python", gravity=[-9.0, -8.0, -7.0, -6.0])
+    env = distributed.make("LunarLander-v3", num_workers=2, num_threads=1, **kwargs)
+    local = parallel_pool.make("LunarLander-v3", num_threads=1, **kwargs)
+    try:
+        assert [env.get_config(i)["gravity"] for i in range(4)] == [-9.0, -8.0, -7.0, -6.0]
+        with pytest.raises(AssertionError, match="gravity"):
+            env.set_config([0, 3], gravity=[-5.0, 1.0])  # env 0's actor accepts, env 3's refuses
+        assert [env.get_config(i)["gravity"] for i in range(4)] == [-9.0, -8.0, -7.0, -6.0]
+        env.set_config([1, 2], gravity=[-3.0, -11.0])
+        local.set_config([1, 2], gravity=[-3.0, -11.0])
+        assert [env.get_config(i)["gravity"] for i in range(4)] == [-9.0, -3.0, -11.0, -6.0]
+        assert_same(env.reset(), local.reset())
+        for t in range(40):  # across episode ends: the new gravities from the first reset on
+            a = np.random.default_rng(t).integers(0, 4, 4)
+            assert_same(env.step(a), local.step(a))
+    finally:
+        env.close()
+        local.close()
+
+
+def test_python_env_snapshots_on_ray_route_by_env_id():
+    kw = dict(num_envs=4, seed=5, max_episode_steps=30, backend="python")
+    env = distributed.make("CartPole-v1", num_workers=2, num_threads=1, **kw)
+    try:
+        env.reset()
+        actions = [np.random.default_rng(t).integers(0, 2, 4) for t in range(40)]
+        for a in actions[:5]:
+            env.step(a)
+        snap = env.get_state([3, 0, 1, 2])
+        assert snap["values"].dtype == np.uint8
+        first = [env.step(a) for a in actions[5:]]
+        env.set_state([3, 0, 1, 2], snap)
+        for a, want in zip(actions[5:], first):
+            assert_same(env.step(a), want)
+    finally:
+        env.close()

@@ -154,6 +154,20 @@ def test_same_step_autoreset_exposes_final_obs_and_info():
     np.testing.assert_array_equal(obs[:, 1], [1, 1])  # the next step continues the new episode
 
 
+def test_same_step_final_obs_of_multi_player_envs_are_their_own_players_rows():
+    """An env's final_obs is its own players' rows (obs [env_id, player, step]), not the row at the env's index."""
+    env = pp.make("TwoPlayer-v0", num_envs=3, episode_len=3, vary_players=True, autoreset_mode="same_step")
+    obs, _ = env.reset()
+    for _ in range(3):
+        obs, rew, term, trunc, info = env.step(np.ones(obs.shape[0], np.int32))
+    assert term.all() and info["_final_obs"].all()
+    for i, final in enumerate(info["final_obs"]):
+        np.testing.assert_array_equal(final[:, 0], [i] * (1 + i % 2))  # env i's rows: 1 + i % 2 players
+        np.testing.assert_array_equal(final[:, 1], range(1 + i % 2))
+        np.testing.assert_array_equal(final[:, 2], [3] * (1 + i % 2))
+    env.close()
+
+
 def test_disabled_autoreset_requires_reset_mask():
     env = dummy(num_envs=3, episode_len=2, autoreset_mode="disabled")
     obs, _ = env.reset()

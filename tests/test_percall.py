@@ -169,3 +169,86 @@ def test_reset_mask_rows_are_the_pools_own_copy(env_type, call):
     np.testing.assert_array_equal(env.reset(options={"reset_mask": mask})[0][1:], want[1:])
     env.close()
     twin.close()
+
+
+# ---- result arrays that no caller holds are refilled (docs/decisions.md, "Engine: result arrays") -------------
+
+
+def _cartpole(n=1, **kw):
+    env = parallel_pool.make("CartPole-v1", num_envs=n, seed=3, **kw)
+    env.reset()
+    return env
+
+
+@pytest.mark.parametrize("hold", ["tuple", "array", "view", "memoryview", "front_end"])
+def test_held_arrays_never_change(hold):
+    """Hold (some of) the arrays of step k in each way Python can reach them, step many more times: what is held
+    keeps step k's values; a twin pool stepped alike says what those values were."""
+    env, twin = _cartpole(2), _cartpole(2)
+    act = np.array([1, 0], np.int32)
+    for _ in range(3):
+        env.step_arrays(act)
+        twin.step_arrays(act)
+    if hold == "front_end":
+        obs, reward, term, trunc, info = env.step(act)
+        held = (obs, reward, info["env_id"], info["elapsed_step"])
+        want = twin.step(act)
+        want = (want[0], want[1], want[4]["env_id"], want[4]["elapsed_step"])
+    else:
+        arrays = env.step_arrays(act)
+        want = twin.step_arrays(act)
+        held = {
+            "tuple": arrays,
+            "array": (arrays[0], arrays[1]),
+            "view": (arrays[0][:1], arrays[env.schema.index["elapsed_step"]][1:]),
+            "memoryview": (memoryview(arrays[0]),),
+        }[hold]
+        at = env.schema.index["elapsed_step"]
+        want = {"tuple": want, "array": want[:2], "view": (want[0][:1], want[at][1:]), "memoryview": want[:1]}[hold]
+        del arrays
+    want = [np.array(w, copy=True) for w in want]
+    for _ in range(20):
+        env.step_arrays(act)
+        env.step(act)
+    for h, w in zip(held, want):
+        np.testing.assert_array_equal(np.asarray(h), w)
+    env.close()
+    twin.close()
+
+
+def test_unheld_results_are_refilled_not_remade():
+    """The per-call saving itself: a result nobody holds comes back as the same objects, refilled with the new
+    batch's values (equal to a twin pool's fresh arrays); a held one is never handed out again."""
+    env, twin = _cartpole(), _cartpole()
+    act = np.array([1], np.int32)
+    ids = set()
+    for _ in range(30):
+        got = env.step_arrays(act)
+        ids.add(id(got))
+        want = twin.step_arrays(act)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+        del got
+    assert len(ids) <= 2  # the two cached results, refilled
+    held = env.step_arrays(act)
+    other = env.step_arrays(act)
+    assert held is not other
+    assert env.step_arrays(act) is not held and env.step_arrays(act) is not held
+    env.close()
+    twin.close()
+
+
+def test_an_array_changed_in_place_is_not_refilled():
+    """A result array whose shape (or dtype) a caller changed in place before dropping it is never reused: the next
+    results have the engine's shapes."""
+    env = _cartpole(2)
+    act = np.array([1, 0], np.int32)
+    for _ in range(4):
+        arrays = env.step_arrays(act)
+        arrays[0].shape = (8,)
+        arrays[1].dtype = np.int32
+        del arrays
+    for _ in range(4):
+        arrays = env.step_arrays(act)
+        assert arrays[0].shape == (2, 4) and arrays[1].dtype == np.float32
+    env.close()

@@ -201,14 +201,14 @@ def test_make_chooses_and_shows_the_backend():
     assert py.spec.backend == "python" and "backend='python'" in repr(py)
     assert py.single_observation_space == gym.make("CartPole-v1").observation_space
     # an id without a C++ port goes to Python; list_all_envs() lists the C++ ids only, as before
-    auto = pp.make("LunarLander-v3", num_envs=1)
-    assert auto.spec.backend == "python" and "LunarLander-v3" not in pp.list_all_envs()
+    auto = pp.make("Taxi-v4", num_envs=1)  # gymnasium's Taxi v4; the C++ port is EnvPool's Taxi-v3
+    assert auto.spec.backend == "python" and "Taxi-v4" not in pp.list_all_envs()
     for env in (cpp, py, auto):
         env.close()
     with pytest.raises(ValueError, match="backend must be one of"):
         pp.make("CartPole-v1", backend="rust")
     with pytest.raises(ValueError, match="unknown task id"):
-        pp.make("LunarLander-v3", backend="cpp")
+        pp.make("Taxi-v4", backend="cpp")
     with pytest.raises(ValueError, match="either a task_id or env_fn"):
         pp.make("CartPole-v1", env_fn=Counter)
     with pytest.raises(ValueError, match="unknown config keys"):
@@ -546,21 +546,98 @@ def test_xla_async_recv_send_in_scan():
         ref.close()
 
 
-def test_minigrid_id_leaves_the_mission_string_out():
+class WithInfo(gym.Env):
+    """Info entries of every kind: a float in reset and step infos, an int array and a bool only in step infos (a
+    step-only key reads 0 in the reset rows, as SyncVectorEnv's zero-filled arrays), a string (not carried)."""
+
+    observation_space = spaces.Box(-10.0, 10.0, (1,), np.float32)
+    action_space = spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t, self.x = 0, float(self.np_random.uniform(-1, 1))
+        return np.array([self.x], np.float32), {"score": self.x, "label": "start"}
+
+    def step(self, action):
+        self.t += 1
+        self.x += float(self.np_random.normal())
+        info = {"score": self.x * 2, "hits": np.array([self.t, int(action)], np.int16), "won": self.x > 1}
+        return np.array([self.x], np.float32), 1.0, abs(self.x) > 2.5, self.t >= 5, {**info, "label": "step"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_env_info_entries_are_carried_as_sync_vector_env_has_them(mode):
+    env = pp.make(env_fn=WithInfo, num_envs=3, num_threads=2, autoreset_mode=mode)
+    ref = SyncVectorEnv([WithInfo] * 3, autoreset_mode=pp.AutoresetMode(mode).gymnasium)
+    assert env.spec.config.info_keys == ("score", "hits", "won")
+    assert [(a["name"], a["dtype"], a["shape"]) for a in env.spec.info_arrays] == [
+        ("score", "float64", ()),
+        ("hits", "int16", (2,)),
+        ("won", "bool", ()),
+    ]
+    assert env.spec.observation_spec().hits.shape == (2,)
+    try:
+        _, info = env.reset(seed=2)
+        _, rinfo = ref.reset(seed=2)
+        np.testing.assert_array_equal(info["score"], rinfo["score"])
+        assert "label" not in info and "hits" in info
+        ref.action_space.seed(2)
+        finals = 0
+        for t in range(30):
+            a = ref.action_space.sample()
+            *_, term, trunc, info = env.step(a)
+            *_, rinfo = ref.step(a)
+            for key in ("score", "hits", "won"):
+                want = rinfo.get(key, np.zeros_like(info[key]))  # a reset-only batch has no step keys
+                np.testing.assert_array_equal(info[key], want, err_msg=f"{key} at step {t}")
+            if mode == "same_step" and (term | trunc).any():
+                for key in ("score", "hits", "won"):
+                    np.testing.assert_array_equal(info["final_info"][key], rinfo["final_info"][key])
+                finals += 1
+            if mode == "disabled" and (term | trunc).any():
+                env.reset(options={"reset_mask": term | trunc})
+                ref.reset(options={"reset_mask": term | trunc})
+        assert mode != "same_step" or finals > 0
+    finally:
+        env.close()
+        ref.close()
+
+
+def test_info_keys_can_be_chosen_or_declared():
+    env = pp.make(env_fn=WithInfo, num_envs=2, num_threads=1, info_keys=["won"])
+    assert env.spec.config.info_keys == ("won",) and "score" not in env.reset()[1]
+    env.close()
+    env = pp.make(env_fn=WithInfo, num_envs=2, num_threads=1, info_keys={"late": ("float32", ()), "won": ("bool", ())})
+    _, info = env.reset()
+    assert info["late"].dtype == np.float32 and not info["late"].any()  # declared, absent so far: 0
+    env.close()
+    with pytest.raises(ValueError, match="label"):
+        pp.make(env_fn=WithInfo, num_envs=2, info_keys=["label"])  # a string: not an array of numbers
+    with pytest.raises(ValueError, match="own"):
+        pp.make(env_fn=WithInfo, num_envs=2, info_keys={"env_id": ("int32", ())})
+    with pytest.raises(TypeError, match="dtype, shape"):
+        pp.make(env_fn=WithInfo, num_envs=2, info_keys={"x": "float32"})
+
+
+def test_minigrid_id_carries_the_mission_string():
+    """A Dict observation's Text entry (MiniGrid's "mission") is carried as fixed-width strings, not dropped."""
     pytest.importorskip("minigrid")
-    with pytest.warns(UserWarning, match="mission"):
-        env = pp.make("minigrid:MiniGrid-Empty-5x5-v0", num_envs=2, num_threads=1)
+    env = pp.make("minigrid:MiniGrid-Empty-5x5-v0", num_envs=2, num_threads=1)
     ref = SyncVectorEnv([lambda: gym.make("MiniGrid-Empty-5x5-v0")] * 2)
     try:
-        assert list(env.single_observation_space.spaces) == ["direction", "image"]
+        assert list(env.single_observation_space.spaces) == ["direction", "image", "mission"]
+        assert env.spec.observation_spec().mission.dtype.kind == "U"
         obs, _ = env.reset(seed=3)
         robs, _ = ref.reset(seed=3)
         for t in range(20):
-            for k in ("direction", "image"):
-                np.testing.assert_array_equal(obs[k], robs[k], err_msg=f"{k} at step {t}")
+            for k in ("direction", "image", "mission"):
+                np.testing.assert_array_equal(obs[k], np.asarray(robs[k]), err_msg=f"{k} at step {t}")
+            assert obs["mission"][0] == "get to the green goal square"
             a = np.array([t % 3, 2])
             obs, *_ = env.step(a)
             robs, *_ = ref.step(a)
+        with pytest.raises(ValueError, match="mission"):
+            env.xla()
     finally:
         env.close()
         ref.close()
@@ -644,3 +721,167 @@ def test_script_without_main_guard_and_env_class_in_main(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["script body ran", "[7.0, 7.0, 7.0]"], r.stdout
+
+
+# ---- PettingZoo ParallelEnv: agents as player rows ----------------------------------------------------------------
+
+
+def _tag_env_class():
+    from pettingzoo import ParallelEnv
+
+    class Tag(ParallelEnv):
+        """Three agents on a line; an agent terminates past +3 and is truncated after `cycles` steps; each leaves
+        env.agents when done, so rows of done agents are zero until the episode ends (no agent left)."""
+
+        metadata = {"name": "tag_v0"}
+
+        def __init__(self, cycles: int = 6):
+            self.possible_agents = ["a", "b", "c"]
+            self.cycles = cycles
+            self._obs = spaces.Box(-100.0, 100.0, (2,), np.float32)
+            self._act = spaces.Discrete(3)
+
+        def observation_space(self, agent):
+            return self._obs
+
+        def action_space(self, agent):
+            return self._act
+
+        def reset(self, seed=None, options=None):
+            if seed is not None or not hasattr(self, "rng"):
+                self.rng = np.random.default_rng(seed)
+            self.agents = list(self.possible_agents)
+            self.pos = {a: float(self.rng.uniform(-1, 1)) for a in self.agents}
+            self.t = 0
+            return {a: self._o(a) for a in self.agents}, {a: {} for a in self.agents}
+
+        def _o(self, a):
+            return np.array([self.pos[a], self.t], np.float32)
+
+        def step(self, actions):
+            self.t += 1
+            for a, act in actions.items():
+                self.pos[a] += int(act) - 0.5 + float(self.rng.normal(0, 0.3))
+            obs = {a: self._o(a) for a in actions}
+            rewards = {a: self.pos[a] for a in actions}
+            terms = {a: self.pos[a] > 3 for a in actions}
+            truncs = {a: self.t >= self.cycles and not terms[a] for a in actions}
+            self.agents = [a for a in self.agents if not (terms[a] or truncs[a])]
+            return obs, rewards, terms, truncs, {a: {} for a in actions}
+
+    return Tag
+
+
+def test_pettingzoo_parallel_env_agents_are_player_rows():
+    """Each env's agents are its player rows (players.env_id), stepped exactly as the ParallelEnv itself with the
+    same seed and actions: observations (zero once an agent is done), rewards, per-agent end flags, and the env's
+    terminated (every agent terminated) / truncated (the episode ended otherwise)."""
+    pytest.importorskip("pettingzoo")
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    Tag = _tag_env_class()
+    env = pp.make(env_fn=Tag, num_envs=2, num_threads=2, seed=4)
+    refs = [Tag() for _ in range(2)]
+    P = 3
+    assert env.spec.max_num_players == P and env.spec.config.max_num_players == P
+    assert env.single_observation_space == spaces.Box(-100.0, 100.0, (2,), np.float32)
+    try:
+        obs, info = env.reset()
+        ref_obs = [r.reset(seed=4 + i)[0] for i, r in enumerate(refs)]
+        assert obs.shape == (2 * P, 2) and info["players"]["env_id"].tolist() == [0, 0, 0, 1, 1, 1]
+        flags = np.zeros((2, 2, P), dtype=bool)
+        rng = np.random.default_rng(0)
+        ends = {"terminated": 0, "truncated": 0}
+        need_reset = [False, False]
+        for t in range(40):
+            for i, ro in enumerate(ref_obs):
+                want = np.stack([ro.get(a, np.zeros(2, np.float32)) for a in refs[i].possible_agents])
+                np.testing.assert_array_equal(obs[i * P : (i + 1) * P], want, err_msg=f"env {i} obs at step {t}")
+            actions = rng.integers(0, 3, 2 * P)
+            obs, reward, term, trunc, info = env.step(actions)
+            for i, r in enumerate(refs):
+                if need_reset[i]:  # next_step: this step reset the env
+                    ref_obs[i], _ = r.reset()
+                    flags[i] = False
+                    need_reset[i] = False
+                    assert not term[i] and not trunc[i] and not reward[i * P : (i + 1) * P].any()
+                    continue
+                live = list(r.agents)
+                acts = {a: actions[i * P + j] for j, a in enumerate(r.possible_agents) if a in live}
+                ro, rr, rt, rtr, _ = r.step(acts)
+                for j, a in enumerate(r.possible_agents):
+                    flags[i, 0, j] |= bool(rt.get(a, False))
+                    flags[i, 1, j] |= bool(rtr.get(a, False))
+                    assert reward[i * P + j] == rr.get(a, 0.0), f"env {i} agent {a} reward at step {t}"
+                over = not r.agents
+                want_term = over and bool(flags[i, 0].all())
+                assert (bool(term[i]), bool(trunc[i])) == (want_term, over and not want_term), f"env {i} step {t}"
+                np.testing.assert_array_equal(info["agent_terminated"][i * P : (i + 1) * P], flags[i, 0])
+                np.testing.assert_array_equal(info["agent_truncated"][i * P : (i + 1) * P], flags[i, 1])
+                ref_obs[i] = ro
+                if over:
+                    ends["terminated" if want_term else "truncated"] += 1
+                    need_reset[i] = True
+        assert ends["terminated"] and ends["truncated"], ends  # both kinds of episode end were compared
+    finally:
+        env.close()
+
+
+def test_pettingzoo_agents_with_other_spaces_are_refused():
+    pytest.importorskip("pettingzoo")
+    Tag = _tag_env_class()
+
+    class Mixed(Tag):
+        def observation_space(self, agent):
+            return spaces.Box(-1.0, 1.0, (3 if agent == "c" else 2,), np.float32)
+
+    with pytest.raises(ValueError, match="agents \\['c'\\] have other spaces"):
+        pp.make(env_fn=Mixed, num_envs=1)
+    with pytest.raises(ValueError, match="same_step"):
+        pp.make(env_fn=Tag, num_envs=1, autoreset_mode="same_step")
+
+
+def test_docs_examples_run():
+    """docs/python-envs.md's examples (registered ids, strings, a user's env class with per-env kwargs and info,
+    set_config, snapshots) run as written, as a user's script: classes defined there travel to the workers."""
+    import re
+    from pathlib import Path
+
+    pytest.importorskip("Box2D")
+    pytest.importorskip("minigrid")
+    doc = Path(__file__).resolve().parents[1] / "docs" / "python-envs.md"
+    snippets = re.findall(r"<!-- run -->\n```python\n(.*?)```", doc.read_text(), flags=re.S)
+    assert len(snippets) == 2
+    for code in snippets:
+        exec(compile(code, str(doc), "exec"), {"__name__": "__main__"})
+
+
+def test_pettingzoo_env_reset_mask_and_dm_front_end():
+    """disabled autoreset: reset_mask resets the masked envs' player rows only (per-player info too); the dm
+    front-end gives a reward per player row and a step type per env."""
+    pytest.importorskip("pettingzoo")
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    Tag = _tag_env_class()
+    env = pp.make(env_fn=Tag, num_envs=2, num_threads=1, autoreset_mode="disabled", seed=0)
+    try:
+        env.reset()
+        for _ in range(10):
+            obs, _, term, trunc, info = env.step(np.array([2, 2, 2, 0, 0, 0]))  # env 0's agents run off: terminated
+            if (term | trunc).any():
+                break
+        assert term[0] and info["agent_terminated"][:3].all()
+        kept = obs[3:].copy()
+        obs, info = env.reset(options={"reset_mask": term | trunc})
+        assert info["_agent_terminated"].tolist() == np.repeat(term | trunc, 3).tolist()
+        assert not info["agent_terminated"][:3].any() and (obs[:3, 1] == 0).all()  # env 0 at its first step again
+        if not (term | trunc)[1]:
+            np.testing.assert_array_equal(obs[3:], kept)  # env 1's rows unchanged
+    finally:
+        env.close()
+    dm = pp.make(env_fn=Tag, num_envs=2, num_threads=1, env_type="dm")
+    try:
+        ts = dm.reset()
+        assert ts.observation.obs.shape == (6, 2) and ts.observation.players.env_id.tolist() == [0, 0, 0, 1, 1, 1]
+        ts = dm.step(np.zeros(6, dtype=np.int64))
+        assert ts.reward.shape == (6,) and ts.step_type.shape == (2,)
+    finally:
+        dm.close()

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -199,13 +200,37 @@ struct BlockOwner {
   uint8_t* ptr;
 };
 
+// parallel_pool.ThreadPool: worker threads that several pools share (make(..., thread_pool=tp)). Each pool holds
+// the C++ pool, so the threads stop when the ThreadPool is closed or dropped and the last pool on it is closed.
+class PyThreadPool {
+ public:
+  explicit PyThreadPool(int64_t num_threads) {
+    const int n = ThreadPoolSize(num_threads);
+    WithoutGil([&](PyThreadState*&) { pool_ = std::make_shared<ThreadPool>(n, std::clamp(NumCores() - 1, 1, n)); });
+  }
+  ~PyThreadPool() = default;  // the pools on it keep it; its destructor joins idle threads only
+  void Close() {
+    WithoutGil([&](PyThreadState*&) { pool_->Close(); });
+  }
+  // the pool for a new engine; std::invalid_argument once closed (make() raises ValueError)
+  std::shared_ptr<ThreadPool> ForEngine() const { return pool_; }
+  int num_threads() const { return pool_->num_threads(); }
+  bool closed() const { return pool_->closed(); }
+  int num_pools() const { return pool_->clients(); }
+
+ private:
+  std::shared_ptr<ThreadPool> pool_;
+};
+
 class PyEngine {
  public:
-  PyEngine(const std::string& type_name, const py::dict& config) {
+  PyEngine(const std::string& type_name, const py::dict& config, const PyThreadPool* thread_pool) {
     const EnvClass& type = FindType(type_name);
     auto [c, per_env] = MakeEnvConfigs(type, config);
-    WithoutGil(
-        [&](PyThreadState*&) { handle_ = EngineHandle::Create(std::make_unique<Engine>(type, c, std::move(per_env))); });
+    std::shared_ptr<ThreadPool> shared = thread_pool ? thread_pool->ForEngine() : nullptr;
+    WithoutGil([&](PyThreadState*&) {
+      handle_ = EngineHandle::Create(std::make_unique<Engine>(type, c, std::move(per_env), std::move(shared)));
+    });
     pool_ = handle_->pool.get();
     const Layout& L = pool_->layout();
     for (const auto& e : L.entries) {
@@ -641,6 +666,15 @@ class PyEngine {
     });
     if (interrupted) throw py::error_already_set();
     const Layout& L = pool_->layout();
+    if (L.block_bytes <= kReuseMaxBytes) {
+      for (auto& c : reuse_) {
+        if (c.env_rows == r.env_rows && c.player_rows == r.player_rows && Unheld(c)) {
+          std::memcpy(c.block, r.block, L.block_bytes);
+          pool_->block_pool()->Release(r.block);
+          return c.arrays;
+        }
+      }
+    }
     auto* owner = new BlockOwner{pool_->block_pool(), r.block};
     py::capsule base(owner, [](void* p) {
       auto* o = static_cast<BlockOwner*>(p);
@@ -665,8 +699,67 @@ class PyEngine {
       if (api.PyArray_SetBaseObject_(a, base.inc_ref().ptr()) != 0) throw py::error_already_set();  // steals
       PyTuple_SET_ITEM(out.ptr(), static_cast<py::ssize_t>(i), array.release().ptr());
     }
+    if (L.block_bytes <= kReuseMaxBytes) {  // remember it; the older of the two cached results is dropped
+      Reusable& c = reuse_[reuse_next_];
+      reuse_next_ ^= 1;
+      c.arrays = out;
+      c.base = base;
+      c.block = r.block;
+      c.env_rows = r.env_rows;
+      c.player_rows = r.player_rows;
+      c.views.clear();
+      for (size_t i = 0; i < L.entries.size(); ++i) c.views.push_back(ViewOf(PyTuple_GET_ITEM(out.ptr(), i)));
+    }
     return out;
   }
+
+  // Reuse of result arrays (docs/decisions.md, "Engine: result arrays that no caller holds"): a small batch's
+  // arrays cost more to make than to fill, so the last two results are kept and one that nobody else references
+  // any more is refilled (its block overwritten with the new batch) and returned again. Held arrays never change:
+  // every way to reach a block from Python goes through the tuple, one of its arrays or the capsule (numpy points
+  // a view of our arrays, and memoryviews their exporter, at those objects), so reference counts of 1 (the
+  // tuple: our cache; each array: the tuple) and of n + 1 (the capsule: the n arrays and our cache) mean no
+  // one else can read the block. An array whose attributes were changed in place (shape, strides, dtype, flags)
+  // is not reused. Two results, so that the loop `obs = step(policy(obs))` (holding step k's arrays during step
+  // k + 1) reuses k - 1's. Larger batches are not copied: their arrays' cost is small per row.
+  static constexpr size_t kReuseMaxBytes = 8192;
+  struct View {
+    void* data;
+    PyObject* descr;
+    int nd, flags;
+    std::vector<Py_intptr_t> dims, strides;
+  };
+  struct Reusable {
+    py::tuple arrays;
+    py::object base;
+    uint8_t* block = nullptr;
+    int env_rows = -1, player_rows = -1;
+    std::vector<View> views;
+  };
+  static View ViewOf(PyObject* a) {
+    const auto* p = py::detail::array_proxy(a);
+    return View{p->data, p->descr, p->nd, p->flags, {p->dimensions, p->dimensions + p->nd},
+                {p->strides, p->strides + p->nd}};
+  }
+  static bool Unheld(const Reusable& c) {
+    if (!c.arrays || Py_REFCNT(c.arrays.ptr()) != 1) return false;
+    const py::ssize_t n = static_cast<py::ssize_t>(c.views.size());
+    if (Py_REFCNT(c.base.ptr()) != n + 1) return false;
+    for (py::ssize_t i = 0; i < n; ++i) {
+      PyObject* a = PyTuple_GET_ITEM(c.arrays.ptr(), i);
+      if (Py_REFCNT(a) != 1) return false;
+      const auto* p = py::detail::array_proxy(a);
+      const View& v = c.views[static_cast<size_t>(i)];
+      if (p->data != v.data || p->descr != v.descr || p->nd != v.nd || p->flags != v.flags ||
+          !std::equal(v.dims.begin(), v.dims.end(), p->dimensions) ||
+          !std::equal(v.strides.begin(), v.strides.end(), p->strides)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  Reusable reuse_[2];
+  int reuse_next_ = 0;
 
   std::shared_ptr<EngineHandle> handle_;  // shared with the XLA handlers, which find it by id
   bool close_on_return_ = false;        // close() was called by a signal handler inside this thread's own call
@@ -744,8 +837,15 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("env_class"), py::arg("config"), py::arg("seconds"), py::arg("min_steps") = 1);
 
+  py::class_<PyThreadPool>(m, "ThreadPool")
+      .def(py::init<int64_t>(), py::arg("num_threads") = 0)
+      .def("close", &PyThreadPool::Close)
+      .def_property_readonly("num_threads", &PyThreadPool::num_threads)
+      .def_property_readonly("closed", &PyThreadPool::closed)
+      .def_property_readonly("num_pools", &PyThreadPool::num_pools);
   py::class_<PyEngine>(m, "Engine")
-      .def(py::init<const std::string&, const py::dict&>(), py::arg("env_class"), py::arg("config"))
+      .def(py::init<const std::string&, const py::dict&, const PyThreadPool*>(), py::arg("env_class"),
+           py::arg("config"), py::arg("thread_pool") = nullptr)
       .def("send", &PyEngine::Send, py::arg("actions"), py::arg("env_id"), py::arg("reset") = false,
            py::arg("seeds") = py::none())
       .def("recv", &PyEngine::Recv)

@@ -130,7 +130,8 @@ void CopyAction(uint8_t* dst, DType dst_type, const uint8_t* src, DType src_type
 
 }  // namespace
 
-Engine::Engine(const EnvClass& type, const Config& config, std::vector<Config> env_configs)
+Engine::Engine(const EnvClass& type, const Config& config, std::vector<Config> env_configs,
+               std::shared_ptr<ThreadPool> shared)
     : opts_(ParseOptions(config)),
       type_(&type),
       config_(config),
@@ -139,7 +140,22 @@ Engine::Engine(const EnvClass& type, const Config& config, std::vector<Config> e
       max_players_(std::max(spec_.num_players_max, 1)),
       blocks_(std::make_shared<BlockPool>(layout_.block_bytes)),
       slots_(opts_.num_envs),
-      queue_(static_cast<size_t>(opts_.num_envs)) {
+      queue_(static_cast<size_t>(opts_.num_envs)),
+      shared_(std::move(shared)) {
+  if (shared_) {
+    const int asked = config.Get<int>("num_threads");
+    if (asked != 0 && asked != shared_->num_threads()) {
+      throw std::invalid_argument("num_threads is the thread_pool's own (" + std::to_string(shared_->num_threads()) +
+                                  "): give 0 or leave it out, got " + std::to_string(asked));
+    }
+    if (opts_.thread_affinity_offset != -1) {
+      throw std::invalid_argument("thread_affinity_offset does not apply to a pool on a shared thread_pool");
+    }
+    if (shared_->closed()) {
+      throw std::invalid_argument("this ThreadPool has been closed; create a new one with parallel_pool.ThreadPool(n)");
+    }
+    opts_.num_threads = shared_->num_threads();
+  }
   for (const auto& a : spec_.action) {
     action_row_bytes_.push_back(a.RowBytes());
     action_bytes_per_player_ += a.RowBytes();
@@ -267,6 +283,10 @@ void Engine::StartWorkers() {
   // workers beyond cores - 1 therefore sleep as soon as the queue is empty; a send with enough work for them
   // still wakes them (WorkersWanted), so costly envs use every worker as before.
   spinners_ = std::clamp(NumCores() - 1, 1, std::max(opts_.num_threads, 1));
+  if (shared_) {  // no threads of its own: the shared pool's workers take items from queue_
+    client_ = shared_->Attach(&queue_, [this](const WorkItem& item) { Execute(item); });
+    return;
+  }
   auto stop = [this] { queue_.Stop(); };
   worker_exited_ = std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(std::max(opts_.num_threads, 1)));
   StartThreads(&workers_, opts_.num_threads, [this](int t) { WorkerLoop(t); }, stop, "worker");
@@ -305,6 +325,14 @@ std::chrono::milliseconds Engine::DefaultCloseTimeout() {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
+void Engine::Notify(int want) {
+  if (!shared_) {
+    queue_.WakeIfPending();
+  } else if (!queue_.Empty()) {
+    shared_->Notify(want);
+  }
+}
+
 void Engine::RequestStop() {
   stop_requested_.store(true, std::memory_order_release);
   queue_.Stop();
@@ -325,6 +353,24 @@ bool Engine::WaitWorkersExit(std::chrono::milliseconds timeout) {
 std::string Engine::Close(std::chrono::milliseconds timeout) {
   if (closed_.exchange(true, std::memory_order_acq_rel)) return "";
   RequestStop();
+  if (client_) {
+    // the shared workers stop taking this engine's items; one inside its env step gets `timeout` to finish, then
+    // the envs are asked to abort. The ThreadPool and the other engines on it go on.
+    bool idle = shared_->Detach(client_, timeout);
+    if (!idle) {
+      for (auto& s : slots_) {
+        if (s.env) s.env->Abort();
+      }
+      idle = shared_->WaitIdle(client_, std::chrono::milliseconds(2000));
+    }
+    if (!idle) {
+      abandoned_ = true;
+      return "a shared ThreadPool worker was still inside an env step of this pool " +
+             std::to_string(timeout.count() / 1000.0).substr(0, 6) +
+             " s after close() (and after the envs were asked to abort): the pool's memory is kept for it "
+             "(PARALLEL_POOL_CLOSE_TIMEOUT sets the wait)";
+    }
+  }
   // A worker inside an env step that does not return (a stuck ViZDoom engine, an endless C++ loop) must not hang
   // close() -- and with it interpreter exit -- forever.
   if (!WaitWorkersExit(timeout)) {
@@ -602,8 +648,9 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
     ordered_.push_back(ordered);
   }
   num_pending_ += k;
-  queue_.Push(scratch_items_.data(), scratch_items_.size(), WorkersWanted(static_cast<int>(scratch_items_.size()), k),
-              opts_.num_threads);
+  const int want = WorkersWanted(static_cast<int>(scratch_items_.size()), k);
+  queue_.Push(scratch_items_.data(), scratch_items_.size(), want, opts_.num_threads);
+  if (shared_) shared_->Notify(want);
 }
 
 void Engine::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
@@ -617,13 +664,13 @@ void Engine::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
     Execute(item);
     if (stop_requested()) break;
     if ((n & 63) == 63 && interrupted && interrupted()) {
-      queue_.WakeIfPending();
+      Notify(opts_.num_threads);
       throw Interrupted("interrupted while waiting for results");
     }
   }
   // items left behind (the caller stopped helping because they turned out slow) go to the workers, which the
   // send may not have woken: it counted on the caller
-  queue_.WakeIfPending();
+  Notify(opts_.num_threads);
   for (int i = 0; i < kWaitSpin && !complete(); ++i) PP_CPU_RELAX();
   if (complete()) return;
   std::unique_lock<std::mutex> lk(done_mu_);

@@ -21,6 +21,7 @@
 #include "core/engine/layout.h"
 #include "core/engine/registry.h"
 #include "core/engine/spec.h"
+#include "core/engine/thread_pool.h"
 #include "core/engine/work_queue.h"
 
 namespace pp {
@@ -73,8 +74,10 @@ struct EngineOptions {
 class Engine {
  public:
   // `env_configs`: empty (every env is built with `config`) or one config per env (per-env values of the env's own
-  // keys; the common keys and the spec must be `config`'s).
-  Engine(const EnvClass& type, const Config& config, std::vector<Config> env_configs = {});
+  // keys; the common keys and the spec must be `config`'s). `shared`: run on these shared worker threads
+  // instead of starting the engine's own (num_threads must then be 0 or the pool's size, and no pinning).
+  Engine(const EnvClass& type, const Config& config, std::vector<Config> env_configs = {},
+         std::shared_ptr<ThreadPool> shared = nullptr);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -250,11 +253,18 @@ class Engine {
   // less than kHelpMaxNs, so Ctrl-C is seen quickly
   static constexpr int64_t kHelpMaxNs = 10000000;
   std::atomic<int64_t> item_cost_ns_{1000000};
+  // a shared ThreadPool (make(..., thread_pool=tp)) serving queue_ instead of workers_; nullptr: own workers
+  std::shared_ptr<ThreadPool> shared_;
+  std::shared_ptr<ThreadPool::Client> client_;
+  void Notify(int want);  // wake workers (own or shared) for queued items
   std::vector<WorkItem> scratch_items_;
   std::vector<uint8_t> scratch_seen_;
 };
 
 EngineOptions ParseOptions(const Config& config);
+// The threads of a shared ThreadPool asked for as `asked`: 0 means NumCores(); std::invalid_argument outside
+// [0, kMaxThreads].
+int ThreadPoolSize(int64_t asked);
 // The CPUs this process may run on (its affinity mask), in increasing order.
 std::vector<int> UsableCpus();
 // How many CPUs this process can use: its affinity mask, capped by its cgroup's CPU quota (containers).

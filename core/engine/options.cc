@@ -138,4 +138,12 @@ EngineOptions ParseOptions(const Config& c) {
   return o;
 }
 
+int ThreadPoolSize(int64_t asked) {
+  if (asked < 0 || asked > kMaxThreads) {
+    throw std::invalid_argument("ThreadPool num_threads must be in [0, " + std::to_string(kMaxThreads) +
+                                "] (0 = automatic), got " + std::to_string(asked));
+  }
+  return asked == 0 ? NumCores() : static_cast<int>(asked);
+}
+
 }  // namespace pp

@@ -52,7 +52,7 @@ class Registry {
 };
 
 template <typename E>
-bool RegisterEnv(std::initializer_list<TaskDef> tasks) {
+bool RegisterEnv(const std::vector<TaskDef>& tasks) {
   EnvClass t;
   t.name = E::kName;
   t.keys = CommonConfigKeys();
@@ -78,6 +78,11 @@ bool RegisterEnv(std::initializer_list<TaskDef> tasks) {
   Registry::Get().AddType(std::move(t));
   for (const auto& task : tasks) Registry::Get().AddTask(E::kName, task);
   return true;
+}
+
+template <typename E>
+bool RegisterEnv(std::initializer_list<TaskDef> tasks) {
+  return RegisterEnv<E>(std::vector<TaskDef>(tasks));
 }
 
 }  // namespace pp

@@ -73,6 +73,8 @@ class WorkQueue {
     cv_.notify_all();
   }
 
+  bool Empty() const { return size_atomic_.load(std::memory_order_acquire) == 0; }
+
   bool TryPop(WorkItem* out) {
     if (size_atomic_.load(std::memory_order_acquire) == 0) return false;
     std::lock_guard<std::mutex> lk(mu_);

@@ -14,6 +14,7 @@ The focused cases live in parallel_pool/bench/suites/ and take their own options
     parallel-pool bench --case xla        # env.xla() in jitted loops vs Python loops
     parallel-pool bench --case adapters   # per-step cost of the framework adapters
     parallel-pool bench --case dmc        # DeepMind Control Suite: ParallelPool vs EnvPool vs dm_control
+    parallel-pool bench --case box2d      # LunarLander, BipedalWalker: vs EnvPool vs gymnasium AsyncVectorEnv
     parallel-pool bench --case vizdoom    # ViZDoom: ParallelPool vs EnvPool vs vizdoom's gymnasium wrapper
     parallel-pool bench --case minigrid   # MiniGrid/BabyAI: ParallelPool vs EnvPool vs minigrid in AsyncVectorEnv
     parallel-pool bench --case contention # async ParallelPool / EnvPool under competing load
@@ -46,6 +47,8 @@ CASES = {
     "dmc": "parallel_pool.bench.suites.dmc",
     "contention": "parallel_pool.bench.suites.contention",
     "python-envs": "parallel_pool.bench.suites.python_envs",
+    "box2d": "parallel_pool.bench.suites.box2d",
+    "shared-threads": "parallel_pool.bench.suites.shared_threads",
     "minigrid": "parallel_pool.bench.suites.minigrid",
 }
 

@@ -194,8 +194,64 @@ def _make_pool(case: dict, lib_name: str) -> Any:
     return lib.make(case["task"], env_type="gymnasium", num_envs=n, batch_size=b, num_threads=t, seed=0, **config)
 
 
+class PoolsAsync(Runner):
+    """Several async pools driven by one caller, in turn: one call = a recv() and a send() on each pool (a training
+    and an evaluation pool, several tasks). Their threads are private or one shared ThreadPool (the `pools` case
+    key)."""
+
+    def __init__(self, envs: list, actions: list[np.ndarray], batch_size: int, close: Callable[[], Any]):
+        self.envs, self.actions, self.steps_per_call, self._close = envs, actions, batch_size * len(envs), close
+
+    def start(self) -> None:
+        for env in self.envs:
+            env.async_reset()
+
+    def loop(self, n: int, ts: Any, offset: int = 0) -> None:
+        ends = [(env.recv, env.send) for env in self.envs]
+        acts, k, pc = self.actions, len(self.actions), time.perf_counter
+        ts[0] = pc()
+        for i in range(n):
+            a = acts[(offset + i) % k]
+            for recv, send in ends:
+                send(a, recv()[4]["env_id"])
+            ts[i + 1] = pc()
+
+    def close(self) -> None:
+        for env in self.envs:
+            env.close()
+        self._close()
+
+
+def _pools(case: dict) -> Runner:
+    """`pools`: {"count": k, "share": "shared" | "private"}: k async ParallelPool pools of the case's size, on one
+    ThreadPool(num_threads) or each on num_threads threads of its own."""
+    import parallel_pool
+
+    spec = case["pools"]
+    shared = spec["share"] == "shared"
+    tp = parallel_pool.ThreadPool(case["num_threads"]) if shared else None
+    task = TASKS.get(case["task"])
+    config = {**(task.config if task is not None else {}), **case.get("config", {})}
+    n, b = case["num_envs"], case["batch_size"]
+    envs = [
+        parallel_pool.make(
+            case["task"],
+            num_envs=n,
+            batch_size=b,
+            seed=i * n,
+            **({"thread_pool": tp} if shared else {"num_threads": case["num_threads"]}),
+            **config,
+        )
+        for i in range(int(spec["count"]))
+    ]
+    actions = random_actions(envs[0].single_action_space, b)
+    return PoolsAsync(envs, actions, b, (lambda: tp.close()) if tp is not None else (lambda: None))
+
+
 def _pool(case: dict) -> Runner:
     """ParallelPool or EnvPool (the same make() call, EnvPool's API)."""
+    if "pools" in case:
+        return _pools(case)
     env = _make_pool(case, case["runner"])
     n, b, call = case["num_envs"], case["batch_size"], case.get("call", "step")
     single = getattr(env, "single_action_space", None)

@@ -26,7 +26,8 @@ class CartPoleEnv : public Env {
   static constexpr const char* kName = kPhys2d ? "phys2d/CartPole" : "CartPole";
   static std::vector<ConfigKey> ConfigKeys() {
     return {{"max_episode_steps", int64_t{500}, "truncate after this many steps", {}},
-            {"reward_threshold", 475.0, "solved score", {}}};
+            {"reward_threshold", 475.0, "solved score", {}},
+            {"sutton_barto_reward", false, "reward 0 per step and -1 on termination (gymnasium's kwarg)", {}}};
   }
   static void DefineSpec(const Config&, SpecBuilder& b) {
     const double x = 2.4 * 2, th = 12 * 2 * M_PI / 360 * 2;
@@ -38,7 +39,8 @@ class CartPoleEnv : public Env {
     b.DiscreteAction(2);
   }
 
-  CartPoleEnv(const Config& c, int env_id, uint64_t seed) : Env(c, env_id, seed) {}
+  CartPoleEnv(const Config& c, int env_id, uint64_t seed)
+      : Env(c, env_id, seed), sutton_barto_(c.Get<bool>("sutton_barto_reward")) {}
 
   void Reset(Output& out) override {
     std::uniform_real_distribution<Real> u(-0.05, 0.05);
@@ -51,6 +53,12 @@ class CartPoleEnv : public Env {
     constexpr Real kGravity = 9.8, kMassPole = 0.1, kTotalMass = 1.0 + 0.1;
     constexpr Real kLength = 0.5, kPoleMassLength = kPhys2d ? 0.1 + 0.5 : 0.1 * 0.5, kForceMag = 10.0, kTau = 0.02;
     constexpr Real kFourThirds = 4.0 / 3.0;
+    constexpr Real kThetaThreshold = 12 * 2 * M_PI / 360, kXThreshold = 2.4;
+    auto outside = [&] {
+      return s_[0] < -kXThreshold || s_[0] > kXThreshold || s_[2] < -kThetaThreshold || s_[2] > kThetaThreshold;
+    };
+    // sutton_barto_reward: -1 where the episode ends; the functional env (phys2d) tests the state before the step
+    const bool was_outside = kPhys2d && outside();
     const Real force = action.Discrete() == 1 ? kForceMag : -kForceMag;
     const Real cos_t = std::cos(s_[2]), sin_t = std::sin(s_[2]);
     // Operation order follows gymnasium's step, so results agree to the last bit where libm does.
@@ -62,10 +70,8 @@ class CartPoleEnv : public Env {
     s_[1] += kTau * x_acc;
     s_[2] += kTau * s_[3];
     s_[3] += kTau * theta_acc;
-    constexpr Real kThetaThreshold = 12 * 2 * M_PI / 360, kXThreshold = 2.4;
-    const bool terminated =
-        s_[0] < -kXThreshold || s_[0] > kXThreshold || s_[2] < -kThetaThreshold || s_[2] > kThetaThreshold;
-    out.SetReward(1.0);
+    const bool terminated = outside();
+    out.SetReward(!sutton_barto_ ? 1.0 : (kPhys2d ? was_outside : terminated) ? -1.0 : 0.0);
     out.SetTerminated(terminated);
     Write(out);
   }
@@ -82,6 +88,7 @@ class CartPoleEnv : public Env {
     for (int i = 0; i < 4; ++i) o[i] = static_cast<float>(s_[i]);
   }
   Real s_[4] = {0, 0, 0, 0};
+  bool sutton_barto_;
 };
 
 }  // namespace pp::classic_control

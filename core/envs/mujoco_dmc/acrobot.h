@@ -11,8 +11,11 @@ namespace pp::mujoco_dmc {
 class AcrobotEnv : public DmcTask<AcrobotEnv> {
  public:
   static constexpr const char* kName = "DmcAcrobot";
-  static const std::vector<std::string>& Tasks() {
-    static const std::vector<std::string> t = {"swingup", "swingup_sparse"};
+  static const std::vector<DomainTask>& Tasks() {
+    static const std::vector<DomainTask> t = {
+        {"swingup", "AcrobotSwingup-v1"},
+        {"swingup_sparse", "AcrobotSwingupSparse-v1"},
+    };
     return t;
   }
   static std::vector<ConfigKey> ConfigKeys() {

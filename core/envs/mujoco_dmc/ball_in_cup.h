@@ -12,8 +12,10 @@ namespace pp::mujoco_dmc {
 class BallInCupEnv : public DmcTask<BallInCupEnv> {
  public:
   static constexpr const char* kName = "DmcBallInCup";
-  static const std::vector<std::string>& Tasks() {
-    static const std::vector<std::string> t = {"catch"};
+  static const std::vector<DomainTask>& Tasks() {
+    static const std::vector<DomainTask> t = {
+        {"catch", "BallInCupCatch-v1"},
+    };
     return t;
   }
   // control_timestep .02 s over the model's 2 ms timestep: 10 physics steps per env step.

@@ -14,9 +14,15 @@ namespace pp::mujoco_dmc {
 class CartpoleEnv : public DmcTask<CartpoleEnv> {
  public:
   static constexpr const char* kName = "DmcCartpole";
-  static const std::vector<std::string>& Tasks() {
-    static const std::vector<std::string> t = {"balance",        "balance_sparse", "swingup",
-                                               "swingup_sparse", "two_poles",      "three_poles"};
+  static const std::vector<DomainTask>& Tasks() {
+    static const std::vector<DomainTask> t = {
+        {"balance", "CartpoleBalance-v1"},
+        {"balance_sparse", "CartpoleBalanceSparse-v1"},
+        {"swingup", "CartpoleSwingup-v1"},
+        {"swingup_sparse", "CartpoleSwingupSparse-v1"},
+        {"two_poles", "CartpoleTwoPoles-v1", "dm_control:suite.cartpole.get_model_and_assets(num_poles=2)"},
+        {"three_poles", "CartpoleThreePoles-v1", "dm_control:suite.cartpole.get_model_and_assets(num_poles=3)"},
+    };
     return t;
   }
   static std::vector<ConfigKey> ConfigKeys() {

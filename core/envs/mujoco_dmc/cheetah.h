@@ -11,8 +11,10 @@ namespace pp::mujoco_dmc {
 class CheetahEnv : public DmcTask<CheetahEnv> {
  public:
   static constexpr const char* kName = "DmcCheetah";
-  static const std::vector<std::string>& Tasks() {
-    static const std::vector<std::string> t = {"run"};
+  static const std::vector<DomainTask>& Tasks() {
+    static const std::vector<DomainTask> t = {
+        {"run", "CheetahRun-v1"},
+    };
     return t;
   }
   // frame_skip 1: dm_control gives no control_timestep, so one env step is one 0.01 s physics step.

@@ -81,7 +81,9 @@ double Tolerance(double x, double lower, double upper, double margin, Sigmoid si
 }
 
 std::vector<ConfigKey> DomainKeys(const std::string& model_builder, int frame_skip,
-                                  const std::vector<std::string>& tasks) {
+                                  const std::vector<DomainTask>& tasks) {
+  std::vector<std::string> names;
+  for (const DomainTask& t : tasks) names.push_back(t.name);
   return {
       {"max_episode_steps", int64_t{1000}, "truncate episodes after this many steps (dm_control's time limit)", {}},
       {"xml_file",
@@ -90,13 +92,13 @@ std::vector<ConfigKey> DomainKeys(const std::string& model_builder, int frame_sk
        "of the installed dm_control called at make time (its XML and assets are cached on disk)",
        {}},
       {"frame_skip", int64_t{frame_skip}, "physics steps per env step (dm_control's n_sub_steps)", {}},
-      {"task_name", tasks.front(), "the dm_control task of this domain (each task id sets it)", tasks},
+      {"task_name", names.front(), "the dm_control task of this domain (each task id sets it)", names},
   };
 }
 
-int TaskIndex(const Config& c, const std::vector<std::string>& tasks) {
+int TaskIndex(const Config& c, const std::vector<DomainTask>& tasks) {
   const std::string name = c.Get<std::string>("task_name");
-  auto it = std::find(tasks.begin(), tasks.end(), name);
+  auto it = std::find_if(tasks.begin(), tasks.end(), [&](const DomainTask& t) { return t.name == name; });
   if (it == tasks.end()) throw std::invalid_argument("config key 'task_name': unknown task '" + name + "'");
   return static_cast<int>(it - tasks.begin());
 }

@@ -39,10 +39,10 @@
 #include <string>
 #include <vector>
 
-#include "core/envs/common/mujoco_model.h"
 #include "core/engine/env.h"
 #include "core/engine/registry.h"
 #include "core/engine/spec.h"
+#include "core/envs/common/mujoco_model.h"
 
 namespace pp::mujoco_dmc {
 
@@ -62,8 +62,17 @@ double Tolerance(double x, double lower, double upper, double margin = 0.0, Sigm
 // The keys of a domain: xml_file (the default model builder, see above), frame_skip (dm_control's n_sub_steps =
 // control_timestep / model timestep; EnvPool's default per domain), task_name (one of `tasks`; each task id
 // overrides it), and max_episode_steps (dm_control's time_limit / control_timestep: 1000 for every suite task).
+// One task of a domain, as the domain's Tasks() lists it: dm_control's task name, EnvPool's id for it, and the model
+// builder where the task edits the domain's model (empty: the domain's default builder). The family registers
+// exactly these ids (PP_REGISTER_DMC_DOMAIN), so a task and its id are written once, in the domain's header.
+struct DomainTask {
+  std::string name;
+  std::string id;
+  std::string model = {};
+};
+
 std::vector<ConfigKey> DomainKeys(const std::string& model_builder, int frame_skip,
-                                  const std::vector<std::string>& tasks);
+                                  const std::vector<DomainTask>& tasks);
 
 // One named observation array (float64): `name` in the front-ends' dicts ("obs:<name>" in the raw batch).
 struct ObsDef {
@@ -189,6 +198,21 @@ inline double Norm(const double* v, int n) {
 }
 
 // The task_name of a config, checked against the domain's tasks: its index in `tasks`.
-int TaskIndex(const Config& c, const std::vector<std::string>& tasks);
+int TaskIndex(const Config& c, const std::vector<DomainTask>& tasks);
+
+// Registers every task of domain E (E::Tasks()): its id, task_name and, where the task has one, its model builder.
+template <typename E>
+bool RegisterDomain() {
+  std::vector<TaskDef> defs;
+  for (const DomainTask& t : E::Tasks()) {
+    TaskDef d{t.id, {{"task_name", t.name}}};
+    if (!t.model.empty()) d.overrides["xml_file"] = t.model;
+    defs.push_back(std::move(d));
+  }
+  return RegisterEnv<E>(defs);
+}
 
 }  // namespace pp::mujoco_dmc
+
+#define PP_REGISTER_DMC_DOMAIN(EnvClass) \
+  static const bool PP_CONCAT(pp_registered_, __LINE__) = ::pp::mujoco_dmc::RegisterDomain<EnvClass>()

@@ -23,8 +23,14 @@ namespace pp::mujoco_dmc {
 class DogEnv : public DmcTask<DogEnv> {
  public:
   static constexpr const char* kName = "DmcDog";
-  static const std::vector<std::string>& Tasks() {
-    static const std::vector<std::string> t = {"stand", "walk", "trot", "run", "fetch"};
+  static const std::vector<DomainTask>& Tasks() {
+    static const std::vector<DomainTask> t = {
+        {"stand", "DogStand-v1", "dm_control:suite.dog.get_model_and_assets(floor_size=15)"},
+        {"walk", "DogWalk-v1", "dm_control:suite.dog.get_model_and_assets(floor_size=15)"},
+        {"trot", "DogTrot-v1", "dm_control:suite.dog.get_model_and_assets(floor_size=45)"},
+        {"run", "DogRun-v1", "dm_control:suite.dog.get_model_and_assets(floor_size=135)"},
+        {"fetch", "DogFetch-v1", "dm_control:suite.dog.get_model_and_assets(remove_ball=False)"},
+    };
     return t;
   }
   // control_timestep 0.015 s of 0.005 s physics steps; each task id selects its floor size / the ball

@@ -18,8 +18,12 @@ namespace pp::mujoco_dmc {
 class FingerEnv : public DmcTask<FingerEnv> {
  public:
   static constexpr const char* kName = "DmcFinger";
-  static const std::vector<std::string>& Tasks() {
-    static const std::vector<std::string> t = {"spin", "turn_easy", "turn_hard"};
+  static const std::vector<DomainTask>& Tasks() {
+    static const std::vector<DomainTask> t = {
+        {"spin", "FingerSpin-v1"},
+        {"turn_easy", "FingerTurnEasy-v1"},
+        {"turn_hard", "FingerTurnHard-v1"},
+    };
     return t;
   }
   // control_timestep .02 s over the model's 10 ms timestep: 2 physics steps per env step.

@@ -13,8 +13,11 @@ namespace pp::mujoco_dmc {
 class FishEnv : public DmcTask<FishEnv> {
  public:
   static constexpr const char* kName = "DmcFish";
-  static const std::vector<std::string>& Tasks() {
-    static const std::vector<std::string> t = {"upright", "swim"};
+  static const std::vector<DomainTask>& Tasks() {
+    static const std::vector<DomainTask> t = {
+        {"upright", "FishUpright-v1"},
+        {"swim", "FishSwim-v1"},
+    };
     return t;
   }
   // frame_skip 10: control_timestep 0.04 s of 0.004 s physics steps.

@@ -13,8 +13,11 @@ namespace pp::mujoco_dmc {
 class HopperEnv : public DmcTask<HopperEnv> {
  public:
   static constexpr const char* kName = "DmcHopper";
-  static const std::vector<std::string>& Tasks() {
-    static const std::vector<std::string> t = {"stand", "hop"};
+  static const std::vector<DomainTask>& Tasks() {
+    static const std::vector<DomainTask> t = {
+        {"stand", "HopperStand-v1"},
+        {"hop", "HopperHop-v1"},
+    };
     return t;
   }
   // frame_skip 4: control_timestep 0.02 s of 0.005 s physics steps.

@@ -40,9 +40,17 @@ class HumanoidEnv : public DmcTask<HumanoidEnv<Body>> {
 
  public:
   static constexpr const char* kName = Body::kName;
-  static const std::vector<std::string>& Tasks() {
-    static const std::vector<std::string> t = kCmu ? std::vector<std::string>{"stand", "walk", "run"}
-                                                   : std::vector<std::string>{"stand", "walk", "run", "run_pure_state"};
+  static const std::vector<DomainTask>& Tasks() {
+    static const std::vector<DomainTask> t = kCmu ? std::vector<DomainTask>{
+        {"stand", "HumanoidCMUStand-v1"},
+        {"walk", "HumanoidCMUWalk-v1"},
+        {"run", "HumanoidCMURun-v1"},
+    } : std::vector<DomainTask>{
+        {"stand", "HumanoidStand-v1"},
+        {"walk", "HumanoidWalk-v1"},
+        {"run", "HumanoidRun-v1"},
+        {"run_pure_state", "HumanoidRunPureState-v1"},
+    };
     return t;
   }
   static std::vector<ConfigKey> ConfigKeys() { return DomainKeys(Body::kBuilder, Body::kFrameSkip, Tasks()); }

@@ -18,8 +18,11 @@ namespace pp::mujoco_dmc {
 class LqrEnv : public DmcTask<LqrEnv> {
  public:
   static constexpr const char* kName = "DmcLqr";
-  static const std::vector<std::string>& Tasks() {
-    static const std::vector<std::string> t = {"lqr_2_1", "lqr_6_2"};
+  static const std::vector<DomainTask>& Tasks() {
+    static const std::vector<DomainTask> t = {
+        {"lqr_2_1", "LqrLqr21-v1", "dm_control:suite.lqr.get_model_and_assets(n_bodies=2, n_actuators=1, random=0)"},
+        {"lqr_6_2", "LqrLqr62-v1", "dm_control:suite.lqr.get_model_and_assets(n_bodies=6, n_actuators=2, random=0)"},
+    };
     return t;
   }
   // dm_control's default control_timestep: one 0.03 s physics step; each task id selects the chain's size

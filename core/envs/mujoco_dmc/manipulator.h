@@ -19,8 +19,15 @@ namespace pp::mujoco_dmc {
 class ManipulatorEnv : public DmcTask<ManipulatorEnv> {
  public:
   static constexpr const char* kName = "DmcManipulator";
-  static const std::vector<std::string>& Tasks() {
-    static const std::vector<std::string> t = {"bring_ball", "bring_peg", "insert_ball", "insert_peg"};
+  static const std::vector<DomainTask>& Tasks() {
+    static const std::vector<DomainTask> t = {
+        {"bring_ball", "ManipulatorBringBall-v1",
+         "dm_control:suite.manipulator.make_model(use_peg=False, insert=False)"},
+        {"bring_peg", "ManipulatorBringPeg-v1", "dm_control:suite.manipulator.make_model(use_peg=True, insert=False)"},
+        {"insert_ball", "ManipulatorInsertBall-v1",
+         "dm_control:suite.manipulator.make_model(use_peg=False, insert=True)"},
+        {"insert_peg", "ManipulatorInsertPeg-v1", "dm_control:suite.manipulator.make_model(use_peg=True, insert=True)"},
+    };
     return t;
   }
   // control_timestep 0.01 s of 0.001 s physics steps; each task id selects its model builder's arguments

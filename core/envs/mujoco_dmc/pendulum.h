@@ -12,8 +12,10 @@ namespace pp::mujoco_dmc {
 class PendulumEnv : public DmcTask<PendulumEnv> {
  public:
   static constexpr const char* kName = "DmcPendulum";
-  static const std::vector<std::string>& Tasks() {
-    static const std::vector<std::string> t = {"swingup"};
+  static const std::vector<DomainTask>& Tasks() {
+    static const std::vector<DomainTask> t = {
+        {"swingup", "PendulumSwingup-v1"},
+    };
     return t;
   }
   static std::vector<ConfigKey> ConfigKeys() {

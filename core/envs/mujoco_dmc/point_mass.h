@@ -15,8 +15,11 @@ namespace pp::mujoco_dmc {
 class PointMassEnv : public DmcTask<PointMassEnv> {
  public:
   static constexpr const char* kName = "DmcPointMass";
-  static const std::vector<std::string>& Tasks() {
-    static const std::vector<std::string> t = {"easy", "hard"};
+  static const std::vector<DomainTask>& Tasks() {
+    static const std::vector<DomainTask> t = {
+        {"easy", "PointMassEasy-v1"},
+        {"hard", "PointMassHard-v1"},
+    };
     return t;
   }
   static std::vector<ConfigKey> ConfigKeys() {

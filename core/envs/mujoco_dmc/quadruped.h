@@ -62,8 +62,14 @@ inline std::vector<double> CubicZoomMatrix(int in, int out) {
 class QuadrupedEnv : public DmcTask<QuadrupedEnv> {
  public:
   static constexpr const char* kName = "DmcQuadruped";
-  static const std::vector<std::string>& Tasks() {
-    static const std::vector<std::string> t = {"walk", "run", "escape", "fetch"};
+  static const std::vector<DomainTask>& Tasks() {
+    static const std::vector<DomainTask> t = {
+        {"walk", "QuadrupedWalk-v1", "dm_control:suite.quadruped.make_model(floor_size=10)"},
+        {"run", "QuadrupedRun-v1", "dm_control:suite.quadruped.make_model(floor_size=100)"},
+        {"escape", "QuadrupedEscape-v1",
+         "dm_control:suite.quadruped.make_model(floor_size=40, terrain=True, rangefinders=True)"},
+        {"fetch", "QuadrupedFetch-v1", "dm_control:suite.quadruped.make_model(walls_and_ball=True)"},
+    };
     return t;
   }
   // control_timestep 0.02 s of 0.005 s physics steps; each task id selects its model builder's arguments

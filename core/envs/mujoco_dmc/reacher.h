@@ -14,8 +14,11 @@ namespace pp::mujoco_dmc {
 class ReacherEnv : public DmcTask<ReacherEnv> {
  public:
   static constexpr const char* kName = "DmcReacher";
-  static const std::vector<std::string>& Tasks() {
-    static const std::vector<std::string> t = {"easy", "hard"};
+  static const std::vector<DomainTask>& Tasks() {
+    static const std::vector<DomainTask> t = {
+        {"easy", "ReacherEasy-v1"},
+        {"hard", "ReacherHard-v1"},
+    };
     return t;
   }
   static std::vector<ConfigKey> ConfigKeys() {

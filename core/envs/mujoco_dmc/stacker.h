@@ -19,8 +19,11 @@ namespace pp::mujoco_dmc {
 class StackerEnv : public DmcTask<StackerEnv> {
  public:
   static constexpr const char* kName = "DmcStacker";
-  static const std::vector<std::string>& Tasks() {
-    static const std::vector<std::string> t = {"stack_2", "stack_4"};
+  static const std::vector<DomainTask>& Tasks() {
+    static const std::vector<DomainTask> t = {
+        {"stack_2", "StackerStack2-v1", "dm_control:suite.stacker.make_model(n_boxes=2)"},
+        {"stack_4", "StackerStack4-v1", "dm_control:suite.stacker.make_model(n_boxes=4)"},
+    };
     return t;
   }
   // control_timestep 0.01 s of 0.001 s physics steps; each task id selects its model builder's n_boxes

@@ -14,8 +14,11 @@ namespace pp::mujoco_dmc {
 class SwimmerEnv : public DmcTask<SwimmerEnv> {
  public:
   static constexpr const char* kName = "DmcSwimmer";
-  static const std::vector<std::string>& Tasks() {
-    static const std::vector<std::string> t = {"swimmer6", "swimmer15"};
+  static const std::vector<DomainTask>& Tasks() {
+    static const std::vector<DomainTask> t = {
+        {"swimmer6", "SwimmerSwimmer6-v1"},
+        {"swimmer15", "SwimmerSwimmer15-v1", "dm_control:suite.swimmer.get_model_and_assets(n_joints=15)"},
+    };
     return t;
   }
   // frame_skip 15: control_timestep 0.03 s of 0.002 s physics steps.

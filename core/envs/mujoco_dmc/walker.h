@@ -11,8 +11,12 @@ namespace pp::mujoco_dmc {
 class WalkerEnv : public DmcTask<WalkerEnv> {
  public:
   static constexpr const char* kName = "DmcWalker";
-  static const std::vector<std::string>& Tasks() {
-    static const std::vector<std::string> t = {"stand", "walk", "run"};
+  static const std::vector<DomainTask>& Tasks() {
+    static const std::vector<DomainTask> t = {
+        {"stand", "WalkerStand-v1"},
+        {"walk", "WalkerWalk-v1"},
+        {"run", "WalkerRun-v1"},
+    };
     return t;
   }
   // frame_skip 10: control_timestep 0.025 s of 0.0025 s physics steps.

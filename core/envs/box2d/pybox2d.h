@@ -1,0 +1,15 @@
+// What pybox2d adds to Box2D's C++ API, where it changes the physics gymnasium gets.
+#pragma once
+
+#include <Box2D/Box2D.h>
+
+namespace pp::box2d {
+
+// pybox2d's revoluteJointDef(bodyA=..., bodyB=...) sets referenceAngle = bodyB.angle - bodyA.angle (Python
+// doubles from the two float32 angles, stored back as float32) unless referenceAngle is given; Box2D's C++
+// default is 0.
+inline float32 PyboxReferenceAngle(const b2Body* a, const b2Body* b) {
+  return static_cast<float32>(static_cast<double>(b->GetAngle()) - static_cast<double>(a->GetAngle()));
+}
+
+}  // namespace pp::box2d

@@ -1,0 +1,375 @@
+"""What the two headline PPO scripts (ppo_continuous.py, ppo_atari.py) share because it is really the same: the env
+backend behind one switch, the rollout of rows in arrival order with its GAE, the PPO update, the run log, checkpoints.
+
+Every backend is driven through the same two calls, EnvPool's async pattern: ``recv()`` hands back a batch of rows
+(observation, the reward/terminated/truncated of that env's previous action, env ids) and ``send(action, env_ids)``
+acts on exactly those envs. A sync backend is the special case where each batch is every env in order (``send``
+keeps the actions, the next ``recv`` steps them), so one rollout and one GAE serve all four backends and the
+algorithm cannot differ between them. All backends use next-step autoreset (EnvPool's, gymnasium's default): the
+row after an episode end holds the true final observation, its action is ignored and the following row is the reset.
+Such a "dead" row is never trained on; its value is what a truncated episode bootstraps from.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psutil
+import torch
+
+BACKENDS = ("pp", "pp-async", "envpool", "gymnasium")
+
+
+# ---- env backends ------------------------------------------------------------------------------------------------
+class Envs:
+    """One backend behind recv/send. ``env_seconds`` accumulates the wall time spent inside the backend's calls."""
+
+    def __init__(self, env: Any, num_envs: int, batch_size: int, sync: bool, reset_seed: int | None):
+        self.env = env
+        self.num_envs = num_envs
+        self.batch_size = batch_size
+        self.sync = sync
+        self.single_observation_space = (
+            env.single_observation_space if hasattr(env, "single_observation_space") else None
+        )
+        self.single_action_space = env.single_action_space if hasattr(env, "single_action_space") else None
+        self.env_seconds = 0.0
+        self._reset_seed = reset_seed
+        self._action: np.ndarray | None = None
+        self._first: tuple | None = None
+        self._all = np.arange(num_envs, dtype=np.int32)
+
+    def start(self) -> None:
+        """Reset every env; the first recv()s return the reset observations (reward 0)."""
+        t = time.perf_counter()
+        if self.sync:
+            kw = {} if self._reset_seed is None else {"seed": self._reset_seed}
+            obs, _ = self.env.reset(**kw)
+            zeros = np.zeros(self.num_envs, dtype=bool)
+            self._first = (obs, np.zeros(self.num_envs), zeros, zeros, self._all)
+        else:
+            self.env.async_reset()
+        self.env_seconds += time.perf_counter() - t
+
+    def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        t = time.perf_counter()
+        if self._first is not None:
+            out, self._first = self._first, None
+        elif self.sync:
+            obs, reward, term, trunc, _ = self.env.step(self._action)
+            out = (obs, reward, term, trunc, self._all)
+        else:
+            obs, reward, term, trunc, info = self.env.recv()
+            out = (obs, reward, term, trunc, np.asarray(info["env_id"], dtype=np.int32))
+        self.env_seconds += time.perf_counter() - t
+        return out
+
+    def send(self, action: np.ndarray, env_ids: np.ndarray) -> None:
+        t = time.perf_counter()
+        if self.sync:
+            self._action = action  # rows came in env order: the next recv() steps them
+        else:
+            self.env.send(action, env_ids)
+        self.env_seconds += time.perf_counter() - t
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def make_envs(backend: str, task_id: str, num_envs: int, seed: int, batch_size: int = 0) -> Envs:
+    """`task_id` (our id, which is EnvPool's) on `backend`. Env i is seeded from (seed, i) by every backend
+    (ParallelPool and EnvPool from the pool's seed, gymnasium by reset(seed=seed): seed + i). ``batch_size`` is used
+    by pp-async only (0: num_envs // 2, EnvPool's async examples' ratio)."""
+    if backend == "pp":
+        import parallel_pool
+
+        return Envs(parallel_pool.make(task_id, num_envs=num_envs, seed=seed), num_envs, num_envs, True, None)
+    if backend == "pp-async":
+        import parallel_pool
+
+        b = batch_size or max(1, num_envs // 2)
+        if not 0 < b < num_envs:
+            raise ValueError(f"pp-async needs 0 < batch_size < num_envs, got batch_size={b}, num_envs={num_envs}")
+        return Envs(parallel_pool.make(task_id, num_envs=num_envs, batch_size=b, seed=seed), num_envs, b, False, None)
+    if backend == "envpool":
+        import envpool
+
+        return Envs(envpool.make_gymnasium(task_id, num_envs=num_envs, seed=seed), num_envs, num_envs, True, None)
+    if backend == "gymnasium":
+        from gymnasium.vector import AsyncVectorEnv
+
+        from parallel_pool.bench import peers
+
+        peer, why = peers.gymnasium_peer(task_id)
+        if peer is None:
+            raise ValueError(f"no gymnasium equivalent of {task_id}: {why}")
+        env = AsyncVectorEnv([functools.partial(peers.make_env, peer) for _ in range(num_envs)])
+        return Envs(env, num_envs, num_envs, True, seed)
+    raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+
+
+# ---- the rollout: rows in arrival order -------------------------------------------------------------------------
+class Rollout:
+    """Rows (observation, action, log-prob, value) in the order the backend handed them out. A row's outcome (reward,
+    terminated, truncated) arrives with the next row of the same env, its successor. Rows whose outcome has not
+    arrived when a rollout ends move to the front of the next one. Also counts the real episodes (raw rewards)."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        rows: int,
+        obs_shape: tuple,
+        obs_dtype: torch.dtype,
+        act_shape: tuple,
+        act_dtype: torch.dtype,
+    ):
+        size = num_envs + rows  # carried rows (at most one per env) + this rollout's rows
+        self.obs = torch.zeros((size, *obs_shape), dtype=obs_dtype)
+        self.act = torch.zeros((size, *act_shape), dtype=act_dtype)
+        self.logp, self.value, self.reward = torch.zeros(size), torch.zeros(size), torch.zeros(size)
+        self.term = torch.zeros(size, dtype=torch.bool)
+        self.trunc = torch.zeros(size, dtype=torch.bool)
+        self.dead = np.zeros(size, dtype=bool)  # the row after an episode end: its action is ignored by the env
+        self.succ = np.full(size, -1, dtype=np.int64)  # the same env's next row (-1: outcome not arrived)
+        self.pending = np.full(num_envs, -1, dtype=np.int64)  # each env's row still waiting for its outcome
+        self.groups: list[np.ndarray] = []  # one per recv: at most one row per env, successors in later groups
+        self.n = 0
+        self.ep_return = np.zeros(num_envs)
+        self.ep_length = np.zeros(num_envs, dtype=np.int64)
+
+    def begin(self) -> None:
+        """Start a rollout: the rows still waiting for their outcome move to the front."""
+        envs = np.flatnonzero(self.pending >= 0)
+        src = torch.as_tensor(self.pending[envs])
+        m = len(envs)
+        for buf in (self.obs, self.act, self.logp, self.value):
+            buf[:m] = buf[src].clone()
+        self.dead[:m] = self.dead[self.pending[envs]]
+        self.succ[:] = -1
+        self.pending[envs] = np.arange(m)
+        self.groups = [np.arange(m)] if m else []
+        self.n = m
+
+    def add(
+        self,
+        obs: torch.Tensor,
+        raw_reward: np.ndarray,
+        reward: np.ndarray,
+        term: np.ndarray,
+        trunc: np.ndarray,
+        ids: np.ndarray,
+        action: torch.Tensor,
+        logp: torch.Tensor,
+        value: torch.Tensor,
+    ) -> tuple[list, list]:
+        """One batch from recv() and the actions sent for it. `reward` is what the learner sees, `raw_reward` the
+        game's (episode returns). Returns (returns, lengths) of the episodes that ended in this batch."""
+        prev = self.pending[ids]
+        has = prev >= 0
+        p = prev[has]
+        real = has.copy()
+        real[has] = ~self.dead[p]  # the outcome of a real step (not of the reset after an episode end)
+        self.reward[p] = torch.as_tensor(reward[has], dtype=torch.float32)
+        self.term[p] = torch.as_tensor(term[has])
+        self.trunc[p] = torch.as_tensor(trunc[has])
+        rows = np.arange(self.n, self.n + len(ids))
+        self.obs[rows] = obs
+        self.act[rows], self.logp[rows], self.value[rows] = action, logp, value
+        self.dead[rows] = real & (term | trunc)
+        self.succ[p] = rows[has]
+        self.pending[ids] = rows
+        self.groups.append(rows)
+        self.n += len(ids)
+        # episode statistics from the real steps
+        envs = ids[real]
+        self.ep_return[envs] += raw_reward[real]
+        self.ep_length[envs] += 1
+        ended = ids[real & (term | trunc)]
+        returns, lengths = self.ep_return[ended].tolist(), self.ep_length[ended].tolist()
+        self.ep_return[ended], self.ep_length[ended] = 0, 0
+        return returns, lengths
+
+    def advantages(self, gamma: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
+        """(the rows to train on, their GAE advantages). GAE follows each env's chain of rows, newest group first
+        (a group holds at most one row per env and successors lie in later groups, so each group is one vectorised
+        step). Terminated: no bootstrap; truncated: bootstrap with the value of the successor (the dead row holding
+        the final observation); either way the recursion stops there."""
+        adv = torch.zeros(self.n)
+        with torch.no_grad():
+            for rows in reversed(self.groups):
+                rows = rows[self.succ[rows] >= 0]
+                if len(rows) == 0:
+                    continue
+                nxt, r = torch.as_tensor(self.succ[rows]), torch.as_tensor(rows)
+                next_value = self.value[nxt] * (~self.term[r])
+                delta = self.reward[r] + gamma * next_value - self.value[r]
+                adv[r] = delta + gamma * lam * (~(self.term[r] | self.trunc[r])) * adv[nxt]
+        train = np.flatnonzero((self.succ[: self.n] >= 0) & ~self.dead[: self.n])
+        idx = torch.as_tensor(train)
+        return idx, adv[idx]
+
+
+# ---- the PPO update (CleanRL's, the same for both scripts) -------------------------------------------------------
+def ppo_update(agent: Any, optimizer: torch.optim.Optimizer, ro: Rollout, args: Any, device: torch.device) -> dict:
+    """update_epochs passes of clipped PPO over the rollout's trainable rows in num_minibatches shuffled minibatches.
+    `agent.get_action_and_value(obs, action)` -> (action, log-prob, entropy, value). Returns the last minibatch's
+    losses, the last approx KL and the mean clip fraction."""
+    idx, b_adv = ro.advantages(args.gamma, args.gae_lambda)
+    b_obs, b_act = ro.obs[idx].to(device), ro.act[idx].to(device)
+    b_logp, b_val = ro.logp[idx].to(device), ro.value[idx].to(device)
+    b_adv = b_adv.to(device)
+    b_ret = b_adv + b_val
+    size = len(idx)
+    mb_size = max(1, size // args.num_minibatches)
+    clipfracs = []
+    for _ in range(args.update_epochs):
+        perm = torch.randperm(size, device=device)
+        for s in range(0, size, mb_size):
+            mb = perm[s : s + mb_size]
+            _, newlogp, entropy, newvalue = agent.get_action_and_value(b_obs[mb], b_act[mb])
+            logratio = newlogp - b_logp[mb]
+            ratio = logratio.exp()
+            with torch.no_grad():
+                approx_kl = ((ratio - 1) - logratio).mean()
+                clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+            mb_adv = b_adv[mb]
+            if args.norm_adv and len(mb) > 1:
+                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+            pg_loss = torch.max(
+                -mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
+            ).mean()
+            if args.clip_vloss:
+                v_clipped = b_val[mb] + torch.clamp(newvalue - b_val[mb], -args.clip_coef, args.clip_coef)
+                v_loss = 0.5 * torch.max((newvalue - b_ret[mb]) ** 2, (v_clipped - b_ret[mb]) ** 2).mean()
+            else:
+                v_loss = 0.5 * ((newvalue - b_ret[mb]) ** 2).mean()
+            ent = entropy.mean()
+            loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+            optimizer.step()
+    return {
+        "pg_loss": pg_loss.item(),
+        "v_loss": v_loss.item(),
+        "entropy": ent.item(),
+        "approx_kl": approx_kl.item(),
+        "clipfrac": float(np.mean(clipfracs)),
+    }
+
+
+# ---- run log --------------------------------------------------------------------------------------------------------
+def machine() -> dict:
+    """This process's RSS, the RSS of its child processes (gymnasium's workers), in MiB, and the machine's 1-minute
+    load average (how shared the cores were)."""
+    me = psutil.Process()
+    children = 0
+    for c in me.children(recursive=True):
+        try:
+            children += c.memory_info().rss
+        except psutil.Error:
+            pass
+    return {
+        "rss_mb": round(me.memory_info().rss / 2**20, 1),
+        "rss_children_mb": round(children / 2**20, 1),
+        "load1": os.getloadavg()[0],
+    }
+
+
+def _git_commit() -> str | None:
+    """The checkout's commit (with "+dirty" when the scripts differ from it), None outside a git checkout."""
+    here = Path(__file__).parent
+    run = functools.partial(subprocess.run, cwd=here, capture_output=True, text=True, timeout=10)
+    try:
+        head, dirty = run(["git", "rev-parse", "HEAD"]), run(["git", "status", "--porcelain", "."])
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+class RunLog:
+    """A JSONL run log, one object per line, flushed per line (a run cut off keeps every update it finished):
+    a "start" line (the command, arguments, versions, machine), one "update" line per PPO update, an "end" line.
+    A resumed run appends to the same file (its "start" line says resumed)."""
+
+    def __init__(self, path: str | None, args: Any, backend: str, task_id: str, resumed: bool):
+        self.file = None
+        if path:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self.file = open(path, "a")  # noqa: SIM115  (open for the whole run)
+        self.write(
+            kind="start",
+            task=task_id,
+            backend=backend,
+            seed=args.seed,
+            resumed=resumed,
+            command=" ".join([Path(sys.executable).name, *sys.argv]),
+            commit=_git_commit(),
+            args=vars(args),
+            torch=torch.__version__,
+            device=args.device,
+            cpus=os.cpu_count(),
+            loadavg=os.getloadavg(),
+            host=platform.node(),
+            time=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        )
+
+    def write(self, **record: Any) -> None:
+        if self.file is not None:
+            self.file.write(json.dumps(record) + "\n")
+            self.file.flush()
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
+def read_log(path: str | Path) -> list[dict]:
+    """The records of a run log (a line cut short by a killed run is dropped)."""
+    records = []
+    for line in Path(path).read_text().splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return records
+
+
+# ---- checkpoints --------------------------------------------------------------------------------------------------
+def save_checkpoint(path: str, **state: Any) -> None:
+    """Write atomically (a run killed while saving keeps the previous checkpoint)."""
+    tmp = f"{path}.tmp"
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+def load_checkpoint(path: str) -> dict | None:
+    return torch.load(path, weights_only=False) if path and os.path.exists(path) else None
+
+
+def check_args(args: Any) -> None:
+    """The run-shape arguments both scripts share, checked before anything starts."""
+    for name in ("num_envs", "num_steps", "total_timesteps", "num_minibatches", "update_epochs", "checkpoint_every"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if args.time_budget < 0 or args.batch_size < 0:
+        raise ValueError("--time-budget and --batch-size must be >= 0 (0: no budget / the default batch)")
+    if args.backend not in BACKENDS:
+        raise ValueError(f"unknown backend {args.backend!r}; choose one of {', '.join(BACKENDS)}")
+
+
+def pick_device(name: str) -> torch.device:
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"--device {name}: this torch ({torch.__version__}) sees no CUDA device")
+    return torch.device(name)
