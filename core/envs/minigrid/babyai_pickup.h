@@ -49,7 +49,7 @@ class BabyAIPickupDistEnv : public BabyAILevel {
     PlaceAgentInRoom(0, 0);
     const Obj& o = objs[RandInt(0, static_cast<int64_t>(objs.size()))].obj;
     const int select_by = RandInt(0, 3);  // _rand_elem(["type", "color", "both"])
-    const uint8_t type = select_by == 1 ? kNone : o.type;
+    const uint8_t type = select_by == 1 ? uint8_t{kNone} : o.type;
     const int color = select_by == 0 ? -1 : o.color;
     root_ = Action(kPickupInstr, Desc(type, color), debug_);
     return true;
