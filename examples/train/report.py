@@ -1,6 +1,6 @@
 """Plots and a table from the JSONL run logs of ppo_continuous.py / ppo_atari.py, and nothing else.
 
-    python examples/train/report.py docs/training --score HalfCheetah-v5=1000 --doc docs/training.md
+    python examples/train/report.py docs/training --score HalfCheetah-v5=500 --doc docs/training.md
 
 Reads every *.jsonl under the folder (a file is one run; a resumed run appends its segments to it), and writes into
 the folder (or --out):
