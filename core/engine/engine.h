@@ -184,10 +184,10 @@ class Engine {
   size_t EntryBytes(int entry, const Slot& s) const;
   void PrepareRows(int env_id, Slot& s, const Rows& rows);
   void PointOutputs(Slot& s, const Rows& rows);  // s.out at these rows
-  // batched stepping (the type's StepBatch): an item whose envs all step goes through StepRun, whole or (async) in
-  // pieces that each fill consecutive rows of one batch
-  bool Batchable(const WorkItem& item) const;
+  // batched stepping (the type's StepBatch): each stretch of an item's stepping envs goes through StepRun, whole or
+  // (async) in pieces that each fill consecutive rows of one batch; resets go through RunTask
   void ExecuteBatched(const WorkItem& item);
+  void StepStretch(const int* env_ids, int n, Batch* ordered, int pos);
   void StepRun(const int* env_ids, int n, Batch* b, int row);
   void PresetResults(Slot& s);
   std::string RunEnv(Slot& s, const Rows& rows);  // "" or the env's error; never throws

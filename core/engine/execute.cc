@@ -194,15 +194,6 @@ Batch* Engine::RunTask(int env_id, Batch* ordered, int pos) {
   return b;
 }
 
-bool Engine::Batchable(const WorkItem& it) const {
-  if (step_batch_ == nullptr || it.count < 2) return false;
-  for (int i = 0; i < it.count; ++i) {
-    const Slot& s = slots_[it.env_ids[i]];
-    if (s.reset || s.done) return false;  // resets go one at a time (a pending SetConfig applies only at a reset)
-  }
-  return true;
-}
-
 void Engine::StepRun(const int* env_ids, int n, Batch* b, int row) {
   // What RunTask does per env, for n stepping envs whose rows are row..row+n-1 of b's block (single player:
   // player rows are env rows): the run's bookkeeping as whole-array writes, one StepBatch call, then the per-env
@@ -259,22 +250,43 @@ void Engine::StepRun(const int* env_ids, int n, Batch* b, int row) {
 }
 
 void Engine::ExecuteBatched(const WorkItem& it) {
-  batched_steps_.fetch_add(it.count, std::memory_order_relaxed);
-  if (it.batch != nullptr) {  // sync: Execute marks the rows done
-    StepRun(it.env_ids, it.count, it.batch, it.pos);
+  // each stretch of stepping envs in one StepBatch call; a reset (sent, or autoreset after an episode's end) one at a
+  // time through RunTask (a pending SetConfig applies only at a reset)
+  auto steps = [&](int i) {
+    const Slot& s = slots_[it.env_ids[i]];
+    return !s.reset && !s.done;
+  };
+  for (int i = 0; i < it.count;) {
+    if (!steps(i)) {
+      Batch* b = RunTask(it.env_ids[i], it.batch, it.pos + i);
+      if (it.batch == nullptr) MarkDone(b, 1);
+      ++i;
+      continue;
+    }
+    int j = i + 1;
+    while (j < it.count && steps(j)) ++j;
+    StepStretch(it.env_ids + i, j - i, it.batch, it.pos + i);
+    i = j;
+  }
+}
+
+void Engine::StepStretch(const int* env_ids, int n, Batch* ordered, int pos) {
+  batched_steps_.fetch_add(n, std::memory_order_relaxed);
+  if (ordered != nullptr) {  // sync: Execute marks the rows done
+    StepRun(env_ids, n, ordered, pos);
     return;
   }
-  // async: claim the run's rows of the batch ring now (rows are claimed in completion order; these complete
+  // async: claim the stretch's rows of the batch ring now (rows are claimed in completion order; these complete
   // together), in pieces that each lie in one batch
-  const int64_t first = complete_seq_.fetch_add(it.count, std::memory_order_acq_rel);
-  for (int done = 0; done < it.count;) {
+  const int64_t first = complete_seq_.fetch_add(n, std::memory_order_acq_rel);
+  for (int done = 0; done < n;) {
     const int64_t seq = first + done;
     Batch* b = ring_[static_cast<size_t>((seq / opts_.batch_size) % static_cast<int64_t>(ring_.size()))].get();
     const int row = static_cast<int>(seq % opts_.batch_size);
-    const int n = std::min(it.count - done, opts_.batch_size - row);
-    StepRun(it.env_ids + done, n, b, row);
-    MarkDone(b, n);
-    done += n;
+    const int piece = std::min(n - done, opts_.batch_size - row);
+    StepRun(env_ids + done, piece, b, row);
+    MarkDone(b, piece);
+    done += piece;
   }
 }
 
@@ -290,7 +302,7 @@ void Engine::Execute(const WorkItem& it) {
   const bool timed = costly || it.count > 1 || ((++sample) & 15) == 0;
   const ItemClock t0 = !timed ? ItemClock{} : costly ? ItemClock::Now() : ItemClock{WallNs(), 0, 0};
 
-  if (Batchable(it)) {
+  if (step_batch_ != nullptr) {
     ExecuteBatched(it);
   } else {
     for (int i = 0; i < it.count; ++i) {
