@@ -106,6 +106,36 @@ struct BatchRows {
   }
 };
 
+// Row i of a BatchRows under Output's and ActionView's names (obs array 0, action array 0, player 0), so that an
+// env's step written once as `template <class A, class O> void StepTo(const A& action, O& out)` serves both its
+// Step (ActionView, Output) and its StepBatch (StepEach).
+struct BatchRow {
+  const BatchRows* rows;
+  int i;
+  int Discrete(int = 0) const { return rows->Discrete(i); }
+  template <typename T>
+  const T* Get(int = 0, int = 0) const {
+    return reinterpret_cast<const T*>(rows->action[i]);
+  }
+  template <typename T>
+  T* Obs(int = 0, int = 0) const {
+    return rows->Obs<T>(i);
+  }
+  void SetReward(double r, int = 0) const { rows->SetReward(i, r); }
+  void SetTerminated(bool t) const { rows->terminated[i] = t; }
+};
+
+class Env;
+
+// StepBatch for an env class E with a public StepTo (see BatchRow): each env's StepTo on its row.
+template <class E>
+void StepEach(Env* const* envs, int n, const BatchRows& rows) noexcept {
+  for (int i = 0; i < n; ++i) {
+    const BatchRow row{&rows, i};
+    static_cast<E*>(envs[i])->StepTo(row, row);
+  }
+}
+
 // Base class of every environment. One instance per env_id, only ever touched by one thread at a time.
 // Rules: draw randomness only from gen_ (seeded by the pool), keep no global state, never call Python.
 class Env {
