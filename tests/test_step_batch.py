@@ -10,7 +10,15 @@ import parallel_pool as pp
 
 MODES = ["next_step", "same_step", "disabled"]
 # every type that declares StepBatch (MountainCar rarely ends an episode by itself: max_episode_steps does)
-TASKS = ["CartPole-v1", "phys2d/CartPole-v1", "MountainCar-v0", "NChain-v0", "FrozenLake-v1", "FrozenLake8x8-v1", "Taxi-v3"]
+TASKS = [
+    "CartPole-v1",
+    "phys2d/CartPole-v1",
+    "MountainCar-v0",
+    "NChain-v0",
+    "FrozenLake-v1",
+    "FrozenLake8x8-v1",
+    "Taxi-v3",
+]
 
 
 def make(monkeypatch, batched, task, **kw):

@@ -191,7 +191,8 @@ Engine::Engine(const EnvClass& type, const Config& config, std::vector<Config> e
       s.staging.assign(soff + 16, 0);
     }
   }
-  // StepBatch writes one obs array and no info and reads one action array; PARALLEL_POOL_STEP_BATCH=0 turns it off (the tests compare both)
+  // StepBatch writes one obs array and no info and reads one action array; PARALLEL_POOL_STEP_BATCH=0 turns it
+  // off (the tests compare both)
   const char* batch_env = std::getenv("PARALLEL_POOL_STEP_BATCH");
   const bool batch_off = batch_env != nullptr && std::string(batch_env) == "0";
   if (!batch_off && max_players_ == 1 && layout_.num_obs == 1 && layout_.num_info == 0 && spec_.action.size() == 1) {

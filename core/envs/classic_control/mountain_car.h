@@ -42,7 +42,9 @@ class MountainCarEnv : public Env {
   }
 
   void Step(const ActionView& action, Output& out) override { StepTo(action, out); }
-  static void StepBatch(Env* const* envs, int n, const BatchRows& rows) noexcept { StepEach<MountainCarEnv>(envs, n, rows); }
+  static void StepBatch(Env* const* envs, int n, const BatchRows& rows) noexcept {
+    StepEach<MountainCarEnv>(envs, n, rows);
+  }
   // Step's body for Step and StepBatch alike (ActionView/Output or BatchRow); never throws
   template <class A, class O>
   void StepTo(const A& action, O& out) {

@@ -54,7 +54,9 @@ class FrozenLakeEnv : public Env {
   }
 
   void Step(const ActionView& action, Output& out) override { StepTo(action, out); }
-  static void StepBatch(Env* const* envs, int n, const BatchRows& rows) noexcept { StepEach<FrozenLakeEnv>(envs, n, rows); }
+  static void StepBatch(Env* const* envs, int n, const BatchRows& rows) noexcept {
+    StepEach<FrozenLakeEnv>(envs, n, rows);
+  }
   // Step's body for Step and StepBatch alike (ActionView/Output or BatchRow); never throws
   template <class A, class O>
   void StepTo(const A& action, O& out) {
@@ -100,7 +102,9 @@ class FrozenLakeEnv : public Env {
     return u < fail ? -1 : (u < fail + success_ ? 0 : 1);
   }
   template <class O>
-  void Write(O& out) { *out.template Obs<int32_t>(0) = row_ * size_ + col_; }
+  void Write(O& out) {
+    *out.template Obs<int32_t>(0) = row_ * size_ + col_;
+  }
 
   static constexpr const char* kMap4[] = {"SFFF", "FHFH", "FFFH", "HFFG"};
   static constexpr const char* kMap8[] = {"SFFFFFFF", "FFFFFFFF", "FFFHFFFF", "FFFFFHFF",

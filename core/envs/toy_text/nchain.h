@@ -57,7 +57,9 @@ class NChainEnv : public Env {
 
  private:
   template <class O>
-  void Write(O& out) { *out.template Obs<int32_t>(0) = s_; }
+  void Write(O& out) {
+    *out.template Obs<int32_t>(0) = s_;
+  }
   int s_ = 0;
 };
 

@@ -111,7 +111,9 @@ class TaxiEnv : public Env {
   }
   int Encode() const { return ((row_ * 5 + col_) * 5 + pass_) * 4 + dest_; }
   template <class O>
-  void Write(O& out) { *out.template Obs<int32_t>(0) = Encode(); }
+  void Write(O& out) {
+    *out.template Obs<int32_t>(0) = Encode();
+  }
 
   int row_ = 0, col_ = 0, pass_ = 0, dest_ = 1;
 };
