@@ -14,6 +14,9 @@ TASKS = [
     "CartPole-v1",
     "phys2d/CartPole-v1",
     "MountainCar-v0",
+    "MountainCarContinuous-v0",
+    "Pendulum-v1",
+    "phys2d/Pendulum-v0",
     "NChain-v0",
     "FrozenLake-v1",
     "FrozenLake8x8-v1",
@@ -25,6 +28,14 @@ def make(monkeypatch, batched, task, **kw):
     # the engine reads the switch when it is built
     monkeypatch.setenv("PARALLEL_POOL_STEP_BATCH", "1" if batched else "0")
     return pp.make(task, max_episode_steps=30, seed=11, **kw)
+
+
+def actions(env, rng, n):
+    """n random actions of the pool's action space (a Discrete index, or a Box row in [-2, 2])."""
+    space = env.single_action_space
+    if hasattr(space, "n"):
+        return rng.integers(0, int(space.n), n).astype(np.int32)
+    return rng.uniform(-2.0, 2.0, (n, *space.shape)).astype(np.float32)
 
 
 def rows_bytes(arrays):
@@ -42,14 +53,14 @@ def run_sync(monkeypatch, batched, task, mode, steps=250, num_envs=37):
     for t in range(steps):
         if mode == "disabled":
             ids = np.flatnonzero(~done)  # only live envs may step: partial sends
-            arrays = env.step_arrays(rng.integers(0, 2, len(ids)).astype(np.int32), env_id=ids)
+            arrays = env.step_arrays(actions(env, rng, len(ids)), env_id=ids)
             got = arrays[ix["env_id"]]
             done[got] = arrays[ix["terminated"]] | arrays[ix["truncated"]]
         elif t % 7 == 3:  # a subset, in a shuffled order
             ids = rng.permutation(num_envs)[: num_envs // 2]
-            arrays = env.step_arrays(rng.integers(0, 2, len(ids)).astype(np.int32), env_id=ids)
+            arrays = env.step_arrays(actions(env, rng, len(ids)), env_id=ids)
         else:
-            arrays = env.step_arrays(rng.integers(0, 2, num_envs).astype(np.int32))
+            arrays = env.step_arrays(actions(env, rng, num_envs))
         record.append(rows_bytes(arrays))
         if (mode == "disabled" and done.sum() >= 4) or (mode != "disabled" and t % 40 == 39):
             mask = done.copy() if mode == "disabled" else rng.random(num_envs) < 0.3
@@ -73,7 +84,8 @@ def run_async(monkeypatch, batched, task, mode, recvs=300, num_envs=32, batch_si
         autoreset_mode=mode,
     )
     engine, ix = env.engine, env.schema.index
-    actions = np.random.default_rng(6).integers(0, 2, (num_envs, recvs + 2)).astype(np.int32)
+    rng = np.random.default_rng(6)
+    table = np.stack([actions(env, rng, recvs + 2) for _ in range(num_envs)])  # env e's t-th action: table[e, t]
     count = np.zeros(num_envs, int)
     ends = 0
     per_env: dict[int, list] = {e: [] for e in range(num_envs)}  # completion order differs; each env's rows do not
@@ -90,7 +102,7 @@ def run_async(monkeypatch, batched, task, mode, recvs=300, num_envs=32, batch_si
         if len(reset_ids):
             engine.send(None, reset_ids.astype(np.int32), True, None)
         if len(step_ids):
-            engine.send(actions[step_ids, count[step_ids]], step_ids.astype(np.int32), False, None)
+            engine.send(table[step_ids, count[step_ids]], step_ids.astype(np.int32), False, None)
             count[step_ids] += 1
     batched_steps = engine._batched_steps
     env.close()
