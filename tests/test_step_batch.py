@@ -21,6 +21,7 @@ TASKS = [
     "FrozenLake-v1",
     "FrozenLake8x8-v1",
     "Taxi-v3",
+    "Catch-v0",
 ]
 
 
