@@ -108,6 +108,9 @@ class Engine:
         "terminated" | "truncated" | "env_id" | "elapsed_step" | "players.env_id" | "final:<name>"."""
     @property
     def _handle_id(self) -> int: ...
+    @property
+    def _batched_steps(self) -> int:
+        """Env steps taken through the env type's StepBatch so far (tests: the batched path ran)."""
 
 # XLA FFI handlers as PyCapsules, {"cpu": {name: capsule}, "CUDA": {...}} (empty without XLA support).
 xla_targets: dict[str, dict[str, Any]]

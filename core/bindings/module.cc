@@ -335,6 +335,7 @@ class PyEngine {
   }
   // Id under which other front-ends (the XLA handlers) find this pool and its API mutex.
   int64_t handle_id() const { return handle_->id; }
+  int64_t batched_steps() const { return pool_->batched_steps(); }
   std::vector<double> GetState(int64_t env_id) {
     Lock lk(this);
     return pool_->GetState(env_id);
@@ -869,7 +870,8 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("num_threads", &PyEngine::num_threads)
       .def_property_readonly("spec", &PyEngine::spec)
       .def_property_readonly("output_specs", &PyEngine::output_specs)
-      .def_property_readonly("_handle_id", &PyEngine::handle_id);
+      .def_property_readonly("_handle_id", &PyEngine::handle_id)
+      .def_property_readonly("_batched_steps", &PyEngine::batched_steps);
 
   // XLA FFI handlers (compiled in when the build found jaxlib's headers), as PyCapsules for
   // jax.ffi.register_ffi_target: {"cpu": {name: capsule}, "CUDA": {...}}.

@@ -191,6 +191,13 @@ Engine::Engine(const EnvClass& type, const Config& config, std::vector<Config> e
       s.staging.assign(soff + 16, 0);
     }
   }
+  // StepBatch writes one obs array and no info and reads one action array; PARALLEL_POOL_STEP_BATCH=0 turns it
+  // off (the tests compare both)
+  const char* batch_env = std::getenv("PARALLEL_POOL_STEP_BATCH");
+  const bool batch_off = batch_env != nullptr && std::string(batch_env) == "0";
+  if (!batch_off && max_players_ == 1 && layout_.num_obs == 1 && layout_.num_info == 0 && spec_.action.size() == 1) {
+    step_batch_ = type.step_batch;
+  }
   if (!sync()) {
     int k = (opts_.num_envs + opts_.batch_size - 1) / opts_.batch_size + 1;
     for (int i = 0; i < k; ++i) {
@@ -535,7 +542,9 @@ int Engine::RunLength(int envs) const {
   // enough envs per item that its queue operation and bookkeeping are small against the item's work, and at
   // least one item per thread that can run them (the workers, and in sync mode the waiting caller)
   const int64_t cost = std::max<int64_t>(item_cost_ns_.load(std::memory_order_relaxed), 1);
-  const int64_t by_cost = std::max<int64_t>(kRunNs / cost, 1);
+  // a type with StepBatch declares its step cheap: its runs are as long as balance allows from the first send (the
+  // estimate starts high and settles only after many timed items -- and never under valgrind)
+  const int64_t by_cost = step_batch_ != nullptr ? WorkItem::kMaxRun : std::max<int64_t>(kRunNs / cost, 1);
   const int threads = opts_.num_threads + (sync() ? 1 : 0);
   const int by_balance = (envs + threads - 1) / threads;
   return static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(by_cost, by_balance), 1, WorkItem::kMaxRun));

@@ -138,6 +138,8 @@ class Engine {
   // result pending. Throws before drawing anything: std::out_of_range (bad id), std::invalid_argument (pending,
   // no C++ renderer).
   void Render(const int* env_ids, int k, uint8_t* out);
+  // Env steps taken through the env type's StepBatch so far (tests check that the batched path ran).
+  int64_t batched_steps() const { return batched_steps_.load(std::memory_order_relaxed); }
   // Action rows needed for these envs (sum of their player counts).
   int ActionRows(const int* env_ids, int k) const;
 
@@ -181,6 +183,12 @@ class Engine {
   Rows RowsFor(Batch* ordered, int pos, Slot& s) const;
   size_t EntryBytes(int entry, const Slot& s) const;
   void PrepareRows(int env_id, Slot& s, const Rows& rows);
+  void PointOutputs(Slot& s, const Rows& rows);  // s.out at these rows
+  // batched stepping (the type's StepBatch): each stretch of an item's stepping envs goes through StepRun, whole or
+  // (async) in pieces that each fill consecutive rows of one batch; resets go through RunTask
+  void ExecuteBatched(const WorkItem& item);
+  void StepStretch(const int* env_ids, int n, Batch* ordered, int pos);
+  void StepRun(const int* env_ids, int n, Batch* b, int row);
   void PresetResults(Slot& s);
   std::string RunEnv(Slot& s, const Rows& rows);  // "" or the env's error; never throws
   void ResetEnv(Slot& s);
@@ -211,6 +219,9 @@ class Engine {
 
   EngineOptions opts_;
   const EnvClass* type_;
+  // the type's StepBatch where this pool's layout allows it (single player, one obs array, no info), else nullptr
+  void (*step_batch_)(Env* const* envs, int n, const BatchRows& rows) = nullptr;
+  std::atomic<int64_t> batched_steps_{0};
   Config config_;                 // the pool's config (env 0's values of per-env keys)
   mutable std::mutex config_mu_;  // Slot::config, next_config, next_env
   Spec spec_;

@@ -81,6 +81,61 @@ class Output {
   void SetTruncated(bool t) { *truncated = t; }
 };
 
+// The rows of a run of n envs stepped in one call (an env type's optional StepBatch, see Env): row i of each array
+// is env i's. Only for single-player types with one observation array and no info arrays.
+struct BatchRows {
+  const uint8_t* const* action;  // n pointers: env i's row of action array 0 (the engine's copy)
+  uint8_t* obs;                  // observation rows, obs_row_bytes apart
+  size_t obs_row_bytes;
+  uint8_t* reward;  // n rewards in reward_dtype (preset to 0)
+  DType reward_dtype;
+  bool* terminated;  // n flags (preset to false)
+
+  int Discrete(int i) const { return *reinterpret_cast<const int32_t*>(action[i]); }
+  template <typename T>
+  T* Obs(int i) const {
+    return reinterpret_cast<T*>(obs + obs_row_bytes * static_cast<size_t>(i));
+  }
+  // the same conversion as Output::SetReward, so a batched step's reward is bit-identical to Step's
+  void SetReward(int i, double r) const {
+    if (reward_dtype == DType::kFloat64) {
+      reinterpret_cast<double*>(reward)[i] = r;
+    } else {
+      reinterpret_cast<float*>(reward)[i] = static_cast<float>(r);
+    }
+  }
+};
+
+// Row i of a BatchRows under Output's and ActionView's names (obs array 0, action array 0, player 0), so that an
+// env's step written once as `template <class A, class O> void StepTo(const A& action, O& out)` serves both its
+// Step (ActionView, Output) and its StepBatch (StepEach).
+struct BatchRow {
+  const BatchRows* rows;
+  int i;
+  int Discrete(int = 0) const { return rows->Discrete(i); }
+  template <typename T>
+  const T* Get(int = 0, int = 0) const {
+    return reinterpret_cast<const T*>(rows->action[i]);
+  }
+  template <typename T>
+  T* Obs(int = 0, int = 0) const {
+    return rows->Obs<T>(i);
+  }
+  void SetReward(double r, int = 0) const { rows->SetReward(i, r); }
+  void SetTerminated(bool t) const { rows->terminated[i] = t; }
+};
+
+class Env;
+
+// StepBatch for an env class E with a public StepTo (see BatchRow): each env's StepTo on its row.
+template <class E>
+void StepEach(Env* const* envs, int n, const BatchRows& rows) noexcept {
+  for (int i = 0; i < n; ++i) {
+    const BatchRow row{&rows, i};
+    static_cast<E*>(envs[i])->StepTo(row, row);
+  }
+}
+
 // Base class of every environment. One instance per env_id, only ever touched by one thread at a time.
 // Rules: draw randomness only from gen_ (seeded by the pool), keep no global state, never call Python.
 class Env {
@@ -99,6 +154,13 @@ class Env {
   virtual void Reset(Output& out) = 0;
   // Advance one step; write observation, reward, and terminated (truncated is preset to false).
   virtual void Step(const ActionView& action, Output& out) = 0;
+
+  // Optional batched stepping, for envs whose step costs about as much as the engine's per-env bookkeeping:
+  //   static void StepBatch(Env* const* envs, int n, const BatchRows& rows) noexcept;
+  // steps n envs of the class (the pointers are of that class), env i exactly as its Step would (bit-identical:
+  // share the arithmetic with Step), writing row i of `rows`. The engine then calls it once per run of stepping
+  // envs instead of Step per env (resets, autoreset and envs of other types go one at a time). Declare it only
+  // when Step and Reset never throw.
 
   // A reset with an explicit seed: reseed the generator, then tell the env (Reseeded).
   void Seed(uint64_t seed) {

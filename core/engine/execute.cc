@@ -33,13 +33,17 @@ size_t Engine::EntryBytes(int idx, const Slot& s) const {
   return e.row_bytes * static_cast<size_t>(e.per_player ? s.players : 1);
 }
 
-void Engine::PrepareRows(int env_id, Slot& s, const Rows& rows) {
+void Engine::PointOutputs(Slot& s, const Rows& rows) {
   Output& o = s.out;
   for (int i = 0; i < layout_.num_obs; ++i) o.obs[i].ptr = rows.At(layout_, s, i);
   for (int i = 0; i < layout_.num_info; ++i) o.info[i].ptr = rows.At(layout_, s, layout_.num_obs + i);
   o.reward = rows.At(layout_, s, layout_.reward);
   o.terminated = reinterpret_cast<bool*>(rows.At(layout_, s, layout_.terminated));
   o.truncated = reinterpret_cast<bool*>(rows.At(layout_, s, layout_.truncated));
+}
+
+void Engine::PrepareRows(int env_id, Slot& s, const Rows& rows) {
+  PointOutputs(s, rows);
   *reinterpret_cast<int32_t*>(rows.At(layout_, s, layout_.env_id)) = env_id;
   auto* player_ids = reinterpret_cast<int32_t*>(rows.At(layout_, s, layout_.player_env_id));
   for (int p = 0; p < s.players; ++p) player_ids[p] = env_id;
@@ -190,6 +194,102 @@ Batch* Engine::RunTask(int env_id, Batch* ordered, int pos) {
   return b;
 }
 
+void Engine::StepRun(const int* env_ids, int n, Batch* b, int row) {
+  // What RunTask does per env, for n stepping envs whose rows are row..row+n-1 of b's block (single player:
+  // player rows are env rows): the run's bookkeeping as whole-array writes, one StepBatch call, then the per-env
+  // episode ends.
+  const auto& E = layout_.entries;
+  auto at = [&](int idx) { return b->block + E[idx].offset + E[idx].row_bytes * static_cast<size_t>(row); };
+  const size_t un = static_cast<size_t>(n);
+  Env* envs[WorkItem::kMaxRun];
+  const uint8_t* actions[WorkItem::kMaxRun];
+  auto* ids = reinterpret_cast<int32_t*>(at(layout_.env_id));
+  auto* player_ids = reinterpret_cast<int32_t*>(at(layout_.player_env_id));
+  for (int i = 0; i < n; ++i) {
+    const Slot& s = slots_[env_ids[i]];
+    envs[i] = s.env.get();
+    actions[i] = s.action_ptrs[0];
+    ids[i] = player_ids[i] = env_ids[i];
+  }
+  if (layout_.final_begin >= 0) {  // zero unless this step ends an episode, as in PrepareRows
+    for (int i = layout_.final_begin; i < static_cast<int>(E.size()); ++i) std::memset(at(i), 0, E[i].row_bytes * un);
+  }
+  auto* terminated = reinterpret_cast<bool*>(at(layout_.terminated));
+  auto* truncated = reinterpret_cast<bool*>(at(layout_.truncated));
+  std::memset(at(layout_.reward), 0, E[layout_.reward].row_bytes * un);
+  std::memset(terminated, 0, un);
+  std::memset(truncated, 0, un);
+  step_batch_(envs, n, BatchRows{actions, at(0), E[0].row_bytes, at(layout_.reward), spec_.reward_dtype, terminated});
+  auto* elapsed = reinterpret_cast<int32_t*>(at(layout_.elapsed));
+  for (int i = 0; i < n; ++i) {
+    Slot& s = slots_[env_ids[i]];
+    ++s.elapsed;
+    if (!terminated[i] && s.elapsed >= opts_.max_episode_steps) truncated[i] = true;
+    s.done = terminated[i] || truncated[i];
+    if (s.done && opts_.autoreset == AutoReset::kSameStep) {
+      const Rows rows{b->block, false, row + i, row + i};
+      PointOutputs(s, rows);
+      std::string error;
+      try {
+        SameStepReset(s, rows);
+      } catch (const std::exception& ex) {  // a StepBatch type's Reset should not throw; if it does, as RunTask
+        s.done = true;
+        error = ex.what()[0] != '\0' ? ex.what() : "C++ exception";
+      } catch (...) {
+        s.done = true;
+        error = "unknown C++ exception";
+      }
+      if (!error.empty()) {
+        if (!sync()) error += RecoverInPlace(s, rows);
+        std::lock_guard<std::mutex> lk(b->err_mu);
+        b->errors.emplace_back(env_ids[i], std::move(error));
+      }
+    }
+    elapsed[i] = s.elapsed;
+  }
+}
+
+void Engine::ExecuteBatched(const WorkItem& it) {
+  // each stretch of stepping envs in one StepBatch call; a reset (sent, or autoreset after an episode's end) one at a
+  // time through RunTask (a pending SetConfig applies only at a reset)
+  auto steps = [&](int i) {
+    const Slot& s = slots_[it.env_ids[i]];
+    return !s.reset && !s.done;
+  };
+  for (int i = 0; i < it.count;) {
+    if (!steps(i)) {
+      Batch* b = RunTask(it.env_ids[i], it.batch, it.pos + i);
+      if (it.batch == nullptr) MarkDone(b, 1);
+      ++i;
+      continue;
+    }
+    int j = i + 1;
+    while (j < it.count && steps(j)) ++j;
+    StepStretch(it.env_ids + i, j - i, it.batch, it.pos + i);
+    i = j;
+  }
+}
+
+void Engine::StepStretch(const int* env_ids, int n, Batch* ordered, int pos) {
+  batched_steps_.fetch_add(n, std::memory_order_relaxed);
+  if (ordered != nullptr) {  // sync: Execute marks the rows done
+    StepRun(env_ids, n, ordered, pos);
+    return;
+  }
+  // async: claim the stretch's rows of the batch ring now (rows are claimed in completion order; these complete
+  // together), in pieces that each lie in one batch
+  const int64_t first = complete_seq_.fetch_add(n, std::memory_order_acq_rel);
+  for (int done = 0; done < n;) {
+    const int64_t seq = first + done;
+    Batch* b = ring_[static_cast<size_t>((seq / opts_.batch_size) % static_cast<int64_t>(ring_.size()))].get();
+    const int row = static_cast<int>(seq % opts_.batch_size);
+    const int piece = std::min(n - done, opts_.batch_size - row);
+    StepRun(env_ids + done, piece, b, row);
+    MarkDone(b, piece);
+    done += piece;
+  }
+}
+
 void Engine::Execute(const WorkItem& it) {
   // Time every item of expensive envs, every run of several envs, one in 16 single cheap ones. On a loaded
   // machine a step's wall time includes the time its thread was preempted, and one such sample made the estimate
@@ -202,9 +302,13 @@ void Engine::Execute(const WorkItem& it) {
   const bool timed = costly || it.count > 1 || ((++sample) & 15) == 0;
   const ItemClock t0 = !timed ? ItemClock{} : costly ? ItemClock::Now() : ItemClock{WallNs(), 0, 0};
 
-  for (int i = 0; i < it.count; ++i) {
-    Batch* b = RunTask(it.env_ids[i], it.batch, it.pos + i);
-    if (it.batch == nullptr) MarkDone(b, 1);  // async: each row is in its batch as soon as it is done
+  if (step_batch_ != nullptr) {
+    ExecuteBatched(it);
+  } else {
+    for (int i = 0; i < it.count; ++i) {
+      Batch* b = RunTask(it.env_ids[i], it.batch, it.pos + i);
+      if (it.batch == nullptr) MarkDone(b, 1);  // async: each row is in its batch as soon as it is done
+    }
   }
   if (timed) UpdateCost((costly ? ItemClock::Now().CostSince(t0) : WallNs() - t0.wall) / it.count);
   if (it.batch != nullptr) MarkDone(it.batch, it.count);

@@ -4,6 +4,7 @@
 //   static std::vector<pp::ConfigKey> ConfigKeys();       // its own keys (may re-default a common key)
 //   static void DefineSpec(const pp::Config&, pp::SpecBuilder&);
 //   Class(const pp::Config&, int env_id, uint64_t seed);  // derived from pp::Env
+//   static void StepBatch(pp::Env* const*, int, const pp::BatchRows&) noexcept;  // optional (see pp::Env)
 // and one registration line in its family's register.cc:
 //   PP_REGISTER_ENV(CartPoleEnv, {"CartPole-v0", {{"max_episode_steps", 200}}}, {"CartPole-v1", {}});
 #pragma once
@@ -25,6 +26,8 @@ struct EnvClass {
   std::vector<ConfigKey> keys;  // common keys (possibly re-defaulted) + the env's own
   std::function<Spec(const Config&)> make_spec;
   std::function<std::unique_ptr<Env>(const Config&, int env_id, uint64_t seed)> create;
+  // the class's StepBatch (see Env), or nullptr: the engine steps its envs one at a time
+  void (*step_batch)(Env* const* envs, int n, const BatchRows& rows) = nullptr;
 };
 
 struct TaskDef {
@@ -75,6 +78,10 @@ bool RegisterEnv(const std::vector<TaskDef>& tasks) {
   t.create = [](const Config& c, int env_id, uint64_t seed) -> std::unique_ptr<Env> {
     return std::make_unique<E>(c, env_id, seed);
   };
+  if constexpr (requires { &E::StepBatch; }) {
+    static_assert(noexcept(E::StepBatch(nullptr, 0, std::declval<const BatchRows&>())), "StepBatch must be noexcept");
+    t.step_batch = &E::StepBatch;
+  }
   Registry::Get().AddType(std::move(t));
   for (const auto& task : tasks) Registry::Get().AddTask(E::kName, task);
   return true;

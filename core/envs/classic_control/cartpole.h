@@ -45,10 +45,34 @@ class CartPoleEnv : public Env {
   void Reset(Output& out) override {
     std::uniform_real_distribution<Real> u(-0.05, 0.05);
     for (Real& v : s_) v = u(gen_);
-    Write(out);
+    Write(out.Obs<float>(0));
   }
 
   void Step(const ActionView& action, Output& out) override {
+    bool terminated = false;
+    out.SetReward(Advance(action.Discrete(), &terminated));
+    out.SetTerminated(terminated);
+    Write(out.Obs<float>(0));
+  }
+
+  // The engine's batched path: the same Advance per env, into row i (bit-identical to Step).
+  static void StepBatch(Env* const* envs, int n, const BatchRows& rows) noexcept {
+    for (int i = 0; i < n; ++i) {
+      auto* e = static_cast<CartPoleEnv*>(envs[i]);
+      rows.SetReward(i, e->Advance(rows.Discrete(i), &rows.terminated[i]));
+      e->Write(rows.Obs<float>(i));
+    }
+  }
+
+  std::vector<double> GetState() const override { return {s_, s_ + 4}; }
+  void SetState(const std::vector<double>& s) override {
+    if (s.size() != 4) throw std::invalid_argument("CartPole state has 4 values");
+    for (int i = 0; i < 4; ++i) s_[i] = static_cast<Real>(s[i]);
+  }
+
+ private:
+  // One Euler step of the state; returns the reward and sets *terminated.
+  double Advance(int action, bool* terminated) {
     // gymnasium's constants are Python floats; in the float32 variant jax rounds each to float32 where used.
     constexpr Real kGravity = 9.8, kMassPole = 0.1, kTotalMass = 1.0 + 0.1;
     constexpr Real kLength = 0.5, kPoleMassLength = kPhys2d ? 0.1 + 0.5 : 0.1 * 0.5, kForceMag = 10.0, kTau = 0.02;
@@ -59,7 +83,7 @@ class CartPoleEnv : public Env {
     };
     // sutton_barto_reward: -1 where the episode ends; the functional env (phys2d) tests the state before the step
     const bool was_outside = kPhys2d && outside();
-    const Real force = action.Discrete() == 1 ? kForceMag : -kForceMag;
+    const Real force = action == 1 ? kForceMag : -kForceMag;
     const Real cos_t = std::cos(s_[2]), sin_t = std::sin(s_[2]);
     // Operation order follows gymnasium's step, so results agree to the last bit where libm does.
     const Real temp = (force + kPoleMassLength * (s_[3] * s_[3]) * sin_t) / kTotalMass;
@@ -70,21 +94,10 @@ class CartPoleEnv : public Env {
     s_[1] += kTau * x_acc;
     s_[2] += kTau * s_[3];
     s_[3] += kTau * theta_acc;
-    const bool terminated = outside();
-    out.SetReward(!sutton_barto_ ? 1.0 : (kPhys2d ? was_outside : terminated) ? -1.0 : 0.0);
-    out.SetTerminated(terminated);
-    Write(out);
+    *terminated = outside();
+    return !sutton_barto_ ? 1.0 : (kPhys2d ? was_outside : *terminated) ? -1.0 : 0.0;
   }
-
-  std::vector<double> GetState() const override { return {s_, s_ + 4}; }
-  void SetState(const std::vector<double>& s) override {
-    if (s.size() != 4) throw std::invalid_argument("CartPole state has 4 values");
-    for (int i = 0; i < 4; ++i) s_[i] = static_cast<Real>(s[i]);
-  }
-
- private:
-  void Write(Output& out) {
-    float* o = out.Obs<float>(0);
+  void Write(float* o) const {
     for (int i = 0; i < 4; ++i) o[i] = static_cast<float>(s_[i]);
   }
   Real s_[4] = {0, 0, 0, 0};

@@ -41,7 +41,13 @@ class MountainCarEnv : public Env {
     Write(out);
   }
 
-  void Step(const ActionView& action, Output& out) override {
+  void Step(const ActionView& action, Output& out) override { StepTo(action, out); }
+  static void StepBatch(Env* const* envs, int n, const BatchRows& rows) noexcept {
+    StepEach<MountainCarEnv>(envs, n, rows);
+  }
+  // Step's body for Step and StepBatch alike (ActionView/Output or BatchRow); never throws
+  template <class A, class O>
+  void StepTo(const A& action, O& out) {
     // Same operations, in the same order, as gymnasium's step.
     vel_ += (action.Discrete() - 1) * kForce + std::cos(3 * pos_) * (-kGravity);
     vel_ = std::clamp(vel_, -kMaxSpeed, kMaxSpeed);
@@ -62,8 +68,9 @@ class MountainCarEnv : public Env {
   }
 
  private:
-  void Write(Output& out) {
-    float* o = out.Obs<float>(0);
+  template <class O>
+  void Write(O& out) {
+    float* o = out.template Obs<float>(0);
     o[0] = static_cast<float>(pos_);
     o[1] = static_cast<float>(vel_);
   }

@@ -49,8 +49,14 @@ class MountainCarContinuousEnv : public Env {
     Write(out);
   }
 
-  void Step(const ActionView& action, Output& out) override {
-    const float a = action.Get<float>(0)[0];
+  void Step(const ActionView& action, Output& out) override { StepTo(action, out); }
+  static void StepBatch(Env* const* envs, int n, const BatchRows& rows) noexcept {
+    StepEach<MountainCarContinuousEnv>(envs, n, rows);
+  }
+  // Step's body for Step and StepBatch alike (ActionView/Output or BatchRow); never throws
+  template <class A, class O>
+  void StepTo(const A& action, O& out) {
+    const float a = action.template Get<float>(0)[0];
     const bool terminated = float32_state_ ? Advance<float>(a) : Advance<double>(a);
     float32_state_ = true;  // gymnasium stores the new state as a float32 array
     double reward = terminated ? 100.0 : 0.0;
@@ -109,8 +115,9 @@ class MountainCarContinuousEnv : public Env {
     vel_ = static_cast<float>(vel);
     return terminated;
   }
-  void Write(Output& out) {
-    float* o = out.Obs<float>(0);
+  template <class O>
+  void Write(O& out) {
+    float* o = out.template Obs<float>(0);
     o[0] = static_cast<float>(pos_);
     o[1] = static_cast<float>(vel_);
   }

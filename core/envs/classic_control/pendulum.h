@@ -72,9 +72,15 @@ class PendulumEnv : public Env {
     Write(out);
   }
 
-  void Step(const ActionView& action, Output& out) override {
+  void Step(const ActionView& action, Output& out) override { StepTo(action, out); }
+  static void StepBatch(Env* const* envs, int n, const BatchRows& rows) noexcept {
+    StepEach<PendulumEnv>(envs, n, rows);
+  }
+  // Step's body for Step and StepBatch alike (ActionView/Output or BatchRow); never throws
+  template <class A, class O>
+  void StepTo(const A& action, O& out) {
     const float u =
-        std::clamp(action.Get<float>(0)[0], static_cast<float>(-kMaxTorque), static_cast<float>(kMaxTorque));
+        std::clamp(action.template Get<float>(0)[0], static_cast<float>(-kMaxTorque), static_cast<float>(kMaxTorque));
     if (kPhys2d) {
       StepFloat32(u, out);
       return;
@@ -101,7 +107,8 @@ class PendulumEnv : public Env {
  private:
   // The functional env's transition and reward, term by term in float32 (Python float constants become float32
   // where jax meets them; `x**2` is x * x there). th_ and thdot_ hold float32 values.
-  void StepFloat32(float u, Output& out) {
+  template <class O>
+  void StepFloat32(float u, O& out) {
     const float th = static_cast<float>(th_), thdot = static_cast<float>(thdot_);
     const float pi = static_cast<float>(M_PI), two_pi = static_cast<float>(2 * M_PI);
     float th_norm = std::fmod(th + pi, two_pi);  // jnp's floored % : the remainder takes the divisor's sign
@@ -124,8 +131,9 @@ class PendulumEnv : public Env {
     if (m == 0) m = 0.0;  // +0, as NumPy returns
     return m - M_PI;
   }
-  void Write(Output& out) {
-    float* o = out.Obs<float>(0);
+  template <class O>
+  void Write(O& out) {
+    float* o = out.template Obs<float>(0);
     o[0] = static_cast<float>(std::cos(th_));
     o[1] = static_cast<float>(std::sin(th_));
     o[2] = static_cast<float>(thdot_);

@@ -43,7 +43,11 @@ class CatchEnv : public Env {
     Write(out);
   }
 
-  void Step(const ActionView& action, Output& out) override {
+  void Step(const ActionView& action, Output& out) override { StepTo(action, out); }
+  static void StepBatch(Env* const* envs, int n, const BatchRows& rows) noexcept { StepEach<CatchEnv>(envs, n, rows); }
+  // Step's body for Step and StepBatch alike (ActionView/Output or BatchRow); never throws
+  template <class A, class O>
+  void StepTo(const A& action, O& out) {
     paddle_ = std::clamp(paddle_ + action.Discrete() - 1, 0, width_ - 1);
     if (++row_ >= height_ - 1) {
       row_ = height_ - 1;
@@ -66,8 +70,9 @@ class CatchEnv : public Env {
   }
 
  private:
-  void Write(Output& out) {
-    float* o = out.Obs<float>(0);
+  template <class O>
+  void Write(O& out) {
+    float* o = out.template Obs<float>(0);
     std::fill(o, o + height_ * width_, 0.0f);
     o[row_ * width_ + col_] = 1.0f;
     o[(height_ - 1) * width_ + paddle_] = 1.0f;

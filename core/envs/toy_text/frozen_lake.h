@@ -53,7 +53,13 @@ class FrozenLakeEnv : public Env {
     Write(out);
   }
 
-  void Step(const ActionView& action, Output& out) override {
+  void Step(const ActionView& action, Output& out) override { StepTo(action, out); }
+  static void StepBatch(Env* const* envs, int n, const BatchRows& rows) noexcept {
+    StepEach<FrozenLakeEnv>(envs, n, rows);
+  }
+  // Step's body for Step and StepBatch alike (ActionView/Output or BatchRow); never throws
+  template <class A, class O>
+  void StepTo(const A& action, O& out) {
     const char here = map_[row_][col_];
     if (here == 'H' || here == 'G') {  // only reachable through SetState: gymnasium keeps the agent there
       out.SetTerminated(true);
@@ -95,7 +101,10 @@ class FrozenLakeEnv : public Env {
     const double fail = (1.0 - success_) / 2.0;
     return u < fail ? -1 : (u < fail + success_ ? 0 : 1);
   }
-  void Write(Output& out) { *out.Obs<int32_t>(0) = row_ * size_ + col_; }
+  template <class O>
+  void Write(O& out) {
+    *out.template Obs<int32_t>(0) = row_ * size_ + col_;
+  }
 
   static constexpr const char* kMap4[] = {"SFFF", "FHFH", "FFFH", "HFFG"};
   static constexpr const char* kMap8[] = {"SFFFFFFF", "FFFFFFFF", "FFFHFFFF", "FFFFFHFF",

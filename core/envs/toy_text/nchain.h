@@ -34,7 +34,11 @@ class NChainEnv : public Env {
     Write(out);
   }
 
-  void Step(const ActionView& action, Output& out) override {
+  void Step(const ActionView& action, Output& out) override { StepTo(action, out); }
+  static void StepBatch(Env* const* envs, int n, const BatchRows& rows) noexcept { StepEach<NChainEnv>(envs, n, rows); }
+  // Step's body for Step and StepBatch alike (ActionView/Output or BatchRow); never throws
+  template <class A, class O>
+  void StepTo(const A& action, O& out) {
     int a = action.Discrete();
     if (std::uniform_real_distribution<double>(0.0, 1.0)(gen_) < kSlip) a = 1 - a;
     if (a != 0) {
@@ -52,7 +56,10 @@ class NChainEnv : public Env {
   void SetState(const std::vector<double>& s) override { s_ = StateIndex(s, kStates, "NChain"); }
 
  private:
-  void Write(Output& out) { *out.Obs<int32_t>(0) = s_; }
+  template <class O>
+  void Write(O& out) {
+    *out.template Obs<int32_t>(0) = s_;
+  }
   int s_ = 0;
 };
 

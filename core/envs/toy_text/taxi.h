@@ -44,7 +44,11 @@ class TaxiEnv : public Env {
     Write(out);
   }
 
-  void Step(const ActionView& action, Output& out) override {
+  void Step(const ActionView& action, Output& out) override { StepTo(action, out); }
+  static void StepBatch(Env* const* envs, int n, const BatchRows& rows) noexcept { StepEach<TaxiEnv>(envs, n, rows); }
+  // Step's body for Step and StepBatch alike (ActionView/Output or BatchRow); never throws
+  template <class A, class O>
+  void StepTo(const A& action, O& out) {
     double reward = -1.0;
     switch (action.Discrete()) {
       case 0:
@@ -106,7 +110,10 @@ class TaxiEnv : public Env {
     return -1;
   }
   int Encode() const { return ((row_ * 5 + col_) * 5 + pass_) * 4 + dest_; }
-  void Write(Output& out) { *out.Obs<int32_t>(0) = Encode(); }
+  template <class O>
+  void Write(O& out) {
+    *out.template Obs<int32_t>(0) = Encode();
+  }
 
   int row_ = 0, col_ = 0, pass_ = 0, dest_ = 1;
 };
