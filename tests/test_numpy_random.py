@@ -84,6 +84,16 @@ def _numpy(seed):
 SEEDS = [0, 1, 2, 3, 7, 42, 123456789, 2**31 - 1, 2**32 - 1, 2**32, 2**32 + 5, 2**40 + 17, 2**63 - 1, 2**64 - 1]
 
 
+def _check(got: list[str], expected: list[str]) -> None:
+    """Line by line; doubles compared as numbers (the probe prints %.17g, Python repr)."""
+    assert len(got) == len(expected)
+    for i, (a, b) in enumerate(zip(got, expected)):
+        if "." in b or "e" in b:
+            assert float(a) == float(b), (i, a, b)
+        else:
+            assert a == b, (i, a, b)
+
+
 def test_raw_streams_match_numpy(probe):
     script, expected = [], []
     for seed in SEEDS:
@@ -135,13 +145,7 @@ def test_integers_uniform_and_shuffle_match_numpy(probe):
                 lo, hi = int(rs.integers(-3, 3)), int(rs.integers(4, 40))
                 script.append(f"int {lo} {hi}")
                 expected.append(str(int(g.integers(lo, hi))))
-    got = probe(script)
-    assert len(got) == len(expected)
-    for i, (a, b) in enumerate(zip(got, expected)):
-        if "." in b or "e" in b:
-            assert float(a) == float(b), (i, a, b)
-        else:
-            assert a == b, (i, a, b)
+    _check(probe(script), expected)
 
 
 def test_a_wrong_stream_is_caught(probe):
@@ -176,15 +180,6 @@ def _draws(g: np.random.Generator, n: int, start: int = 0) -> tuple[list[str], l
         script.append(line)
         expected.append(repr(float(v)) if isinstance(v, float) else str(int(v)))
     return script, expected
-
-
-def _check(got: list[str], expected: list[str]) -> None:
-    assert len(got) == len(expected)
-    for i, (a, b) in enumerate(zip(got, expected)):
-        if "." in b or "e" in b:
-            assert float(a) == float(b), (i, a, b)
-        else:
-            assert a == b, (i, a, b)
 
 
 def test_state_words_match_numpys_state_dict(probe):
