@@ -31,7 +31,7 @@ SCORE_TEXT = (slice(84, 96), slice(0, 14))  # rows, columns of the 96x96 frame w
 
 
 def generator_words(np_random: np.random.Generator) -> list[int]:
-    """numpy's PCG64 state as the 10 values our set_state takes (the layout of core/envs/box2d/np_random.h)."""
+    """numpy's PCG64 state as the 10 values our set_state takes (the layout of core/envs/common/numpy_random.h)."""
     st = np_random.bit_generator.state
     words = []
     for v in (st["state"]["state"], st["state"]["inc"]):

@@ -16,10 +16,13 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
-# Reads "seed S", "int LO HI", "u32", "u64", "random", "shuffle N" lines; prints one line per draw.
+# Reads "seed S", "int LO HI", "u32", "u64", "random", "uniform LO HI", "shuffle N", "seedfrom S" (SeedFrom a
+# std::mt19937(S)), "words" (prints StateWords) and "setwords W0 .. W9" (SetStateWords; "error" if it throws) lines.
 PROBE = r"""
 #include <cstdio>
 #include <iostream>
+#include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 #include "core/envs/common/numpy_random.h"
@@ -35,11 +38,22 @@ int main() {
     else if (op == "u32") { std::printf("%u\n", g.NextUint32()); }
     else if (op == "u64") { std::printf("%llu\n", (unsigned long long)g.NextUint64()); }
     else if (op == "random") { std::printf("%.17g\n", g.Random()); }
+    else if (op == "uniform") { double lo, hi; std::cin >> lo >> hi; std::printf("%.17g\n", g.Uniform(lo, hi)); }
     else if (op == "shuffle") {
       long long n; std::cin >> n; std::vector<long long> v(n);
       for (long long i = 0; i < n; ++i) v[i] = i;
       g.Shuffle(v.data(), n);
       for (long long i = 0; i < n; ++i) std::printf("%lld%c", v[i], i + 1 == n ? '\n' : ' ');
+    }
+    else if (op == "seedfrom") { unsigned s; std::cin >> s; std::mt19937 mt(s); g.SeedFrom(mt); }
+    else if (op == "words") {
+      std::vector<double> w = g.StateWords();
+      for (size_t i = 0; i < w.size(); ++i) std::printf("%.17g%c", w[i], i + 1 == w.size() ? '\n' : ' ');
+    }
+    else if (op == "setwords") {
+      std::vector<double> w(pp::NumpyGenerator::kStateWords);
+      for (double& x : w) std::cin >> x;
+      try { g.SetStateWords(w); } catch (const std::invalid_argument&) { std::printf("error\n"); }
     }
   }
 }
@@ -68,6 +82,16 @@ def _numpy(seed):
 
 
 SEEDS = [0, 1, 2, 3, 7, 42, 123456789, 2**31 - 1, 2**32 - 1, 2**32, 2**32 + 5, 2**40 + 17, 2**63 - 1, 2**64 - 1]
+
+
+def _check(got: list[str], expected: list[str]) -> None:
+    """Line by line; doubles compared as numbers (the probe prints %.17g, Python repr)."""
+    assert len(got) == len(expected)
+    for i, (a, b) in enumerate(zip(got, expected)):
+        if "." in b or "e" in b:
+            assert float(a) == float(b), (i, a, b)
+        else:
+            assert a == b, (i, a, b)
 
 
 def test_raw_streams_match_numpy(probe):
@@ -121,13 +145,7 @@ def test_integers_uniform_and_shuffle_match_numpy(probe):
                 lo, hi = int(rs.integers(-3, 3)), int(rs.integers(4, 40))
                 script.append(f"int {lo} {hi}")
                 expected.append(str(int(g.integers(lo, hi))))
-    got = probe(script)
-    assert len(got) == len(expected)
-    for i, (a, b) in enumerate(zip(got, expected)):
-        if "." in b or "e" in b:
-            assert float(a) == float(b), (i, a, b)
-        else:
-            assert a == b, (i, a, b)
+    _check(probe(script), expected)
 
 
 def test_a_wrong_stream_is_caught(probe):
@@ -135,3 +153,95 @@ def test_a_wrong_stream_is_caught(probe):
     got = probe(["seed 0", "int 0 1000", "int 0 1000", "int 0 1000"])
     g = _numpy(1)
     assert got != [str(int(g.integers(0, 1000))) for _ in range(3)]
+
+
+def _words(g: np.random.Generator) -> str:
+    """numpy's bit_generator.state in StateWords' layout, as the probe prints it: state and inc as 32-bit words (most
+    significant first), then has_uint32 and uinteger."""
+    st = g.bit_generator.state
+    words = []
+    for v in (st["state"]["state"], st["state"]["inc"]):
+        words += [(v >> shift) & 0xFFFFFFFF for shift in (96, 64, 32, 0)]
+    return " ".join(map(str, words + [st["has_uint32"], st["uinteger"]]))
+
+
+# The draws the Box2D envs make: uniform doubles and small bounded integers (32-bit draws, so that a buffered half
+# of a 64-bit draw is in the state at times).
+BOX2D_DRAWS = [("uniform -4 7.5", lambda g: g.uniform(-4, 7.5)), ("int -9999 9999", lambda g: g.integers(-9999, 9999))]
+BOX2D_DRAWS += [("int 0 3", lambda g: g.integers(0, 3)), ("int 3 5", lambda g: g.integers(3, 5))]
+
+
+def _draws(g: np.random.Generator, n: int, start: int = 0) -> tuple[list[str], list[str]]:
+    """n Box2D-like draws from numpy's g: the probe's script lines and the values numpy gives, as the probe prints."""
+    script, expected = [], []
+    for k in range(start, start + n):
+        line, draw = BOX2D_DRAWS[k % len(BOX2D_DRAWS)]
+        v = draw(g)
+        script.append(line)
+        expected.append(repr(float(v)) if isinstance(v, float) else str(int(v)))
+    return script, expected
+
+
+def test_state_words_match_numpys_state_dict(probe):
+    # After every draw the words equal numpy's bit_generator.state, with and without a buffered 32-bit half.
+    script, expected = [], []
+    for seed in SEEDS:
+        g = _numpy(seed)
+        script += [f"seed {seed}", "words"]
+        expected.append(_words(g))
+        for k in range(8):
+            s, e = _draws(g, 1, k)
+            script += s + ["words"]
+            expected += e + [_words(g)]
+    _check(probe(script), expected)
+    flags = {w.split()[8] for w in expected if len(w.split()) == 10}
+    assert flags == {"0", "1"}  # both kinds of state were compared
+
+
+def test_set_state_words_continues_numpys_stream(probe):
+    # numpy's state taken mid-stream and handed over: both go on drawing alike.
+    rs = np.random.default_rng(7)
+    script, expected = [], []
+    for _ in range(20):
+        g = np.random.Generator(np.random.PCG64(int(rs.integers(0, 2**63))))
+        _draws(g, int(rs.integers(0, 9)))
+        script.append("setwords " + _words(g))
+        s, e = _draws(g, 30)
+        script += s + ["words"]
+        expected += e + [_words(g)]
+    _check(probe(script), expected)
+
+
+def test_seed_from_mt19937(probe):
+    # SeedFrom takes state and inc from four 64-bit draws of the env's std::mt19937 (inc made odd). numpy's
+    # RandomState(int) seeds the same Mersenne Twister, so numpy's PCG64 put in that state draws what the probe draws.
+    script, expected = [], []
+    for s in (0, 1, 5, 2024, 2**32 - 1):
+        u32 = [int(v) for v in np.random.RandomState(s).randint(0, 2**32, size=8, dtype=np.uint32)]
+        w = [(u32[2 * i] << 32) | u32[2 * i + 1] for i in range(4)]
+        bg = np.random.PCG64()
+        inc = ((((w[2] << 64) | w[3]) << 1) | 1) % 2**128
+        state = {"state": (w[0] << 64) | w[1], "inc": inc}
+        bg.state = {"bit_generator": "PCG64", "state": state, "has_uint32": 0, "uinteger": 0}
+        g = np.random.Generator(bg)
+        script += [f"seedfrom {s}", "words"]
+        expected.append(_words(g))
+        d_script, d_expected = _draws(g, 12)
+        script += d_script
+        expected += d_expected
+    _check(probe(script), expected)
+
+
+def test_bad_state_words_are_refused_and_change_nothing(probe):
+    g = _numpy(3)
+    good = [int(v) for v in _words(g).split()]
+    bad = [
+        good[:7] + [good[7] & ~1] + good[8:],  # an even inc
+        good[:8] + [2, good[9]],  # has_uint32 not 0 or 1
+        good[:9] + [2**32],  # not a 32-bit word
+        good[:2] + [-1] + good[3:],  # negative
+        good[:3] + [0.5] + good[4:],  # not an integer
+    ]
+    script = ["seed 3"] + ["setwords " + " ".join(map(str, b)) for b in bad] + ["words", "int 0 1000"]
+    expected = ["error"] * len(bad) + [_words(g), str(int(g.integers(0, 1000)))]
+    assert probe(script) == expected

@@ -2,7 +2,7 @@
 // gymnasium.envs.box2d.bipedal_walker.BipedalWalker (hardcore=False/True).
 //
 // As in lunar_lander.h: pybox2d's Box2D source does the physics, this file does gymnasium's Python around it in
-// the same order and precision, and gymnasium's draws (terrain, clouds, initial push) come from NpRandom. Where
+// the same order and precision, and gymnasium's draws (terrain, clouds, initial push) come from NumpyGenerator. Where
 // gymnasium's arithmetic mixes numpy float32 action values with Python floats, numpy 2 computes in float32 (the
 // motor torques and the action cost), and so does this file.
 //
@@ -26,9 +26,9 @@
 
 #include "core/engine/env.h"
 #include "core/engine/registry.h"
-#include "core/envs/box2d/np_random.h"
 #include "core/envs/box2d/pybox2d.h"
 #include "core/envs/box2d/replay.h"
+#include "core/envs/common/numpy_random.h"
 
 namespace pp::box2d {
 
@@ -54,7 +54,7 @@ class BipedalWalkerEnv : public Env {
   }
 
   void Reset(Output& out) override {
-    rng_.Seed(gen_);
+    rng_.SeedFrom(gen_);
     Start();
     Write(out);
   }
@@ -69,23 +69,23 @@ class BipedalWalkerEnv : public Env {
   }
 
   std::vector<double> GetState() const override {
-    std::vector<double> s = start_rng_.ToWords();
+    std::vector<double> s = start_rng_.StateWords();
     s.insert(s.end(), actions_.begin(), actions_.end());
     return s;
   }
 
   void SetState(const std::vector<double>& s) override {
-    if (s.size() < NpRandom::kWords || (s.size() - NpRandom::kWords) % 4 != 0) {
+    if (s.size() < NumpyGenerator::kStateWords || (s.size() - NumpyGenerator::kStateWords) % 4 != 0) {
       throw std::invalid_argument("BipedalWalker state: 10 generator values, then 4 values per action stepped");
     }
-    for (size_t i = NpRandom::kWords; i < s.size(); ++i) {
+    for (size_t i = NumpyGenerator::kStateWords; i < s.size(); ++i) {
       if (!std::isfinite(s[i])) throw std::invalid_argument("BipedalWalker state: actions must be finite");
     }
-    NpRandom rng;
-    rng.FromWords(s, 0);
+    NumpyGenerator rng;
+    rng.SetStateWords(s, 0);
     rng_ = rng;
     Start();
-    for (size_t i = NpRandom::kWords; i < s.size(); i += 4) {
+    for (size_t i = NumpyGenerator::kStateWords; i < s.size(); i += 4) {
       const float a[4] = {static_cast<float>(s[i]), static_cast<float>(s[i + 1]), static_cast<float>(s[i + 2]),
                           static_cast<float>(s[i + 3])};
       Advance(a, true);
@@ -383,7 +383,7 @@ class BipedalWalkerEnv : public Env {
   const bool hardcore_;
   Contacts listener_;
   Lidar lidar_[10];
-  NpRandom rng_, start_rng_;
+  NumpyGenerator rng_, start_rng_;
   std::vector<float> actions_;
   std::unique_ptr<b2World> world_;
   b2Body* hull_ = nullptr;

@@ -26,9 +26,9 @@
 
 #include "core/engine/env.h"
 #include "core/engine/registry.h"
-#include "core/envs/box2d/np_random.h"
 #include "core/envs/box2d/pybox2d.h"
 #include "core/envs/box2d/replay.h"
+#include "core/envs/common/numpy_random.h"
 
 namespace pp::box2d {
 
@@ -71,7 +71,7 @@ class CarRacingEnv : public Env {
   }
 
   void Reset(Output& out) override {
-    rng_.Seed(gen_);
+    rng_.SeedFrom(gen_);
     Start(true);
     Write(out);
   }
@@ -91,27 +91,27 @@ class CarRacingEnv : public Env {
   }
 
   std::vector<double> GetState() const override {
-    std::vector<double> s = start_rng_.ToWords();
+    std::vector<double> s = start_rng_.StateWords();
     s.insert(s.end(), actions_.begin(), actions_.end());
     return s;
   }
 
   void SetState(const std::vector<double>& s) override {
     const size_t w = ActionWidth();
-    if (s.size() < NpRandom::kWords || (s.size() - NpRandom::kWords) % w != 0) {
+    if (s.size() < NumpyGenerator::kStateWords || (s.size() - NumpyGenerator::kStateWords) % w != 0) {
       throw std::invalid_argument("CarRacing state: 10 generator values, then " + std::to_string(w) +
                                   " value(s) per action stepped");
     }
-    for (size_t i = NpRandom::kWords; i < s.size(); ++i) {
+    for (size_t i = NumpyGenerator::kStateWords; i < s.size(); ++i) {
       if (!std::isfinite(s[i]) || (!continuous_ && (s[i] != std::floor(s[i]) || s[i] < 0 || s[i] > 4))) {
         throw std::invalid_argument("CarRacing state: bad action value " + std::to_string(s[i]));
       }
     }
-    NpRandom rng;
-    rng.FromWords(s, 0);
+    NumpyGenerator rng;
+    rng.SetStateWords(s, 0);
     rng_ = rng;
     Start(false);  // no drawing while replaying: the next Step draws its own frame
-    for (size_t i = NpRandom::kWords; i < s.size(); i += w) {
+    for (size_t i = NumpyGenerator::kStateWords; i < s.size(); i += w) {
       float a[3] = {static_cast<float>(s[i]), 0, 0};
       if (w == 3) a[1] = static_cast<float>(s[i + 1]), a[2] = static_cast<float>(s[i + 2]);
       Advance(a, false);
@@ -735,7 +735,7 @@ class CarRacingEnv : public Env {
   const bool continuous_, domain_randomize_;
   const double lap_complete_percent_;
   Contacts listener_;
-  NpRandom rng_, start_rng_;
+  NumpyGenerator rng_, start_rng_;
   std::vector<float> actions_;
   std::unique_ptr<b2World> world_;
   std::array<double, 3> road_color_{}, bg_color_{}, grass_color_{};

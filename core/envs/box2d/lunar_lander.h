@@ -6,12 +6,12 @@
 // does around it, in the same order and precision: Python floats (double) wherever gymnasium computes, rounded to
 // float32 where pybox2d hands a value to Box2D (b2Vec2, angles, forces), and Box2D's float32 values widened back
 // to double where gymnasium reads them. gymnasium's random draws (terrain, initial push, wind offsets, engine
-// dispersion) come from NpRandom, numpy's PCG64 generator, so from the same generator state both envs make the
+// dispersion) come from NumpyGenerator, numpy's PCG64 generator, so from the same generator state both envs make the
 // same draws. Particles only exist in gymnasium when rendering (they do not touch the lander), so none here.
 //
-// State (GetState/SetState, snapshots): the generator state the episode started from (NpRandom::kWords values)
-// followed by the actions stepped since (1 value each, or 2 for the continuous env). SetState rebuilds the episode
-// from that generator state, as gymnasium's reset does from np_random in it, and replays the actions: Box2D is
+// State (GetState/SetState, snapshots): the generator state the episode started from (NumpyGenerator::kStateWords
+// values) followed by the actions stepped since (1 value each, or 2 for the continuous env). SetState rebuilds the
+// episode from that generator state, as gymnasium's reset does from np_random in it, and replays the actions: Box2D is
 // deterministic, so that restores the world exactly (contacts and solver warm starts included).
 #pragma once
 
@@ -26,9 +26,9 @@
 
 #include "core/engine/env.h"
 #include "core/engine/registry.h"
-#include "core/envs/box2d/np_random.h"
 #include "core/envs/box2d/pybox2d.h"
 #include "core/envs/box2d/replay.h"
+#include "core/envs/common/numpy_random.h"
 
 namespace pp::box2d {
 
@@ -77,7 +77,7 @@ class LunarLanderEnv : public Env {
   }
 
   void Reset(Output& out) override {
-    rng_.Seed(gen_);
+    rng_.SeedFrom(gen_);
     Start();
     Write(out);
   }
@@ -98,27 +98,27 @@ class LunarLanderEnv : public Env {
   }
 
   std::vector<double> GetState() const override {
-    std::vector<double> s = start_rng_.ToWords();
+    std::vector<double> s = start_rng_.StateWords();
     s.insert(s.end(), actions_.begin(), actions_.end());
     return s;
   }
 
   void SetState(const std::vector<double>& s) override {
     const size_t w = ActionWidth();
-    if (s.size() < NpRandom::kWords || (s.size() - NpRandom::kWords) % w != 0) {
+    if (s.size() < NumpyGenerator::kStateWords || (s.size() - NumpyGenerator::kStateWords) % w != 0) {
       throw std::invalid_argument("LunarLander state: 10 generator values, then " + std::to_string(w) +
                                   " value(s) per action stepped");
     }
-    for (size_t i = NpRandom::kWords; i < s.size(); ++i) {
+    for (size_t i = NumpyGenerator::kStateWords; i < s.size(); ++i) {
       if (!std::isfinite(s[i]) || (!continuous_ && (s[i] != std::floor(s[i]) || s[i] < 0 || s[i] > 3))) {
         throw std::invalid_argument("LunarLander state: bad action value " + std::to_string(s[i]));
       }
     }
-    NpRandom rng;
-    rng.FromWords(s, 0);  // validates before anything changes
+    NumpyGenerator rng;
+    rng.SetStateWords(s, 0);  // validates before anything changes
     rng_ = rng;
     Start();
-    for (size_t i = NpRandom::kWords; i < s.size(); i += w) {
+    for (size_t i = NumpyGenerator::kStateWords; i < s.size(); i += w) {
       float a[2] = {static_cast<float>(s[i]), w == 2 ? static_cast<float>(s[i + 1]) : 0.0f};
       Advance(a);
       actions_.insert(actions_.end(), a, a + w);
@@ -362,7 +362,7 @@ class LunarLanderEnv : public Env {
   const bool enable_wind_;
   const double wind_power_, turbulence_power_;
   Contacts listener_;
-  NpRandom rng_, start_rng_;
+  NumpyGenerator rng_, start_rng_;
   std::vector<float> actions_;  // stepped since the episode started (GetState)
   std::unique_ptr<b2World> world_;
   b2Body* lander_ = nullptr;

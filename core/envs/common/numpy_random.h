@@ -1,11 +1,15 @@
 // numpy's default random Generator, bit for bit: SeedSequence -> PCG64 (XSL-RR 128/64) -> the draws the Python
-// reference envs make (Generator.integers for int64, shuffle, uniform). gymnasium seeds an env's np_random with
-// np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed))); an env that draws from NumpyGenerator seeded
-// with the same value, in the same order, generates exactly what the Python env generates.
-// Checked against numpy for many seeds and ranges by tests/test_numpy_random.py.
+// reference envs make (Generator.integers for int64, shuffle, random, uniform). gymnasium seeds an env's np_random
+// with np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed))); an env that draws from NumpyGenerator
+// seeded with the same value, in the same order, generates exactly what the Python env generates. Its state can be
+// read and set as numpy's bit_generator.state holds it (StateWords), so an env can also start from the state of a
+// given Python env's np_random (the Box2D family's alignment tests, its snapshots).
+// Checked against numpy for many seeds, ranges and states by tests/test_numpy_random.py.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <random>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -98,17 +102,53 @@ class NumpyGenerator {
     }
   }
 
-  // The state as four 64-bit words and a flag word (for snapshots), and back.
-  std::vector<uint64_t> State() const {
-    return {static_cast<uint64_t>(state_ >> 64), static_cast<uint64_t>(state_), static_cast<uint64_t>(inc_ >> 64),
-            static_cast<uint64_t>(inc_), (uint64_t{has_uint32_} << 32) | uinteger_};
+  // A stream drawn from the env's own generator, for envs that start each episode from gen_ rather than from a
+  // seed (Box2D: varied, reproducible episodes without reseeding): the state and the increment straight from
+  // four 64-bit draws, the increment made odd as PCG64 requires.
+  void SeedFrom(std::mt19937& gen) {
+    uint64_t w[4];
+    for (uint64_t& x : w) x = (uint64_t{gen()} << 32) | gen();
+    state_ = (u128{w[0]} << 64) | w[1];
+    inc_ = (((u128{w[2]} << 64) | w[3]) << 1) | 1;
+    has_uint32_ = false;
+    uinteger_ = 0;
   }
-  void SetState(const std::vector<uint64_t>& s) {
-    if (s.size() != 5) throw std::invalid_argument("NumpyGenerator state is 5 words");
-    state_ = (u128{s[0]} << 64) | s[1];
-    inc_ = (u128{s[2]} << 64) | s[3];
-    has_uint32_ = (s[4] >> 32) != 0;
-    uinteger_ = static_cast<uint32_t>(s[4]);
+
+  // The state as numpy's bit_generator.state dict holds it, in values a double holds exactly (so it fits an env's
+  // state vector): state and inc as four 32-bit words each, most significant first, then has_uint32 and uinteger.
+  static constexpr size_t kStateWords = 10;
+  std::vector<double> StateWords() const {
+    std::vector<double> out;
+    out.reserve(kStateWords);
+    for (u128 v : {state_, inc_}) {
+      for (int shift = 96; shift >= 0; shift -= 32)
+        out.push_back(static_cast<double>(static_cast<uint32_t>(v >> shift)));
+    }
+    out.push_back(has_uint32_ ? 1.0 : 0.0);
+    out.push_back(static_cast<double>(uinteger_));
+    return out;
+  }
+  // Reads StateWords' layout from s[at, at + kStateWords). Anything numpy would not hold (a value that is not a
+  // 32-bit unsigned integer, has_uint32 not 0 or 1, an even inc) throws std::invalid_argument before anything changes.
+  void SetStateWords(const std::vector<double>& s, size_t at = 0) {
+    if (s.size() < at + kStateWords) throw std::invalid_argument("a numpy PCG64 state is 10 values");
+    uint32_t w[kStateWords];
+    for (size_t i = 0; i < kStateWords; ++i) {
+      const double v = s[at + i];
+      if (!(v >= 0 && v <= 4294967295.0) || v != static_cast<double>(static_cast<uint32_t>(v))) {
+        throw std::invalid_argument("a numpy PCG64 state holds 32-bit unsigned integers");
+      }
+      w[i] = static_cast<uint32_t>(v);
+    }
+    if (w[8] > 1) throw std::invalid_argument("has_uint32 of a numpy PCG64 state is 0 or 1");
+    if ((w[7] & 1u) == 0) throw std::invalid_argument("the inc of a numpy PCG64 state is odd");
+    u128 st = 0, inc = 0;
+    for (int i = 0; i < 4; ++i) st = (st << 32) | w[i];
+    for (int i = 4; i < 8; ++i) inc = (inc << 32) | w[i];
+    state_ = st;
+    inc_ = inc;
+    has_uint32_ = w[8] == 1;
+    uinteger_ = w[9];
   }
 
  private:

@@ -132,24 +132,19 @@ class MiniGridEnv : public Env {
       for (int x = 0; x < width_; ++x) grid_.Set(x, y, cells[static_cast<size_t>(y) * width_ + x]);
     }
   }
-  // Snapshots also keep the numpy generator (it is not gen_, which the pool saves itself), as exact 32-bit halves.
+  // Snapshots also keep the numpy generator (it is not gen_, which the pool saves itself): its state words last.
   std::vector<double> SaveState() const override {
     std::vector<double> s = GetState();
-    for (uint64_t w : rng_.State()) {
-      s.push_back(double(w >> 32));
-      s.push_back(double(w & 0xffffffffu));
-    }
+    for (double v : rng_.StateWords()) s.push_back(v);
     return s;
   }
   void LoadState(const std::vector<double>& s) override {
-    if (s.size() < 10) throw std::invalid_argument("MiniGrid snapshot too short");
-    std::vector<uint64_t> words(5);
-    for (size_t i = 0; i < 5; ++i) {
-      words[i] =
-          (static_cast<uint64_t>(s[s.size() - 10 + 2 * i]) << 32) | static_cast<uint64_t>(s[s.size() - 9 + 2 * i]);
-    }
-    SetState(std::vector<double>(s.begin(), s.end() - 10));
-    rng_.SetState(words);
+    if (s.size() < NumpyGenerator::kStateWords) throw std::invalid_argument("MiniGrid snapshot too short");
+    const size_t at = s.size() - NumpyGenerator::kStateWords;
+    NumpyGenerator rng;
+    rng.SetStateWords(s, at);  // validates before anything changes
+    SetState(std::vector<double>(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(at)));
+    rng_ = rng;
   }
 
  protected:
