@@ -19,6 +19,8 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,45 @@ import psutil
 import torch
 
 BACKENDS = ("pp", "pp-async", "envpool", "gymnasium")
+
+
+@dataclass
+class PPOArgs:
+    """The arguments both scripts take. Each script subclasses it and overrides the defaults with CleanRL's for its
+    task (the values here are placeholders that every script replaces where CleanRL's differ)."""
+
+    env_id: str = ""
+    backend: str = "pp"
+    """pp (ParallelPool sync) | pp-async (send/recv, batch_size < num_envs) | envpool | gymnasium (AsyncVectorEnv)"""
+    seed: int = 1
+    total_timesteps: int = 1_000_000
+    time_budget: float = 0.0
+    """stop after the first update that ends past this many seconds of training, resumed segments included (0: none)"""
+    num_envs: int = 8
+    batch_size: int = 0
+    """pp-async: envs per recv (0: num_envs // 2)"""
+    num_steps: int = 128
+    """steps per env per rollout (rollout = num_envs * num_steps rows)"""
+    learning_rate: float = 3e-4
+    anneal_lr: bool = True
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    num_minibatches: int = 4
+    update_epochs: int = 4
+    norm_adv: bool = True
+    clip_coef: float = 0.2
+    clip_vloss: bool = True
+    ent_coef: float = 0.0
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    device: str = "cpu"
+    """torch device: cpu, or cuda when this torch has CUDA"""
+    torch_threads: int = 1
+    log: str = ""
+    """JSONL run log (appended to)"""
+    checkpoint: str = ""
+    """save the learner here every --checkpoint-every updates and at the end; an existing one is resumed from"""
+    checkpoint_every: int = 50
 
 
 # ---- env backends ------------------------------------------------------------------------------------------------
@@ -115,6 +156,14 @@ def make_envs(backend: str, task_id: str, num_envs: int, seed: int, batch_size: 
         env = AsyncVectorEnv([functools.partial(peers.make_env, peer) for _ in range(num_envs)])
         return Envs(env, num_envs, num_envs, True, seed)
     raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+
+
+# ---- the networks' initialisation (CleanRL's) ---------------------------------------------------------------------
+def layer_init(layer: torch.nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> torch.nn.Module:
+    """Orthogonal weights with gain `std`, constant bias."""
+    torch.nn.init.orthogonal_(layer.weight, std)
+    torch.nn.init.constant_(layer.bias, bias)
+    return layer
 
 
 # ---- the rollout: rows in arrival order -------------------------------------------------------------------------
@@ -373,3 +422,114 @@ def pick_device(name: str) -> torch.device:
     if name.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"--device {name}: this torch ({torch.__version__}) sees no CUDA device")
     return torch.device(name)
+
+
+# ---- the run: setup and the training loop both scripts share ----------------------------------------------------
+def start_run(args: PPOArgs) -> tuple[torch.device, dict | None, Envs]:
+    """Checks the arguments, seeds torch and numpy, and returns (device, the checkpoint to resume from or None, the
+    envs)."""
+    check_args(args)
+    torch.manual_seed(args.seed)
+    np.random.seed(args.seed)
+    torch.set_num_threads(args.torch_threads)
+    device = pick_device(args.device)
+    ckpt = load_checkpoint(args.checkpoint)
+    # a resumed run's envs start from a fresh seed: replaying the first segment's episodes would be no new data
+    env_seed = args.seed + (ckpt["update"] * 7919 if ckpt else 0)
+    return device, ckpt, make_envs(args.backend, args.env_id, args.num_envs, env_seed, args.batch_size)
+
+
+# act(obs, reward, terminated, env_ids) -> (learner observation, env action, learner reward, action, log-prob, value)
+Act = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], tuple]
+
+
+def train(
+    args: PPOArgs,
+    envs: Envs,
+    agent: torch.nn.Module,
+    device: torch.device,
+    ckpt: dict | None,
+    rows: tuple[tuple, torch.dtype, tuple, torch.dtype],
+    act: Act,
+    extra_state: dict | None = None,
+) -> dict:
+    """PPO until total_timesteps or the time budget, logging every update and checkpointing. `rows` is the rollout's
+    (observation shape, dtype, action shape, dtype); `act` is the script's policy step on one recv'd batch (its
+    observation/reward preprocessing included); `extra_state` holds the script's own learner state (mutated in place)
+    saved with each checkpoint (the script restores it from `ckpt` itself). Closes the envs; returns the summary."""
+    optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
+    update, global_step, elapsed = 0, 0, 0.0
+    if ckpt:
+        agent.load_state_dict(ckpt["agent"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+        update, global_step, elapsed = ckpt["update"], ckpt["global_step"], ckpt["elapsed"]
+    log = RunLog(args.log, args, args.backend, args.env_id, resumed=ckpt is not None)
+
+    N, B = envs.num_envs, envs.batch_size
+    recvs = -(-args.num_steps * N // B)  # recv calls per rollout
+    num_updates = max(1, args.total_timesteps // (recvs * B))
+    ro = Rollout(N, recvs * B, *rows)
+
+    start = time.perf_counter() - elapsed
+    reason = "total_timesteps"
+    envs.start()
+    while update < num_updates:
+        if args.anneal_lr:
+            optimizer.param_groups[0]["lr"] = (1.0 - update / num_updates) * args.learning_rate
+        t0, env0, infer_s = time.perf_counter(), envs.env_seconds, 0.0
+        ro.begin()
+        returns: list[float] = []
+        lengths: list[int] = []
+        for _ in range(recvs):
+            obs, reward, term, trunc, ids = envs.recv()
+            t = time.perf_counter()
+            x, env_action, learner_reward, action, logp, value = act(obs, reward, term, ids)
+            infer_s += time.perf_counter() - t
+            envs.send(env_action, ids)
+            r, ln = ro.add(x, reward, learner_reward, term, trunc, ids, action, logp, value)
+            returns += r
+            lengths += ln
+            global_step += len(ids)
+
+        t = time.perf_counter()
+        stats = ppo_update(agent, optimizer, ro, args, device)
+        learn_s = time.perf_counter() - t
+        update += 1
+
+        wall = time.perf_counter() - start
+        log.write(
+            kind="update",
+            update=update,
+            steps=global_step,
+            wall=round(wall, 3),
+            update_s=round(time.perf_counter() - t0, 4),
+            env_s=round(envs.env_seconds - env0, 4),
+            infer_s=round(infer_s, 4),
+            learn_s=round(learn_s, 4),
+            returns=[round(v, 2) for v in returns],
+            lengths=lengths,
+            **machine(),
+            **stats,
+            lr=optimizer.param_groups[0]["lr"],
+        )
+        out_of_time = bool(args.time_budget) and wall >= args.time_budget
+        if args.checkpoint and (update % args.checkpoint_every == 0 or update == num_updates or out_of_time):
+            save_checkpoint(
+                args.checkpoint,
+                agent=agent.state_dict(),
+                optimizer=optimizer.state_dict(),
+                **(extra_state or {}),
+                update=update,
+                global_step=global_step,
+                elapsed=wall,
+            )
+        if out_of_time:
+            reason = "time_budget"
+            break
+    envs.close()
+    wall = time.perf_counter() - start
+    summary = {"reason": reason, "updates": update, "steps": global_step, "wall": round(wall, 1)}
+    log.write(kind="end", **summary)
+    log.close()
+    print("SUMMARY", summary)
+    return summary

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,59 +27,21 @@ import tyro
 from torch.distributions.categorical import Categorical
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (  # noqa: E402
-    Rollout,
-    RunLog,
-    check_args,
-    load_checkpoint,
-    machine,
-    make_envs,
-    pick_device,
-    ppo_update,
-    save_checkpoint,
-)
+from common import PPOArgs, layer_init, start_run, train  # noqa: E402
 
 
 @dataclass
-class Args:
+class Args(PPOArgs):
+    """CleanRL's ppo_atari_envpool.py defaults."""
+
     env_id: str = "Pong-v5"
-    backend: str = "pp"
-    """pp (ParallelPool sync) | pp-async (send/recv, batch_size < num_envs) | envpool | gymnasium (AsyncVectorEnv)"""
-    seed: int = 1
     total_timesteps: int = 10_000_000
-    time_budget: float = 0.0
-    """stop after the first update that ends past this many seconds of training, resumed segments included (0: none)"""
-    num_envs: int = 8
-    batch_size: int = 0
-    """pp-async: envs per recv (0: num_envs // 2)"""
     num_steps: int = 128
-    """steps per env per rollout (rollout = num_envs * num_steps rows)"""
     learning_rate: float = 2.5e-4
-    anneal_lr: bool = True
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
     num_minibatches: int = 4
     update_epochs: int = 4
-    norm_adv: bool = True
     clip_coef: float = 0.1
-    clip_vloss: bool = True
     ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    device: str = "cpu"
-    """torch device: cpu, or cuda when this torch has CUDA"""
-    torch_threads: int = 1
-    log: str = ""
-    """JSONL run log (appended to)"""
-    checkpoint: str = ""
-    """save the learner here every --checkpoint-every updates and at the end; an existing one is resumed from"""
-    checkpoint_every: int = 50
-
-
-def layer_init(layer: nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Module:
-    nn.init.orthogonal_(layer.weight, std)
-    nn.init.constant_(layer.bias, bias)
-    return layer
 
 
 class Agent(nn.Module):
@@ -109,98 +70,21 @@ class Agent(nn.Module):
 
 
 def main(args: Args) -> dict:
-    check_args(args)
-    torch.manual_seed(args.seed)
-    np.random.seed(args.seed)
-    torch.set_num_threads(args.torch_threads)
-    device = pick_device(args.device)
-    ckpt = load_checkpoint(args.checkpoint)
-    # a resumed run's envs start from a fresh seed: replaying the first segment's episodes would be no new data
-    env_seed = args.seed + (ckpt["update"] * 7919 if ckpt else 0)
-    envs = make_envs(args.backend, args.env_id, args.num_envs, env_seed, args.batch_size)
+    device, ckpt, envs = start_run(args)
     obs_space, act_space = envs.single_observation_space, envs.single_action_space
     if len(obs_space.shape) != 3:
+        envs.close()
         raise ValueError(f"{args.env_id}: the Nature CNN needs (frames, 84, 84) observations, got {obs_space.shape}")
-
     agent = Agent(obs_space.shape, int(act_space.n)).to(device)
-    optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
-    update, global_step, elapsed = 0, 0, 0.0
-    if ckpt:
-        agent.load_state_dict(ckpt["agent"])
-        optimizer.load_state_dict(ckpt["optimizer"])
-        update, global_step, elapsed = ckpt["update"], ckpt["global_step"], ckpt["elapsed"]
-    log = RunLog(args.log, args, args.backend, args.env_id, resumed=ckpt is not None)
 
-    N, B = envs.num_envs, envs.batch_size
-    recvs = -(-args.num_steps * N // B)  # recv calls per rollout
-    num_updates = max(1, args.total_timesteps // (recvs * B))
-    ro = Rollout(N, recvs * B, obs_space.shape, torch.uint8, (), torch.long)
+    def act(obs: np.ndarray, reward: np.ndarray, term: np.ndarray, ids: np.ndarray) -> tuple:
+        x = torch.as_tensor(obs)
+        with torch.no_grad():
+            action, logp, _, value = agent.get_action_and_value(x.to(device))
+        action = action.cpu()
+        return x, action.numpy(), np.sign(reward), action, logp.cpu(), value.cpu()
 
-    start = time.perf_counter() - elapsed
-    reason = "total_timesteps"
-    envs.start()
-    while update < num_updates:
-        if args.anneal_lr:
-            optimizer.param_groups[0]["lr"] = (1.0 - update / num_updates) * args.learning_rate
-        t0, env0, infer_s = time.perf_counter(), envs.env_seconds, 0.0
-        ro.begin()
-        returns: list[float] = []
-        lengths: list[int] = []
-        for _ in range(recvs):
-            obs, reward, term, trunc, ids = envs.recv()
-            t = time.perf_counter()
-            x = torch.as_tensor(obs)
-            with torch.no_grad():
-                action, logp, _, value = agent.get_action_and_value(x.to(device))
-            action, logp, value = action.cpu(), logp.cpu(), value.cpu()
-            infer_s += time.perf_counter() - t
-            envs.send(action.numpy(), ids)
-            r, ln = ro.add(x, reward, np.sign(reward), term, trunc, ids, action, logp, value)
-            returns += r
-            lengths += ln
-            global_step += len(ids)
-
-        t = time.perf_counter()
-        stats = ppo_update(agent, optimizer, ro, args, device)
-        learn_s = time.perf_counter() - t
-        update += 1
-
-        wall = time.perf_counter() - start
-        log.write(
-            kind="update",
-            update=update,
-            steps=global_step,
-            wall=round(wall, 3),
-            update_s=round(time.perf_counter() - t0, 4),
-            env_s=round(envs.env_seconds - env0, 4),
-            infer_s=round(infer_s, 4),
-            learn_s=round(learn_s, 4),
-            returns=[round(v, 2) for v in returns],
-            lengths=lengths,
-            **machine(),
-            **stats,
-            lr=optimizer.param_groups[0]["lr"],
-        )
-        out_of_time = bool(args.time_budget) and wall >= args.time_budget
-        if args.checkpoint and (update % args.checkpoint_every == 0 or update == num_updates or out_of_time):
-            save_checkpoint(
-                args.checkpoint,
-                agent=agent.state_dict(),
-                optimizer=optimizer.state_dict(),
-                update=update,
-                global_step=global_step,
-                elapsed=wall,
-            )
-        if out_of_time:
-            reason = "time_budget"
-            break
-    envs.close()
-    wall = time.perf_counter() - start
-    summary = {"reason": reason, "updates": update, "steps": global_step, "wall": round(wall, 1)}
-    log.write(kind="end", **summary)
-    log.close()
-    print("SUMMARY", summary)
-    return summary
+    return train(args, envs, agent, device, ckpt, (obs_space.shape, torch.uint8, (), torch.long), act)
 
 
 if __name__ == "__main__":

@@ -35,10 +35,7 @@ class CrossingEnv : public MiniGridEnv {
 
  protected:
   void GenGrid() override {
-    grid_.WallRect(0, 0, width_, height_);
-    agent_x_ = agent_y_ = 1;
-    agent_dir_ = 0;
-    grid_.Set(width_ - 2, height_ - 2, Goal());
+    WalledSquareWithGoal();
     // Rivers as (direction, position): vertical ones first, as minigrid lists them, then shuffled.
     rivers_.clear();
     for (int i = 2; i < height_ - 2; i += 2) rivers_.push_back({kVertical, i});

@@ -13,13 +13,10 @@ class DynamicObstaclesEnv : public MiniGridEnv {
  public:
   static constexpr const char* kName = "MiniGridDynamicObstacles";
   static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys(
+    return MiniGridKeys(AgentStartKeys(
         {{"max_episode_steps", int64_t{100}, "truncate after this many steps (minigrid's max_steps)", {}},
          {"size", int64_t{5}, "side of the square room, walls included", {}},
-         {"n_obstacles", int64_t{2}, "number of moving balls (at most size / 2 + 1)", {}},
-         {"agent_start_x", int64_t{1}, "the agent's start column; -1: a random free cell", {}},
-         {"agent_start_y", int64_t{1}, "the agent's start row (with agent_start_x >= 0)", {}},
-         {"agent_start_dir", int64_t{0}, "the agent's start direction (with agent_start_x >= 0)", {}}});
+         {"n_obstacles", int64_t{2}, "number of moving balls (at most size / 2 + 1)", {}}}));
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     const int size = IntInRange(c, "size", 4, 1024);
@@ -31,9 +28,7 @@ class DynamicObstaclesEnv : public MiniGridEnv {
   }
   DynamicObstaclesEnv(const Config& c, int env_id, uint64_t seed)
       : MiniGridEnv(c, env_id, seed, c.Get<int>("size"), c.Get<int>("size"), /*see_through_walls=*/true),
-        start_x_(c.Get<int>("agent_start_x")),
-        start_y_(c.Get<int>("agent_start_y")),
-        start_dir_(c.Get<int>("agent_start_dir")) {
+        start_(ReadAgentStart(c)) {
     // minigrid: n_obstacles if n_obstacles <= size / 2 + 1, else int(size / 2).
     const int n = c.Get<int>("n_obstacles");
     n_obstacles_ = 2 * n <= width_ + 2 ? n : width_ / 2;
@@ -44,13 +39,7 @@ class DynamicObstaclesEnv : public MiniGridEnv {
   void GenGrid() override {
     grid_.WallRect(0, 0, width_, height_);
     grid_.Set(width_ - 2, height_ - 2, Goal());
-    if (start_x_ >= 0) {
-      agent_x_ = start_x_;
-      agent_y_ = start_y_;
-      agent_dir_ = start_dir_;
-    } else {
-      PlaceAgent();
-    }
+    PlaceAgentAtStart(start_);
     for (auto& [x, y] : obstacles_) {
       if (!TryPlaceObj(Ball(), 0, 0, width_, height_, 100, NoReject, x, y)) {
         throw std::runtime_error("MiniGrid-Dynamic-Obstacles: rejection sampling failed in place_obj");
@@ -100,7 +89,8 @@ class DynamicObstaclesEnv : public MiniGridEnv {
  private:
   static bool NoReject(int, int) { return false; }
 
-  int start_x_, start_y_, start_dir_, n_obstacles_;
+  AgentStart start_;
+  int n_obstacles_;
   std::vector<std::pair<int, int>> obstacles_;
 };
 

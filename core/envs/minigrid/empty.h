@@ -11,12 +11,9 @@ class EmptyEnv : public MiniGridEnv {
  public:
   static constexpr const char* kName = "MiniGridEmpty";
   static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys(
+    return MiniGridKeys(AgentStartKeys(
         {{"max_episode_steps", int64_t{100}, "truncate after this many steps (minigrid's max_steps)", {}},
-         {"size", int64_t{5}, "side of the square room, walls included", {}},
-         {"agent_start_x", int64_t{1}, "the agent's start column; -1: a random free cell", {}},
-         {"agent_start_y", int64_t{1}, "the agent's start row (with agent_start_x >= 0)", {}},
-         {"agent_start_dir", int64_t{0}, "the agent's start direction (with agent_start_x >= 0)", {}}});
+         {"size", int64_t{5}, "side of the square room, walls included", {}}}));
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     const int size = IntInRange(c, "size", 3, 1024);
@@ -29,26 +26,18 @@ class EmptyEnv : public MiniGridEnv {
   }
   EmptyEnv(const Config& c, int env_id, uint64_t seed)
       : MiniGridEnv(c, env_id, seed, c.Get<int>("size"), c.Get<int>("size"), /*see_through_walls=*/true),
-        start_x_(c.Get<int>("agent_start_x")),
-        start_y_(c.Get<int>("agent_start_y")),
-        start_dir_(c.Get<int>("agent_start_dir")) {}
+        start_(ReadAgentStart(c)) {}
 
  protected:
   void GenGrid() override {
     grid_.WallRect(0, 0, width_, height_);
     grid_.Set(width_ - 2, height_ - 2, Goal());
-    if (start_x_ >= 0) {
-      agent_x_ = start_x_;
-      agent_y_ = start_y_;
-      agent_dir_ = start_dir_;
-    } else {
-      PlaceAgent();
-    }
+    PlaceAgentAtStart(start_);
     mission_ = "get to the green goal square";
   }
 
  private:
-  int start_x_, start_y_, start_dir_;
+  AgentStart start_;
 };
 
 }  // namespace pp::minigrid

@@ -20,24 +20,7 @@ class FourRoomsEnv : public MiniGridEnv {
 
  protected:
   void GenGrid() override {
-    grid_.HorzWall(0, 0);
-    grid_.HorzWall(0, height_ - 1);
-    grid_.VertWall(0, 0);
-    grid_.VertWall(width_ - 1, 0);
-    const int room_w = width_ / 2, room_h = height_ / 2;
-    for (int j = 0; j < 2; ++j) {
-      for (int i = 0; i < 2; ++i) {
-        const int xl = i * room_w, yt = j * room_h, xr = xl + room_w, yb = yt + room_h;
-        if (i + 1 < 2) {
-          grid_.VertWall(xr, yt, room_h);
-          grid_.Set(xr, RandInt(yt + 1, yb), Obj{});
-        }
-        if (j + 1 < 2) {
-          grid_.HorzWall(xl, yb, room_w);
-          grid_.Set(RandInt(xl + 1, xr), yb, Obj{});
-        }
-      }
-    }
+    RoomsGrid(2, /*inset=*/0, [] { return Obj{}; });
     PlaceAgent();
     PlaceObj(Goal());
     mission_ = "reach the goal";

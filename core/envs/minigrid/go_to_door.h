@@ -2,7 +2,6 @@
 // next to the named one and say "done". Toggling ends the episode. Sees through walls, as minigrid's env does.
 #pragma once
 
-#include <cstdlib>
 #include <string>
 
 #include "core/envs/minigrid/minigrid_env.h"
@@ -54,13 +53,7 @@ class GoToDoorEnv : public MiniGridEnv {
     mission_id_ = colors[idx];
   }
   void Act(int action, double& reward, bool& terminated) override {
-    BaseAct(action, reward, terminated);
-    if (action == kToggle) terminated = true;
-    if (action == kDone) {
-      const int dx = std::abs(agent_x_ - target_x_), dy = std::abs(agent_y_ - target_y_);
-      if ((dx == 0 && dy == 1) || (dy == 0 && dx == 1)) reward = Reward();
-      terminated = true;
-    }
+    GoToAct(action, reward, terminated, target_x_, target_y_);
   }
 
  private:

@@ -2,7 +2,6 @@
 // and say "done". Toggling ends the episode. Sees through walls, as minigrid's env does.
 #pragma once
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -33,18 +32,7 @@ class GoToObjectEnv : public MiniGridEnv {
  protected:
   void GenGrid() override {
     grid_.WallRect(0, 0, width_, height_);
-    objs_.clear();
-    static constexpr uint8_t kTypes[3] = {kKey, kBall, kBox};
-    while (static_cast<int>(objs_.size()) < num_objs_) {
-      const uint8_t type = kTypes[RandInt(0, 3)];
-      const uint8_t color = kColorNames[RandInt(0, 6)];
-      bool seen = false;
-      for (const auto& o : objs_) seen |= o.obj.type == type && o.obj.color == color;
-      if (seen) continue;
-      const Obj obj = Obj::Make(type, color);
-      const auto [x, y] = PlaceObj(obj);
-      objs_.push_back({obj, x, y});
-    }
+    PlaceDistinctObjects(num_objs_, objs_, [](int, int) { return false; });
     PlaceAgent();
     const Placed& t = objs_[RandInt(0, static_cast<int64_t>(objs_.size()))];
     target_x_ = t.x;
@@ -53,20 +41,10 @@ class GoToObjectEnv : public MiniGridEnv {
     mission_id_ = t.obj.color * 3 + (t.obj.type == kKey ? 0 : (t.obj.type == kBall ? 1 : 2));
   }
   void Act(int action, double& reward, bool& terminated) override {
-    BaseAct(action, reward, terminated);
-    if (action == kToggle) terminated = true;
-    if (action == kDone) {
-      const int dx = std::abs(agent_x_ - target_x_), dy = std::abs(agent_y_ - target_y_);
-      if ((dx == 0 && dy == 1) || (dy == 0 && dx == 1)) reward = Reward();
-      terminated = true;
-    }
+    GoToAct(action, reward, terminated, target_x_, target_y_);
   }
 
  private:
-  struct Placed {
-    Obj obj;
-    int x, y;
-  };
   int num_objs_;
   std::vector<Placed> objs_;
   int target_x_ = 0, target_y_ = 0;

@@ -39,13 +39,7 @@ class KeyCorridorEnv : public RoomGridEnv {
     ConnectAll();
     mission_ = std::string("pick up the ") + ColorName(target_.color) + " " + TypeName(target_.type);
   }
-  void Act(int action, double& reward, bool& terminated) override {
-    BaseAct(action, reward, terminated);
-    if (action == kPickup && carrying_ == target_) {
-      reward = Reward();
-      terminated = true;
-    }
-  }
+  void Act(int action, double& reward, bool& terminated) override { PickUpAct(action, reward, terminated, target_); }
 
  private:
   static uint8_t TypeOf(const std::string& s) { return s == "key" ? kKey : (s == "ball" ? kBall : kBox); }

@@ -25,10 +25,7 @@ class LavaGapEnv : public MiniGridEnv {
 
  protected:
   void GenGrid() override {
-    grid_.WallRect(0, 0, width_, height_);
-    agent_x_ = agent_y_ = 1;
-    agent_dir_ = 0;
-    grid_.Set(width_ - 2, height_ - 2, Goal());
+    WalledSquareWithGoal();
     const int gap_x = RandInt(2, width_ - 2);
     const int gap_y = RandInt(1, height_ - 1);
     grid_.VertWall(gap_x, 1, height_ - 2, lava_ ? Lava() : Wall());

@@ -26,10 +26,7 @@ class LockedRoomEnv : public MiniGridEnv {
  protected:
   void GenGrid() override {
     const int w = width_, h = height_;
-    grid_.HorzWall(0, 0);
-    grid_.HorzWall(0, h - 1);
-    grid_.VertWall(0, 0);
-    grid_.VertWall(w - 1, 0);
+    grid_.WallRect(0, 0, w, h);
     const int lwall = w / 2 - 2, rwall = w / 2 + 2;
     grid_.VertWall(lwall, 0);
     grid_.VertWall(rwall, 0);

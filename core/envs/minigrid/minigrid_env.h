@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -41,6 +42,13 @@ class MiniGridEnv : public Env {
   static std::vector<ConfigKey> MiniGridKeys(std::vector<ConfigKey> own) {
     own.push_back({"agent_view_size", int64_t{7}, "side of the agent's square partial view (odd, >= 3)", {}});
     own.push_back({"mission_bytes", int64_t{96}, "length of the zero-padded mission bytes in obs['mission']", {}});
+    return own;
+  }
+  // The envs whose start can be fixed (Empty, Dynamic-Obstacles): their own keys, then the agent_start_* keys.
+  static std::vector<ConfigKey> AgentStartKeys(std::vector<ConfigKey> own) {
+    own.push_back({"agent_start_x", int64_t{1}, "the agent's start column; -1: a random free cell", {}});
+    own.push_back({"agent_start_y", int64_t{1}, "the agent's start row (with agent_start_x >= 0)", {}});
+    own.push_back({"agent_start_dir", int64_t{0}, "the agent's start direction (with agent_start_x >= 0)", {}});
     return own;
   }
   // The spec every MiniGrid env shares; `num_actions` is 7, or 3 for the envs that only turn and move.
@@ -223,6 +231,98 @@ class MiniGridEnv : public Env {
   }
 
   double Reward() const { return 1.0 - 0.9 * (static_cast<double>(step_count_) / max_steps_); }
+
+  // The step of the go-to missions (GoToObject, GoToDoor): toggle ends the episode; done ends it too, and wins when
+  // the agent stands next to the target (not diagonally).
+  void GoToAct(int action, double& reward, bool& terminated, int target_x, int target_y) {
+    BaseAct(action, reward, terminated);
+    if (action == kToggle) terminated = true;
+    if (action == kDone) {
+      const int dx = std::abs(agent_x_ - target_x), dy = std::abs(agent_y_ - target_y);
+      if ((dx == 0 && dy == 1) || (dy == 0 && dx == 1)) reward = Reward();
+      terminated = true;
+    }
+  }
+  // The step of the pick-up missions (KeyCorridor, UnlockPickup): picking up the target wins.
+  void PickUpAct(int action, double& reward, bool& terminated, const Obj& target) {
+    BaseAct(action, reward, terminated);
+    if (action == kPickup && carrying_ == target) {
+      reward = Reward();
+      terminated = true;
+    }
+  }
+
+  // The agent_start_* keys' values; PlaceAgentAtStart puts the agent there (x = -1: on a random free cell).
+  struct AgentStart {
+    int x, y, dir;
+  };
+  static AgentStart ReadAgentStart(const Config& c) {
+    return {c.Get<int>("agent_start_x"), c.Get<int>("agent_start_y"), c.Get<int>("agent_start_dir")};
+  }
+  void PlaceAgentAtStart(const AgentStart& s) {
+    if (s.x >= 0) {
+      agent_x_ = s.x;
+      agent_y_ = s.y;
+      agent_dir_ = s.dir;
+    } else {
+      PlaceAgent();
+    }
+  }
+
+  // An object and where it was placed.
+  struct Placed {
+    Obj obj;
+    int x, y;
+  };
+  // `n` distinct objects (a key, ball or box, and a colour; a pair already drawn is drawn again), each placed
+  // anywhere with place_obj(reject=`reject`), as GoToObject and PutNear generate them.
+  template <typename Reject>
+  void PlaceDistinctObjects(int n, std::vector<Placed>& placed, Reject reject) {
+    static constexpr uint8_t kTypes[3] = {kKey, kBall, kBox};
+    placed.clear();
+    while (static_cast<int>(placed.size()) < n) {
+      const uint8_t type = kTypes[RandInt(0, 3)];
+      const uint8_t color = RandColor();
+      bool seen = false;
+      for (const auto& o : placed) seen |= o.obj.type == type && o.obj.color == color;
+      if (seen) continue;
+      const Obj obj = Obj::Make(type, color);
+      const auto [x, y] = PlaceObjIf(obj, 0, 0, width_, height_, reject);
+      placed.push_back({obj, x, y});
+    }
+  }
+
+  // The walled square with the agent at (1, 1) facing right and the goal in the opposite corner (Crossing, LavaGap).
+  void WalledSquareWithGoal() {
+    grid_.WallRect(0, 0, width_, height_);
+    agent_x_ = agent_y_ = 1;
+    agent_dir_ = 0;
+    grid_.Set(width_ - 2, height_ - 2, Goal());
+  }
+
+  // The outer walls and an n x n grid of rooms (FourRooms, Playground), row by row as minigrid builds it: each room's
+  // right then bottom wall (the last column and row have none) gets one opening, at a random cell from the room's
+  // first inner cell to `inset` cells before the next wall, holding `opening()` (drawn after the position).
+  template <typename Opening>
+  void RoomsGrid(int n, int inset, Opening opening) {
+    grid_.WallRect(0, 0, width_, height_);
+    const int room_w = width_ / n, room_h = height_ / n;
+    for (int j = 0; j < n; ++j) {
+      for (int i = 0; i < n; ++i) {
+        const int xl = i * room_w, yt = j * room_h, xr = xl + room_w, yb = yt + room_h;
+        if (i + 1 < n) {
+          grid_.VertWall(xr, yt, room_h);
+          const int y = RandInt(yt + 1, yb - inset);
+          grid_.Set(xr, y, opening());
+        }
+        if (j + 1 < n) {
+          grid_.HorzWall(xl, yb, room_w);
+          const int x = RandInt(xl + 1, xr - inset);
+          grid_.Set(x, yb, opening());
+        }
+      }
+    }
+  }
 
   // np_random draws, named as minigrid names them.
   int RandInt(int64_t low, int64_t high) { return static_cast<int>(rng_.Integers(low, high)); }

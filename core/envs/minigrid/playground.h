@@ -20,26 +20,7 @@ class PlaygroundEnv : public MiniGridEnv {
 
  protected:
   void GenGrid() override {
-    grid_.HorzWall(0, 0);
-    grid_.HorzWall(0, height_ - 1);
-    grid_.VertWall(0, 0);
-    grid_.VertWall(width_ - 1, 0);
-    const int room_w = width_ / 3, room_h = height_ / 3;
-    for (int j = 0; j < 3; ++j) {
-      for (int i = 0; i < 3; ++i) {
-        const int xl = i * room_w, yt = j * room_h, xr = xl + room_w, yb = yt + room_h;
-        if (i + 1 < 3) {
-          grid_.VertWall(xr, yt, room_h);
-          const int y = RandInt(yt + 1, yb - 1);
-          grid_.Set(xr, y, Door(kColorNames[RandInt(0, 6)]));
-        }
-        if (j + 1 < 3) {
-          grid_.HorzWall(xl, yb, room_w);
-          const int x = RandInt(xl + 1, xr - 1);
-          grid_.Set(x, yb, Door(kColorNames[RandInt(0, 6)]));
-        }
-      }
-    }
+    RoomsGrid(3, /*inset=*/1, [this] { return Door(RandColor()); });
     PlaceAgent();
     static constexpr uint8_t kTypes[3] = {kKey, kBall, kBox};
     for (int k = 0; k < 12; ++k) {

@@ -36,24 +36,13 @@ class PutNearEnv : public MiniGridEnv {
  protected:
   void GenGrid() override {
     grid_.WallRect(0, 0, width_, height_);
-    objs_.clear();
-    static constexpr uint8_t kTypes[3] = {kKey, kBall, kBox};
     auto near_obj = [this](int x, int y) {
       for (const auto& o : objs_) {
         if (std::abs(x - o.x) <= 1 && std::abs(y - o.y) <= 1) return true;
       }
       return false;
     };
-    while (static_cast<int>(objs_.size()) < num_objs_) {
-      const uint8_t type = kTypes[RandInt(0, 3)];
-      const uint8_t color = kColorNames[RandInt(0, 6)];
-      bool seen = false;
-      for (const auto& o : objs_) seen |= o.obj.type == type && o.obj.color == color;
-      if (seen) continue;
-      const Obj obj = Obj::Make(type, color);
-      const auto [x, y] = PlaceObjIf(obj, 0, 0, width_, height_, near_obj);
-      objs_.push_back({obj, x, y});
-    }
+    PlaceDistinctObjects(num_objs_, objs_, near_obj);
     PlaceAgent();
     const int n = static_cast<int>(objs_.size());
     const int move = RandInt(0, n);
@@ -87,10 +76,6 @@ class PutNearEnv : public MiniGridEnv {
 
  private:
   static int Kind(uint8_t type) { return type == kKey ? 0 : (type == kBall ? 1 : 2); }
-  struct Placed {
-    Obj obj;
-    int x, y;
-  };
   int num_objs_;
   std::vector<Placed> objs_;
   Obj move_;

@@ -34,13 +34,7 @@ class UnlockPickupEnvT : public RoomGridEnv {
     mission_ = std::string("pick up the ") + ColorName(target_.color) + " box";
     mission_id_ = kBlocked ? 0 : target_.color;  // EnvPool's mission ids (the blocked variant's are all 0)
   }
-  void Act(int action, double& reward, bool& terminated) override {
-    BaseAct(action, reward, terminated);
-    if (action == kPickup && carrying_ == target_) {
-      reward = Reward();
-      terminated = true;
-    }
-  }
+  void Act(int action, double& reward, bool& terminated) override { PickUpAct(action, reward, terminated, target_); }
 
  private:
   Obj target_;
