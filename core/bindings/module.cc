@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "core/bench/bare_loop.h"
-#include "core/engine/handle.h"
 #include "core/engine/engine.h"
+#include "core/engine/handle.h"
 #include "core/engine/registry.h"
 #include "core/xla/xla.h"
 
@@ -739,8 +739,8 @@ class PyEngine {
   };
   static View ViewOf(PyObject* a) {
     const auto* p = py::detail::array_proxy(a);
-    return View{p->data, p->descr, p->nd, p->flags, {p->dimensions, p->dimensions + p->nd},
-                {p->strides, p->strides + p->nd}};
+    return View{
+        p->data, p->descr, p->nd, p->flags, {p->dimensions, p->dimensions + p->nd}, {p->strides, p->strides + p->nd}};
   }
   static bool Unheld(const Reusable& c) {
     if (!c.arrays || Py_REFCNT(c.arrays.ptr()) != 1) return false;
@@ -763,7 +763,7 @@ class PyEngine {
   int reuse_next_ = 0;
 
   std::shared_ptr<EngineHandle> handle_;  // shared with the XLA handlers, which find it by id
-  bool close_on_return_ = false;        // close() was called by a signal handler inside this thread's own call
+  bool close_on_return_ = false;          // close() was called by a signal handler inside this thread's own call
   Engine* pool_ = nullptr;                // handle_->pool
   std::vector<py::dtype> dtypes_;
   std::vector<ActionInput> inputs_;  // the action arrays of the call in progress (reused: calls hold the API lock)

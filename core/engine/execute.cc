@@ -7,8 +7,8 @@
 #include <cstring>
 #include <string>
 
-#include "core/engine/item_clock.h"
 #include "core/engine/engine.h"
+#include "core/engine/item_clock.h"
 
 namespace pp {
 

@@ -12,8 +12,8 @@
 #include <thread>
 #include <unordered_map>
 
-#include "core/engine/fork.h"
 #include "core/engine/engine.h"
+#include "core/engine/fork.h"
 
 namespace pp {
 

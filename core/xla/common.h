@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "core/engine/handle.h"
 #include "core/engine/engine.h"
+#include "core/engine/handle.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace pp::xla {

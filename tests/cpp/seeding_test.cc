@@ -3,8 +3,8 @@
 #include <limits>
 #include <random>
 
-#include "core/engine/env.h"
 #include "core/engine/engine.h"
+#include "core/engine/env.h"
 
 namespace pp {
 namespace {

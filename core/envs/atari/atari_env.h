@@ -40,9 +40,9 @@
 
 #include "ale/ale_interface.hpp"
 #include "ale/emucore/MD5.hxx"
-#include "core/envs/common/frame_resize.h"
 #include "core/engine/env.h"
 #include "core/engine/registry.h"
+#include "core/envs/common/frame_resize.h"
 
 namespace pp::atari {
 

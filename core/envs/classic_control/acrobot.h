@@ -13,9 +13,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/envs/classic_control/py_math.h"
 #include "core/engine/env.h"
 #include "core/engine/registry.h"
+#include "core/envs/classic_control/py_math.h"
 
 namespace pp::classic_control {
 

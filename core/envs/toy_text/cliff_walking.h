@@ -11,9 +11,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/envs/toy_text/state_index.h"
 #include "core/engine/env.h"
 #include "core/engine/registry.h"
+#include "core/envs/toy_text/state_index.h"
 
 namespace pp::toy_text {
 

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "core/envs/toy_text/state_index.h"
 #include "core/engine/env.h"
 #include "core/engine/registry.h"
+#include "core/envs/toy_text/state_index.h"
 
 namespace pp::toy_text {
 

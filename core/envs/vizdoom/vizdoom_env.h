@@ -49,11 +49,11 @@
 
 #include "ViZDoom.h"
 #include "ViZDoomController.h"
+#include "core/engine/env.h"
+#include "core/engine/registry.h"
 #include "core/envs/common/frame_resize.h"
 #include "core/envs/vizdoom/lockstep.h"
 #include "core/envs/vizdoom/vizdoom_config.h"
-#include "core/engine/env.h"
-#include "core/engine/registry.h"
 
 namespace pp::vizdoom {
 
