@@ -23,7 +23,10 @@ pytest.importorskip("psutil")
 import parallel_pool  # noqa: E402
 
 TRAIN = Path(__file__).resolve().parent.parent / "examples" / "train"
-ROOT = TRAIN.parent.parent
+# where the parallel_pool under test comes from (the installed package in CI, the source tree with its in-place
+# build in development): the scripts run in subprocesses with that folder first on their path, never the clone's
+# root, whose source folder has no compiled extension when the package is installed
+PACKAGE_ROOT = Path(parallel_pool.__file__).resolve().parent.parent
 
 
 def load(name: str):
@@ -63,7 +66,7 @@ def backend_missing(backend: str, task: str) -> str | None:
 
 def run_script(script: str, log: Path, *flags: str) -> list[dict]:
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_ROOT), env.get("PYTHONPATH", "")])
     proc = subprocess.run(
         [sys.executable, str(TRAIN / script), "--log", str(log), *flags],
         capture_output=True,
@@ -142,7 +145,7 @@ def test_time_budget_stops_and_a_checkpoint_resumes_appending_to_the_log(tmp_pat
 
 def test_bad_arguments_are_clear_errors_before_anything_starts(tmp_path):
     log = tmp_path / "bad.jsonl"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=str(PACKAGE_ROOT))
     for flags, message in (
         (["--backend", "ray"], "unknown backend 'ray'"),
         (["--num-envs", "0"], "--num-envs must be >= 1"),
