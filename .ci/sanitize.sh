@@ -72,6 +72,7 @@ if [ "$which" = tests ]; then
   run_tests "asan+ubsan" build/asan-tests libasan.so \
     "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1" \
     tests/test_lifecycle.py tests/test_fuzz_api.py tests/test_engine.py tests/test_reliability_engine.py \
+    tests/test_thread_pool.py tests/test_step_batch.py tests/test_percall.py \
     || status=1
   exit $status
 fi
