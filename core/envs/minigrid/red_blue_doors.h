@@ -49,6 +49,14 @@ class RedBlueDoorsEnv : public MiniGridEnv {
       terminated = true;
     }
   }
+  void SaveMission(StateWriter& w) const override {
+    w.Pos(red_x_, red_y_);
+    w.Pos(blue_x_, blue_y_);
+  }
+  void LoadMission(StateReader& r) override {
+    std::tie(red_x_, red_y_) = r.Pos(grid_);
+    std::tie(blue_x_, blue_y_) = r.Pos(grid_);
+  }
 
  private:
   int size_;

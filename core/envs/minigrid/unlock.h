@@ -33,6 +33,8 @@ class UnlockEnv : public RoomGridEnv {
       terminated = true;
     }
   }
+  void SaveMission(StateWriter& w) const override { w.Pos(door_x_, door_y_); }
+  void LoadMission(StateReader& r) override { std::tie(door_x_, door_y_) = r.Pos(grid_); }
 
  private:
   int door_x_ = 0, door_y_ = 0;
