@@ -53,9 +53,7 @@ class BabyAIKeyCorridorEnv : public BabyAILevel {
  public:
   static constexpr const char* kName = "BabyAIKeyCorridor";
   static std::vector<ConfigKey> ConfigKeys() {
-    return LevelKeys(6, 1080, 1080,
-                     {{"num_rows", int64_t{3}, "rooms per column", {}},
-                      ObjTypeKey()});
+    return LevelKeys(6, 1080, 1080, {{"num_rows", int64_t{3}, "rooms per column", {}}, ObjTypeKey()});
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     IntInRange(c, "num_rows", 1, 16);

@@ -12,9 +12,7 @@ namespace pp::minigrid {
 class FetchEnv : public ObjectsRoomEnv {
  public:
   static constexpr const char* kName = "MiniGridFetch";
-  static std::vector<ConfigKey> ConfigKeys() {
-    return RoomKeys(320, 8, 3, "number of objects");
-  }
+  static std::vector<ConfigKey> ConfigKeys() { return RoomKeys(320, 8, 3, "number of objects"); }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     const int size = RoomSpec(c, b, 4);
     IntInRange(c, "num_objs", 1, (size - 2) * (size - 2) - 1);

@@ -12,9 +12,7 @@ namespace pp::minigrid {
 class GoToObjectEnv : public ObjectsRoomEnv {
  public:
   static constexpr const char* kName = "MiniGridGoToObject";
-  static std::vector<ConfigKey> ConfigKeys() {
-    return RoomKeys(180, 6, 2, "number of distinct objects (at most 18)");
-  }
+  static std::vector<ConfigKey> ConfigKeys() { return RoomKeys(180, 6, 2, "number of distinct objects (at most 18)"); }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     const int size = RoomSpec(c, b, 4);
     IntInRange(c, "num_objs", 1, std::min(18, (size - 2) * (size - 2) - 1));

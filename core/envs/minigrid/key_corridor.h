@@ -24,8 +24,7 @@ class KeyCorridorEnv : public RoomGridEnv {
     MiniGridSpec(c, b);
   }
   KeyCorridorEnv(const Config& c, int env_id, uint64_t seed)
-      : RoomGridEnv(c, env_id, seed, c.Get<int>("room_size"), c.Get<int>("num_rows"), 3),
-        obj_type_(ObjType(c)) {}
+      : RoomGridEnv(c, env_id, seed, c.Get<int>("room_size"), c.Get<int>("num_rows"), 3), obj_type_(ObjType(c)) {}
 
  protected:
   void GenGrid() override {

@@ -14,9 +14,7 @@ namespace pp::minigrid {
 class PutNearEnv : public ObjectsRoomEnv {
  public:
   static constexpr const char* kName = "MiniGridPutNear";
-  static std::vector<ConfigKey> ConfigKeys() {
-    return RoomKeys(40, 8, 3, "number of distinct objects (2 to 18)");
-  }
+  static std::vector<ConfigKey> ConfigKeys() { return RoomKeys(40, 8, 3, "number of distinct objects (2 to 18)"); }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     const int size = RoomSpec(c, b, 5);
     // objects keep one free cell between each other: more than ((size - 1) / 2)^2 cannot be placed

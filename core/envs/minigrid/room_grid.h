@@ -22,7 +22,9 @@ struct GenerationFailed : std::runtime_error {
 class RoomGridEnv : public MiniGridEnv {
  protected:
   // The key naming KeyCorridor's object (MiniGrid's and BabyAI's), and the type it names.
-  static ConfigKey ObjTypeKey() { return {"obj_type", std::string("ball"), "the object to pick up", {"key", "ball", "box"}}; }
+  static ConfigKey ObjTypeKey() {
+    return {"obj_type", std::string("ball"), "the object to pick up", {"key", "ball", "box"}};
+  }
   static uint8_t ObjType(const Config& c) {
     const std::string t = c.Get<std::string>("obj_type");
     return t == "key" ? kKey : (t == "ball" ? kBall : kBox);
