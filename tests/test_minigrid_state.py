@@ -282,37 +282,24 @@ def test_set_config_continues_the_layouts_generator(task_id, key, value, attr):
     """set_config at a reset: the rebuilt env's layouts are the minigrid env's after the same seed, its attribute
     changed at that reset (minigrid draws from np_random, which the change leaves alone), through explicit resets
     and an autoreset."""
-    ours = pp.make(task_id, num_envs=1, seed=4, **_kwargs(task_id))
-    ref = _ref(task_id, max_steps=LIMIT)
-    obs, info = ours.reset()
-    robs, _ = ref.reset(seed=4)
+    both = _Both(task_id, 4)
+    ours = both.ours
     for episode in range(4):
         if episode == 1:
             ours.set_config([0], **{key: value})
             if attr is not None:
-                setattr(ref.unwrapped, attr, value)
+                setattr(both.ref.unwrapped, attr, value)
         obs, info = ours.reset()
-        robs, _ = ref.reset()
-        _compare(obs, [0.0], [False], [False], info, robs, 0.0, False, False, ref, f"{task_id} episode {episode}")
+        robs, _ = both.ref.reset()
+        _compare(obs, [0.0], [False], [False], info, robs, 0.0, False, False, both.ref, f"{task_id} episode {episode}")
         if not task_id.startswith("BabyAI"):  # minigrid's BabyAI objects have no uid to compare
-            np.testing.assert_array_equal(ours.get_state(0), _python_state(ref), err_msg=f"episode {episode}")
+            np.testing.assert_array_equal(ours.get_state(0), _python_state(both.ref), err_msg=f"episode {episode}")
     # mid-episode: applied at the autoreset after the episode ends
     ours.set_config([0], **{key: ours.get_config(0)[key]})
     rng = np.random.default_rng(0)
-    done, ends = False, 0
     for t in range(4 * LIMIT):
-        a = int(rng.integers(ours.single_action_space.n))
-        obs, rew, term, trunc, info = ours.step(np.array([a]))
-        if done:
-            robs, _ = ref.reset()
-            rrew, rterm, rtrunc = 0.0, False, False
-        else:
-            robs, rrew, rterm, rtrunc, _ = ref.step(a)
-        _compare(obs, rew, term, trunc, info, robs, rrew, rterm, rtrunc, ref, f"{task_id} step {t}")
-        done = bool(rterm or rtrunc)
-        ends += done
-        if ends == 2:
+        both.step(int(rng.integers(ours.single_action_space.n)), f"step {t}")
+        if both.ended == 2:
             break
-    assert ends == 2, "no autoreset compared"
-    ours.close()
-    ref.close()
+    assert both.ended == 2, "no autoreset compared"
+    both.close()

@@ -126,7 +126,7 @@ class BabyAILevel : public RoomGridEnv {
         w.Int(static_cast<int64_t>(d->set.size()));
         for (uint8_t uid : d->set) w.Int(uid);
         w.Int(static_cast<int64_t>(d->poss.size()));
-        for (const auto& [x, y] : d->poss) w.Pos(x, y);
+        for (const auto& [x, y] : d->poss) w.Cells({x, y});
       }
     }
   }

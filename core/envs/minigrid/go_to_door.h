@@ -56,8 +56,8 @@ class GoToDoorEnv : public MiniGridEnv {
     GoToAct(action, reward, terminated, target_x_, target_y_);
   }
   // the cell to stand next to
-  void SaveMission(StateWriter& w) const override { w.Pos(target_x_, target_y_); }
-  void LoadMission(StateReader& r) override { std::tie(target_x_, target_y_) = r.Pos(grid_); }
+  void SaveMission(StateWriter& w) const override { w.Cells({target_x_, target_y_}); }
+  void LoadMission(StateReader& r) override { r.Cells(grid_, {&target_x_, &target_y_}); }
 
  private:
   int target_x_ = 0, target_y_ = 0;

@@ -72,14 +72,8 @@ class MemoryEnv : public MiniGridEnv {
     }
   }
   // the cells next to the matching and the other object
-  void SaveMission(StateWriter& w) const override {
-    w.Pos(success_x_, success_y_);
-    w.Pos(failure_x_, failure_y_);
-  }
-  void LoadMission(StateReader& r) override {
-    std::tie(success_x_, success_y_) = r.Pos(grid_);
-    std::tie(failure_x_, failure_y_) = r.Pos(grid_);
-  }
+  void SaveMission(StateWriter& w) const override { w.Cells({success_x_, success_y_, failure_x_, failure_y_}); }
+  void LoadMission(StateReader& r) override { r.Cells(grid_, {&success_x_, &success_y_, &failure_x_, &failure_y_}); }
 
  private:
   bool random_length_;

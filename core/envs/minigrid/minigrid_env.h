@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -43,7 +44,10 @@ class StateWriter {
  public:
   explicit StateWriter(std::vector<double>& s) : s_(s) {}
   void Int(int64_t v) { s_.push_back(static_cast<double>(v)); }
-  void Pos(int x, int y) { s_.insert(s_.end(), {double(x), double(y)}); }
+  // cells as x, y pairs: {x0, y0, x1, y1, ...}
+  void Cells(std::initializer_list<int> xy) {
+    for (int v : xy) Int(v);
+  }
   void Object(const Obj& o) {
     s_.insert(s_.end(), {double(o.type), double(o.color), double(o.state), double(o.in_type), double(o.in_color),
                          double(o.in_state), double(o.uid)});
@@ -75,6 +79,10 @@ class StateReader {
   std::pair<int, int> Pos(const Grid& grid) {
     const int x = Int(0, grid.width() - 1);
     return {x, Int(0, grid.height() - 1)};
+  }
+  // what StateWriter::Cells wrote, into {&x0, &y0, &x1, &y1, ...}
+  void Cells(const Grid& grid, std::initializer_list<int*> xy) {
+    for (auto it = xy.begin(); it != xy.end(); it += 2) std::tie(*it[0], *it[1]) = Pos(grid);
   }
   Obj Object() {
     Obj o;
@@ -178,7 +186,7 @@ class MiniGridEnv : public Env {
     StateWriter w(s);
     w.Int(width_);
     w.Int(height_);
-    w.Pos(agent_x_, agent_y_);
+    w.Cells({agent_x_, agent_y_});
     w.Int(agent_dir_);
     w.Int(step_count_);
     w.Object(carrying_);

@@ -68,11 +68,11 @@ class PutNearEnv : public ObjectsRoomEnv {
   // the object to move and the cell of the one to put it near
   void SaveMission(StateWriter& w) const override {
     w.Object(move_);
-    w.Pos(target_x_, target_y_);
+    w.Cells({target_x_, target_y_});
   }
   void LoadMission(StateReader& r) override {
     move_ = r.Object();
-    std::tie(target_x_, target_y_) = r.Pos(grid_);
+    r.Cells(grid_, {&target_x_, &target_y_});
   }
 
  private:
