@@ -16,7 +16,9 @@ The last line printed is a summary (``SUMMARY {...}``, JSON).
 from __future__ import annotations
 
 import json
+import os
 import random
+import sys
 import time
 from dataclasses import dataclass
 
@@ -29,6 +31,10 @@ from torch.distributions.categorical import Categorical
 from tqdm import tqdm
 
 import parallel_pool
+
+# CleanRL's networks and PPO epochs, shared with the headline scripts (examples/train/common.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "train"))
+from common import layer_init, nature_cnn, ppo_epochs, tanh_mlp  # noqa: E402
 
 
 @dataclass
@@ -68,12 +74,6 @@ class Args:
     progress: bool = True
 
 
-def layer_init(layer: nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Module:
-    nn.init.orthogonal_(layer.weight, std)
-    nn.init.constant_(layer.bias, bias)
-    return layer
-
-
 class Agent(nn.Module):
     """Nature CNN for image observations (C, H, W) uint8; a 64-64 tanh MLP for vector observations."""
 
@@ -81,37 +81,13 @@ class Agent(nn.Module):
         super().__init__()
         self.image = len(obs_shape) == 3
         if self.image:
-            conv = nn.Sequential(
-                layer_init(nn.Conv2d(obs_shape[0], 32, 8, stride=4)),
-                nn.ReLU(),
-                layer_init(nn.Conv2d(32, 64, 4, stride=2)),
-                nn.ReLU(),
-                layer_init(nn.Conv2d(64, 64, 3, stride=1)),
-                nn.ReLU(),
-                nn.Flatten(),
-            )
-            with torch.no_grad():
-                n_flat = conv(torch.zeros(1, *obs_shape)).shape[1]
-            self.network = nn.Sequential(conv, layer_init(nn.Linear(n_flat, 512)), nn.ReLU())
+            self.network = nature_cnn(obs_shape)
             self.actor = layer_init(nn.Linear(512, n_actions), std=0.01)
             self.critic = layer_init(nn.Linear(512, 1), std=1.0)
         else:
-            dim = int(np.prod(obs_shape))
             self.network = nn.Identity()
-            self.actor = nn.Sequential(
-                layer_init(nn.Linear(dim, 64)),
-                nn.Tanh(),
-                layer_init(nn.Linear(64, 64)),
-                nn.Tanh(),
-                layer_init(nn.Linear(64, n_actions), std=0.01),
-            )
-            self.critic = nn.Sequential(
-                layer_init(nn.Linear(dim, 64)),
-                nn.Tanh(),
-                layer_init(nn.Linear(64, 64)),
-                nn.Tanh(),
-                layer_init(nn.Linear(64, 1), std=1.0),
-            )
+            self.actor = tanh_mlp(int(np.prod(obs_shape)), n_actions, std=0.01)
+            self.critic = tanh_mlp(int(np.prod(obs_shape)), 1, std=1.0)
 
     def _features(self, x: torch.Tensor) -> torch.Tensor:
         if self.image:
@@ -276,31 +252,10 @@ def main(args: Args) -> dict:
 
         adv = chain_gae(groups, succ, rew_buf, term_buf, trunc_buf, boot_buf, val_buf, args.gamma, args.gae_lambda, n)
         train = torch.as_tensor(np.flatnonzero(succ[:n] >= 0))
-        b_adv = adv[train]
-        b_ret = b_adv + val_buf[train]
-        b_obs, b_act, b_logp = obs_buf[train], act_buf[train], logp_buf[train]
-        size = len(train)
-        mb_size = max(1, size // args.num_minibatches)
-        for _ in range(args.update_epochs):
-            perm = torch.randperm(size)
-            for s in range(0, size, mb_size):
-                mb = perm[s : s + mb_size]
-                _, newlogp, entropy, newvalue = agent.get_action_and_value(b_obs[mb], b_act[mb])
-                ratio = (newlogp - b_logp[mb]).exp()
-                mb_adv = b_adv[mb]
-                if args.norm_adv and len(mb) > 1:
-                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                pg_loss = torch.max(
-                    -mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
-                ).mean()
-                v_loss = 0.5 * ((newvalue - b_ret[mb]) ** 2).mean()
-                ent = entropy.mean()
-                loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
-                optimizer.step()
-        stats = {"pg_loss": pg_loss.item(), "v_loss": v_loss.item(), "entropy": ent.item()}
+        # CleanRL's PPO epochs, value loss unclipped
+        b_obs, b_act, b_logp, b_val = obs_buf[train], act_buf[train], logp_buf[train], val_buf[train]
+        losses = ppo_epochs(agent, optimizer, args, b_obs, b_act, b_logp, adv[train], b_val, clip_vloss=False)
+        stats = {k: losses[k] for k in ("pg_loss", "v_loss", "entropy")}
         updates += 1
         recent = list(envs.return_queue)[-20:]
         bar.set_postfix(ret=f"{np.mean(recent):.1f}" if recent else "-")

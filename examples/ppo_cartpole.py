@@ -12,7 +12,9 @@ summary (``SUMMARY {...}``, JSON).
 from __future__ import annotations
 
 import json
+import os
 import random
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +29,10 @@ from torch.distributions.categorical import Categorical
 from tqdm import tqdm
 
 import parallel_pool
+
+# CleanRL's networks and PPO epochs, shared with the headline scripts (examples/train/common.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "train"))
+from common import ppo_epochs, tanh_mlp  # noqa: E402
 
 
 @dataclass
@@ -65,39 +71,21 @@ class Args:
     """show a progress bar"""
 
 
-def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Linear:
-    nn.init.orthogonal_(layer.weight, std)
-    nn.init.constant_(layer.bias, bias)
-    return layer
-
-
 class Agent(nn.Module):
     def __init__(self, obs_dim: int, n_actions: int):
         super().__init__()
-        self.critic = nn.Sequential(
-            layer_init(nn.Linear(obs_dim, 64)),
-            nn.Tanh(),
-            layer_init(nn.Linear(64, 64)),
-            nn.Tanh(),
-            layer_init(nn.Linear(64, 1), std=1.0),
-        )
-        self.actor = nn.Sequential(
-            layer_init(nn.Linear(obs_dim, 64)),
-            nn.Tanh(),
-            layer_init(nn.Linear(64, 64)),
-            nn.Tanh(),
-            layer_init(nn.Linear(64, n_actions), std=0.01),
-        )
+        self.critic = tanh_mlp(obs_dim, 1, std=1.0)
+        self.actor = tanh_mlp(obs_dim, n_actions, std=0.01)
 
     def get_value(self, x: torch.Tensor) -> torch.Tensor:
-        return self.critic(x)
+        return self.critic(x).flatten()
 
     def get_action_and_value(self, x: torch.Tensor, action: torch.Tensor | None = None):
         logits = self.actor(x)
         probs = Categorical(logits=logits)
         if action is None:
             action = probs.sample()
-        return action, probs.log_prob(action), probs.entropy(), self.critic(x)
+        return action, probs.log_prob(action), probs.entropy(), self.critic(x).flatten()
 
 
 def evaluate(agent: Agent, args: Args, episodes: int, seed: int) -> float:
@@ -129,7 +117,6 @@ def main(args: Args, make: Callable[..., Any] = parallel_pool.make) -> dict:
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
 
     batch_size = args.num_envs * args.num_steps
-    minibatch_size = batch_size // args.num_minibatches
     num_iterations = args.total_timesteps // batch_size
     obs_buf = torch.zeros((args.num_steps, args.num_envs, obs_dim))
     actions = torch.zeros((args.num_steps, args.num_envs), dtype=torch.long)
@@ -156,7 +143,7 @@ def main(args: Args, make: Callable[..., Any] = parallel_pool.make) -> dict:
             dones[step] = next_done
             with torch.no_grad():
                 action, logprob, _, value = agent.get_action_and_value(next_obs)
-            values[step] = value.flatten()
+            values[step] = value
             actions[step] = action
             logprobs[step] = logprob
             obs, reward, term, trunc, info = envs.step(action.numpy())
@@ -165,14 +152,14 @@ def main(args: Args, make: Callable[..., Any] = parallel_pool.make) -> dict:
                 idx = np.flatnonzero(trunc)
                 final = torch.as_tensor(np.stack(info["final_obs"][idx]))
                 with torch.no_grad():
-                    reward[idx] += args.gamma * agent.get_value(final).flatten()
+                    reward[idx] += args.gamma * agent.get_value(final)
             rewards[step] = reward
             next_obs = torch.as_tensor(obs)
             next_done = torch.as_tensor(term | trunc, dtype=torch.float32)
         bar.update(batch_size)
 
         with torch.no_grad():  # GAE; an episode boundary (terminated or truncated) cuts the recursion
-            next_value = agent.get_value(next_obs).flatten()
+            next_value = agent.get_value(next_obs)
             advantages = torch.zeros_like(rewards)
             lastgaelam = torch.zeros(args.num_envs)
             for t in reversed(range(args.num_steps)):
@@ -182,28 +169,10 @@ def main(args: Args, make: Callable[..., Any] = parallel_pool.make) -> dict:
                     nextnonterminal, nextvalues = 1.0 - dones[t + 1], values[t + 1]
                 delta = rewards[t] + args.gamma * nextvalues * nextnonterminal - values[t]
                 advantages[t] = lastgaelam = delta + args.gamma * args.gae_lambda * nextnonterminal * lastgaelam
-            returns = advantages + values
 
+        # CleanRL's ppo.py update, value loss unclipped
         b_obs, b_logprobs, b_actions = obs_buf.reshape(batch_size, obs_dim), logprobs.reshape(-1), actions.reshape(-1)
-        b_advantages, b_returns = advantages.reshape(-1), returns.reshape(-1)
-        for _ in range(args.update_epochs):
-            perm = torch.randperm(batch_size)
-            for s in range(0, batch_size, minibatch_size):
-                mb = perm[s : s + minibatch_size]
-                _, newlogprob, entropy, newvalue = agent.get_action_and_value(b_obs[mb], b_actions[mb])
-                ratio = (newlogprob - b_logprobs[mb]).exp()
-                mb_adv = b_advantages[mb]
-                if args.norm_adv:
-                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                pg_loss = torch.max(
-                    -mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
-                ).mean()
-                v_loss = 0.5 * ((newvalue.flatten() - b_returns[mb]) ** 2).mean()
-                loss = pg_loss - args.ent_coef * entropy.mean() + args.vf_coef * v_loss
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
-                optimizer.step()
+        ppo_epochs(agent, optimizer, args, b_obs, b_actions, b_logprobs, advantages.reshape(-1), values.reshape(-1), False)
 
         recent = list(envs.return_queue)[-20:]
         bar.set_postfix(ret=f"{np.mean(recent):.1f}" if recent else "-", ev=f"{eval_return:.1f}")

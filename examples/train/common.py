@@ -1,5 +1,7 @@
 """What the two headline PPO scripts (ppo_continuous.py, ppo_atari.py) share because it is really the same: the env
 backend behind one switch, the rollout of rows in arrival order with its GAE, the PPO update, the run log, checkpoints.
+The single-file examples (examples/ppo_cartpole.py, examples/ppo_atari.py) use its networks and PPO epochs too (their
+rollouts, with same-step autoreset, are their own).
 
 Every backend is driven through the same two calls, EnvPool's async pattern: ``recv()`` hands back a batch of rows
 (observation, the reward/terminated/truncated of that env's previous action, env ids) and ``send(action, env_ids)``
@@ -158,12 +160,40 @@ def make_envs(backend: str, task_id: str, num_envs: int, seed: int, batch_size: 
     raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
 
 
-# ---- the networks' initialisation (CleanRL's) ---------------------------------------------------------------------
+# ---- the networks (CleanRL's) --------------------------------------------------------------------------------------
 def layer_init(layer: torch.nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> torch.nn.Module:
     """Orthogonal weights with gain `std`, constant bias."""
     torch.nn.init.orthogonal_(layer.weight, std)
     torch.nn.init.constant_(layer.bias, bias)
     return layer
+
+
+def tanh_mlp(n_in: int, n_out: int, std: float) -> torch.nn.Sequential:
+    """CleanRL's actor/critic for vector observations: two 64-unit tanh layers, the output layer's gain `std`."""
+    return torch.nn.Sequential(
+        layer_init(torch.nn.Linear(n_in, 64)),
+        torch.nn.Tanh(),
+        layer_init(torch.nn.Linear(64, 64)),
+        torch.nn.Tanh(),
+        layer_init(torch.nn.Linear(64, n_out), std=std),
+    )
+
+
+def nature_cnn(obs_shape: tuple[int, ...]) -> torch.nn.Sequential:
+    """The Nature DQN torso of CleanRL's Atari scripts over (frames, H, W) observations (the caller scales them):
+    three ReLU convolutions, then 512 ReLU units."""
+    conv = [
+        layer_init(torch.nn.Conv2d(obs_shape[0], 32, 8, stride=4)),
+        torch.nn.ReLU(),
+        layer_init(torch.nn.Conv2d(32, 64, 4, stride=2)),
+        torch.nn.ReLU(),
+        layer_init(torch.nn.Conv2d(64, 64, 3, stride=1)),
+        torch.nn.ReLU(),
+        torch.nn.Flatten(),
+    ]
+    with torch.no_grad():  # 64 * 7 * 7 for 84 x 84 frames
+        n_flat = torch.nn.Sequential(*conv)(torch.zeros(1, *obs_shape)).shape[1]
+    return torch.nn.Sequential(*conv, layer_init(torch.nn.Linear(n_flat, 512)), torch.nn.ReLU())
 
 
 # ---- the rollout: rows in arrival order -------------------------------------------------------------------------
@@ -269,19 +299,34 @@ class Rollout:
 
 # ---- the PPO update (CleanRL's, the same for both scripts) -------------------------------------------------------
 def ppo_update(agent: Any, optimizer: torch.optim.Optimizer, ro: Rollout, args: Any, device: torch.device) -> dict:
-    """update_epochs passes of clipped PPO over the rollout's trainable rows in num_minibatches shuffled minibatches.
-    `agent.get_action_and_value(obs, action)` -> (action, log-prob, entropy, value). Returns the last minibatch's
-    losses, the last approx KL and the mean clip fraction."""
+    """PPO on the rollout's trainable rows (ppo_epochs), value loss clipped as args.clip_vloss says."""
     idx, b_adv = ro.advantages(args.gamma, args.gae_lambda)
     b_obs, b_act = ro.obs[idx].to(device), ro.act[idx].to(device)
     b_logp, b_val = ro.logp[idx].to(device), ro.value[idx].to(device)
-    b_adv = b_adv.to(device)
+    return ppo_epochs(agent, optimizer, args, b_obs, b_act, b_logp, b_adv.to(device), b_val, args.clip_vloss)
+
+
+def ppo_epochs(
+    agent: Any,
+    optimizer: torch.optim.Optimizer,
+    args: Any,
+    b_obs: torch.Tensor,
+    b_act: torch.Tensor,
+    b_logp: torch.Tensor,
+    b_adv: torch.Tensor,
+    b_val: torch.Tensor,
+    clip_vloss: bool,
+) -> dict:
+    """update_epochs passes of clipped PPO over a batch of rows (observations, actions, their log-probs, advantages
+    and values at collection) in num_minibatches shuffled minibatches; the return target is advantage + value.
+    `agent.get_action_and_value(obs, action)` -> (action, log-prob, entropy, value). Returns the last minibatch's
+    losses, the last approx KL and the mean clip fraction."""
     b_ret = b_adv + b_val
-    size = len(idx)
+    size = len(b_adv)
     mb_size = max(1, size // args.num_minibatches)
     clipfracs = []
     for _ in range(args.update_epochs):
-        perm = torch.randperm(size, device=device)
+        perm = torch.randperm(size, device=b_adv.device)
         for s in range(0, size, mb_size):
             mb = perm[s : s + mb_size]
             _, newlogp, entropy, newvalue = agent.get_action_and_value(b_obs[mb], b_act[mb])
@@ -296,7 +341,7 @@ def ppo_update(agent: Any, optimizer: torch.optim.Optimizer, ro: Rollout, args: 
             pg_loss = torch.max(
                 -mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
             ).mean()
-            if args.clip_vloss:
+            if clip_vloss:
                 v_clipped = b_val[mb] + torch.clamp(newvalue - b_val[mb], -args.clip_coef, args.clip_coef)
                 v_loss = 0.5 * torch.max((newvalue - b_ret[mb]) ** 2, (v_clipped - b_ret[mb]) ** 2).mean()
             else:
