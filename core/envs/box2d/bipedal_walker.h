@@ -81,23 +81,14 @@ class BipedalWalkerEnv : public Env {
   static constexpr int kTerrainLength = 200, kTerrainGrass = 10, kTerrainStartpad = 20;
   static constexpr double kTerrainHeight = kViewportH / kScale / 4, kFriction = 2.5;
 
-  class Contacts : public b2ContactListener {
-   public:
-    explicit Contacts(BipedalWalkerEnv* env) : env_(env) {}
-    void BeginContact(b2Contact* contact) override { Touch(contact, true); }
-    void EndContact(b2Contact* contact) override { Touch(contact, false); }
-
-   private:
-    void Touch(b2Contact* contact, bool begin) {
-      b2Body* a = contact->GetFixtureA()->GetBody();
-      b2Body* b = contact->GetFixtureB()->GetBody();
-      if (begin && (env_->hull_ == a || env_->hull_ == b)) env_->game_over_ = true;
-      for (int k : {1, 3}) {
-        if (env_->legs_[k] == a || env_->legs_[k] == b) env_->ground_contact_[k] = begin;
-      }
+  // gymnasium's ContactDetector: the hull touching anything ends the game; legs 1 and 3 track ground contact.
+  friend class ContactRelay<BipedalWalkerEnv>;
+  void Touch(b2Body* a, b2Body* b, bool begin) {
+    if (begin && (hull_ == a || hull_ == b)) game_over_ = true;
+    for (int k : {1, 3}) {
+      if (legs_[k] == a || legs_[k] == b) ground_contact_[k] = begin;
     }
-    BipedalWalkerEnv* env_;
-  };
+  }
 
   // gymnasium's LidarCallback: the closest fixture of category 1 (the terrain) along the ray.
   struct Lidar : public b2RayCastCallback {
@@ -359,7 +350,7 @@ class BipedalWalkerEnv : public Env {
   }
 
   const bool hardcore_;
-  Contacts listener_;
+  ContactRelay<BipedalWalkerEnv> listener_;
   Lidar lidar_[10];
   NumpyGenerator rng_;
   ActionLog log_;  // the episode's start and actions (GetState)

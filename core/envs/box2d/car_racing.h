@@ -125,42 +125,31 @@ class CarRacingEnv : public Env {
   };
 
   // gymnasium's FrictionDetector. Bodies carry their Tile / Wheel in user data.
-  class Contacts : public b2ContactListener {
-   public:
-    explicit Contacts(CarRacingEnv* env) : env_(env) {}
-    void BeginContact(b2Contact* contact) override { Touch(contact, true); }
-    void EndContact(b2Contact* contact) override { Touch(contact, false); }
-
-   private:
-    void Touch(b2Contact* contact, bool begin) {
-      b2Body* a = contact->GetFixtureA()->GetBody();
-      b2Body* b = contact->GetFixtureB()->GetBody();
-      Tile* tile = nullptr;
-      b2Body* obj = nullptr;
-      if (Tile* t = env_->TileOf(a)) tile = t, obj = b;
-      if (Tile* t = env_->TileOf(b)) tile = t, obj = a;
-      if (tile == nullptr) return;
-      tile->color = env_->road_color_;
-      Wheel* wheel = env_->WheelOf(obj);
-      if (wheel == nullptr) return;
-      if (begin) {
-        wheel->tiles.insert(tile);
-        if (!tile->visited) {
-          tile->visited = true;
-          env_->reward_ += 1000.0 / static_cast<double>(env_->track_.size());
-          env_->tile_visited_count_ += 1;
-          if (tile->idx == 0 &&
-              static_cast<double>(env_->tile_visited_count_) / static_cast<double>(env_->track_.size()) >
-                  env_->lap_complete_percent_) {
-            env_->new_lap_ = true;
-          }
+  friend class ContactRelay<CarRacingEnv>;
+  void Touch(b2Body* a, b2Body* b, bool begin) {
+    Tile* tile = nullptr;
+    b2Body* obj = nullptr;
+    if (Tile* t = TileOf(a)) tile = t, obj = b;
+    if (Tile* t = TileOf(b)) tile = t, obj = a;
+    if (tile == nullptr) return;
+    tile->color = road_color_;
+    Wheel* wheel = WheelOf(obj);
+    if (wheel == nullptr) return;
+    if (begin) {
+      wheel->tiles.insert(tile);
+      if (!tile->visited) {
+        tile->visited = true;
+        reward_ += 1000.0 / static_cast<double>(track_.size());
+        tile_visited_count_ += 1;
+        if (tile->idx == 0 &&
+            static_cast<double>(tile_visited_count_) / static_cast<double>(track_.size()) > lap_complete_percent_) {
+          new_lap_ = true;
         }
-      } else {
-        wheel->tiles.erase(tile);
       }
+    } else {
+      wheel->tiles.erase(tile);
     }
-    CarRacingEnv* env_;
-  };
+  }
 
   static b2Vec2 V(double x, double y) { return b2Vec2(static_cast<float32>(x), static_cast<float32>(y)); }
   static double Sign(double v) { return v > 0 ? 1.0 : (v < 0 ? -1.0 : 0.0); }
@@ -709,7 +698,7 @@ class CarRacingEnv : public Env {
 
   const bool continuous_, domain_randomize_;
   const double lap_complete_percent_;
-  Contacts listener_;
+  ContactRelay<CarRacingEnv> listener_;
   NumpyGenerator rng_;
   std::unique_ptr<b2World> world_;
   std::array<double, 3> road_color_{}, bg_color_{}, grass_color_{};

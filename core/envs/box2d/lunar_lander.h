@@ -109,28 +109,13 @@ class LunarLanderEnv : public Env {
   static constexpr double kMainEngineYLocation = 4, kViewportW = 600, kViewportH = 400;
 
   // gymnasium's ContactDetector: the lander touching anything ends the game; legs track ground contact.
-  class Contacts : public b2ContactListener {
-   public:
-    explicit Contacts(LunarLanderEnv* env) : env_(env) {}
-    void BeginContact(b2Contact* contact) override {
-      b2Body* a = contact->GetFixtureA()->GetBody();
-      b2Body* b = contact->GetFixtureB()->GetBody();
-      if (env_->lander_ == a || env_->lander_ == b) env_->game_over_ = true;
-      for (int i = 0; i < 2; ++i) {
-        if (env_->legs_[i] == a || env_->legs_[i] == b) env_->leg_contact_[i] = true;
-      }
+  friend class ContactRelay<LunarLanderEnv>;
+  void Touch(b2Body* a, b2Body* b, bool begin) {
+    if (begin && (lander_ == a || lander_ == b)) game_over_ = true;
+    for (int i = 0; i < 2; ++i) {
+      if (legs_[i] == a || legs_[i] == b) leg_contact_[i] = begin;
     }
-    void EndContact(b2Contact* contact) override {
-      b2Body* a = contact->GetFixtureA()->GetBody();
-      b2Body* b = contact->GetFixtureB()->GetBody();
-      for (int i = 0; i < 2; ++i) {
-        if (env_->legs_[i] == a || env_->legs_[i] == b) env_->leg_contact_[i] = false;
-      }
-    }
-
-   private:
-    LunarLanderEnv* env_;
-  };
+  }
 
   static b2Vec2 V(double x, double y) { return b2Vec2(static_cast<float32>(x), static_cast<float32>(y)); }
 
@@ -335,7 +320,7 @@ class LunarLanderEnv : public Env {
   const double gravity_;
   const bool enable_wind_;
   const double wind_power_, turbulence_power_;
-  Contacts listener_;
+  ContactRelay<LunarLanderEnv> listener_;
   NumpyGenerator rng_;
   ActionLog log_;  // the episode's start and actions (GetState)
   std::unique_ptr<b2World> world_;
