@@ -34,36 +34,22 @@ import parallel_pool
 
 # CleanRL's networks and PPO epochs, shared with the headline scripts (examples/train/common.py)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "train"))
-from common import layer_init, nature_cnn, ppo_epochs, tanh_mlp  # noqa: E402
+from common import PPOHyperparams, layer_init, nature_cnn, ppo_epochs, tanh_mlp  # noqa: E402
 
 
 @dataclass
-class Args:
+class Args(PPOHyperparams):
     env_id: str = "Pong-v5"
-    """the task id (parallel_pool.list_all_envs())"""
-    seed: int = 1
     total_timesteps: int = 10_000_000
-    """step budget (env steps)"""
     num_envs: int = 16
     """envs in the pool"""
+    clip_coef: float = 0.1
+    ent_coef: float = 0.01
     batch_size: int = 8
     """envs handed back per recv (< num_envs: asynchronous)"""
     num_threads: int = 0
     """pool worker threads (0: one per core, up to batch_size)"""
-    num_steps: int = 128
-    """rollout length, in steps per env (the rollout has num_steps * num_envs rows)"""
-    learning_rate: float = 2.5e-4
     anneal_lr: bool = True
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    num_minibatches: int = 4
-    update_epochs: int = 4
-    clip_coef: float = 0.1
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    norm_adv: bool = True
-    torch_threads: int = 1
     eval_every: int = 0
     """evaluate the greedy policy every this many env steps (0: never)"""
     eval_episodes: int = 10

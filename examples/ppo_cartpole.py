@@ -32,34 +32,20 @@ import parallel_pool
 
 # CleanRL's networks and PPO epochs, shared with the headline scripts (examples/train/common.py)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "train"))
-from common import ppo_epochs, tanh_mlp  # noqa: E402
+from common import PPOHyperparams, ppo_epochs, tanh_mlp  # noqa: E402
 
 
 @dataclass
-class Args:
+class Args(PPOHyperparams):
     env_id: str = "CartPole-v1"
-    """the task id (parallel_pool.list_all_envs())"""
-    seed: int = 1
-    """seed of the experiment (envs, torch, numpy)"""
     total_timesteps: int = 100_000
-    """step budget (env steps)"""
-    num_envs: int = 8
-    """number of parallel envs"""
     num_steps: int = 32
-    """steps per env per rollout"""
     learning_rate: float = 1e-3
     """Adam learning rate (annealed linearly to 0 over the budget)"""
     gamma: float = 0.98
     gae_lambda: float = 0.8
     num_minibatches: int = 1
     update_epochs: int = 20
-    clip_coef: float = 0.2
-    ent_coef: float = 0.0
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    norm_adv: bool = True
-    torch_threads: int = 1
-    """torch.set_num_threads"""
     eval_every: int = 8192
     """evaluate the greedy policy every this many env steps (0: never)"""
     eval_episodes: int = 20
@@ -172,7 +158,8 @@ def main(args: Args, make: Callable[..., Any] = parallel_pool.make) -> dict:
 
         # CleanRL's ppo.py update, value loss unclipped
         b_obs, b_logprobs, b_actions = obs_buf.reshape(batch_size, obs_dim), logprobs.reshape(-1), actions.reshape(-1)
-        ppo_epochs(agent, optimizer, args, b_obs, b_actions, b_logprobs, advantages.reshape(-1), values.reshape(-1), False)
+        b_advantages, b_values = advantages.reshape(-1), values.reshape(-1)
+        ppo_epochs(agent, optimizer, args, b_obs, b_actions, b_logprobs, b_advantages, b_values, clip_vloss=False)
 
         recent = list(envs.return_queue)[-20:]
         bar.set_postfix(ret=f"{np.mean(recent):.1f}" if recent else "-", ev=f"{eval_return:.1f}")

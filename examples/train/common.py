@@ -34,37 +34,58 @@ BACKENDS = ("pp", "pp-async", "envpool", "gymnasium")
 
 
 @dataclass
-class PPOArgs:
-    """The arguments both scripts take. Each script subclasses it and overrides the defaults with CleanRL's for its
-    task (the values here are placeholders that every script replaces where CleanRL's differ)."""
+class PPOHyperparams:
+    """CleanRL's PPO arguments that every torch PPO script here takes (the two train scripts and the single-file
+    examples); each script subclasses it and sets its own defaults where CleanRL's for its task differ."""
 
     env_id: str = ""
-    backend: str = "pp"
-    """pp (ParallelPool sync) | pp-async (send/recv, batch_size < num_envs) | envpool | gymnasium (AsyncVectorEnv)"""
+    """the task id (parallel_pool.list_all_envs())"""
     seed: int = 1
+    """seed of the experiment (envs, torch, numpy)"""
     total_timesteps: int = 1_000_000
-    time_budget: float = 0.0
-    """stop after the first update that ends past this many seconds of training, resumed segments included (0: none)"""
+    """step budget (env steps)"""
     num_envs: int = 8
-    batch_size: int = 0
-    """pp-async: envs per recv (0: num_envs // 2)"""
+    """number of parallel envs"""
     num_steps: int = 128
     """steps per env per rollout (rollout = num_envs * num_steps rows)"""
-    learning_rate: float = 3e-4
-    anneal_lr: bool = True
+    learning_rate: float = 2.5e-4
+    """Adam learning rate"""
     gamma: float = 0.99
+    """discount factor"""
     gae_lambda: float = 0.95
+    """GAE's lambda"""
     num_minibatches: int = 4
+    """minibatches per epoch of the PPO update"""
     update_epochs: int = 4
+    """epochs over the rollout per PPO update"""
     norm_adv: bool = True
+    """normalise the advantages per minibatch"""
     clip_coef: float = 0.2
-    clip_vloss: bool = True
+    """the PPO clip range"""
     ent_coef: float = 0.0
+    """entropy bonus weight"""
     vf_coef: float = 0.5
+    """value loss weight"""
     max_grad_norm: float = 0.5
+    """gradient norm clip"""
+    torch_threads: int = 1
+    """torch.set_num_threads"""
+
+
+@dataclass
+class PPOArgs(PPOHyperparams):
+    """The arguments both train scripts take."""
+
+    backend: str = "pp"
+    """pp (ParallelPool sync) | pp-async (send/recv, batch_size < num_envs) | envpool | gymnasium (AsyncVectorEnv)"""
+    time_budget: float = 0.0
+    """stop after the first update that ends past this many seconds of training, resumed segments included (0: none)"""
+    batch_size: int = 0
+    """pp-async: envs per recv (0: num_envs // 2)"""
+    anneal_lr: bool = True
+    clip_vloss: bool = True
     device: str = "cpu"
     """torch device: cpu, or cuda when this torch has CUDA"""
-    torch_threads: int = 1
     log: str = ""
     """JSONL run log (appended to)"""
     checkpoint: str = ""

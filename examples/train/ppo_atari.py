@@ -36,10 +36,6 @@ class Args(PPOArgs):
 
     env_id: str = "Pong-v5"
     total_timesteps: int = 10_000_000
-    num_steps: int = 128
-    learning_rate: float = 2.5e-4
-    num_minibatches: int = 4
-    update_epochs: int = 4
     clip_coef: float = 0.1
     ent_coef: float = 0.01
 

@@ -34,13 +34,10 @@ class Args(PPOArgs):
     """CleanRL's ppo_continuous_action.py defaults (its 2048-step rollout as 8 envs x 256 steps)."""
 
     env_id: str = "HalfCheetah-v5"
-    total_timesteps: int = 1_000_000
     num_steps: int = 256
     learning_rate: float = 3e-4
     num_minibatches: int = 32
     update_epochs: int = 10
-    clip_coef: float = 0.2
-    ent_coef: float = 0.0
 
 
 class Agent(nn.Module):
