@@ -29,6 +29,14 @@ def _dummy(tp, **kw):
     return pp.make("Dummy-v0", thread_pool=tp, **kw)
 
 
+def _cartpole_on_one_thread():
+    """A ThreadPool of one thread and a reset 2-env CartPole pool on it."""
+    tp = pp.ThreadPool(1)
+    env = pp.make("CartPole-v1", num_envs=2, thread_pool=tp)
+    env.reset()
+    return tp, env
+
+
 def test_pools_share_the_threads_instead_of_starting_their_own():
     before = _threads("pp-worker")
     tp = pp.ThreadPool(2)
@@ -182,9 +190,7 @@ def test_closing_one_pool_leaves_the_others_and_the_thread_pool_running():
 
 
 def test_thread_pool_close_refuses_while_pools_use_it_and_changes_nothing():
-    tp = pp.ThreadPool(1)
-    env = pp.make("CartPole-v1", num_envs=2, thread_pool=tp)
-    env.reset()
+    tp, env = _cartpole_on_one_thread()
     with pytest.raises(RuntimeError, match="still serves 1 pool"):
         tp.close()
     assert not tp.closed
@@ -245,9 +251,7 @@ def test_ctrl_c_interrupts_recv_on_a_shared_thread_pool_and_close_is_bounded(mon
 
 
 def test_a_forked_child_gets_an_error_from_the_parents_thread_pool():
-    tp = pp.ThreadPool(1)
-    env = pp.make("CartPole-v1", num_envs=2, thread_pool=tp)
-    env.reset()
+    tp, env = _cartpole_on_one_thread()
     pid = os.fork()
     if pid == 0:  # the child: the parent's ThreadPool has no threads here
         code = 1
