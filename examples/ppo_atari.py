@@ -15,7 +15,6 @@ The last line printed is a summary (``SUMMARY {...}``, JSON).
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import sys
@@ -32,9 +31,19 @@ from tqdm import tqdm
 
 import parallel_pool
 
-# CleanRL's networks and PPO epochs, shared with the headline scripts (examples/train/common.py)
+# CleanRL's arguments, networks and PPO epochs, shared with the headline scripts, and the greedy evaluation and
+# summary of both single-file examples (examples/train/common.py)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "train"))
-from common import PPOHyperparams, layer_init, nature_cnn, ppo_epochs, tanh_mlp  # noqa: E402
+from common import (  # noqa: E402
+    GreedyEvaluations,
+    PPOHyperparams,
+    greedy_return,
+    layer_init,
+    nature_cnn,
+    ppo_epochs,
+    print_summary,
+    tanh_mlp,
+)
 
 
 @dataclass
@@ -139,17 +148,7 @@ def task_kwargs(env_id: str, train: bool) -> dict:
 def evaluate(agent: Agent, args: Args, episodes: int, seed: int) -> float:
     """Mean return of the greedy policy over `episodes` episodes (one per env of a fresh sync pool)."""
     env = parallel_pool.make(args.env_id, num_envs=episodes, seed=seed, **task_kwargs(args.env_id, train=False))
-    obs, _ = env.reset()
-    returns = np.zeros(episodes)
-    running = np.ones(episodes, dtype=bool)
-    while running.any():
-        with torch.no_grad():
-            action = agent.greedy(torch.as_tensor(obs)).numpy()
-        obs, reward, term, trunc, _ = env.step(action)
-        returns += reward * running
-        running &= ~(term | trunc)
-    env.close()
-    return float(returns.mean())
+    return greedy_return(env, agent.greedy)
 
 
 def main(args: Args) -> dict:
@@ -187,9 +186,8 @@ def main(args: Args) -> dict:
     pending = np.full(N, -1, dtype=np.int64)  # each env's row whose outcome has not arrived yet
 
     start = time.perf_counter()
-    global_step, updates, reached_at = 0, 0, None
-    next_eval = args.eval_every
-    eval_return = None
+    global_step, updates = 0, 0
+    evals = GreedyEvaluations(args, lambda episodes, seed: evaluate(agent, args, episodes, seed), last=None)
     stats = {"pg_loss": None, "v_loss": None, "entropy": None}
     envs.async_reset()
     bar = tqdm(total=num_updates * recvs * B, disable=not args.progress, unit="step")
@@ -245,36 +243,17 @@ def main(args: Args) -> dict:
         updates += 1
         recent = list(envs.return_queue)[-20:]
         bar.set_postfix(ret=f"{np.mean(recent):.1f}" if recent else "-")
-        if args.eval_every and global_step >= next_eval:
-            next_eval += args.eval_every
-            eval_return = evaluate(agent, args, args.eval_episodes, seed=args.seed + 10_000 + global_step)
-            if eval_return >= args.target_return:
-                reached_at = global_step
-                break
+        if evals.target_reached(global_step):
+            break
     bar.close()
     seconds = time.perf_counter() - start
+    eval_return = evals.last
     if args.final_eval_episodes:
         eval_return = evaluate(agent, args, args.final_eval_episodes, seed=args.seed + 20_000)
-    recent = list(envs.return_queue)[-20:]
     envs.close()
-    summary = {
-        "env_id": args.env_id,
-        "seed": args.seed,
-        "num_envs": N,
-        "batch_size": B,
-        "updates": updates,
-        "steps": global_step,
-        "budget": args.total_timesteps,
-        "eval_return": eval_return,
-        "train_return_last20": float(np.mean(recent)) if recent else None,
-        "episodes": envs.episode_count,
-        "stopped_early_at": reached_at,
-        "seconds": round(seconds, 1),
-        "sps": int(global_step / seconds),
-        **stats,
-    }
-    print("SUMMARY " + json.dumps(summary))
-    return summary
+    return print_summary(
+        args, envs, global_step, seconds, evals, eval_return, num_envs=N, batch_size=B, updates=updates, **stats
+    )
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ summary (``SUMMARY {...}``, JSON).
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import sys
@@ -30,9 +29,10 @@ from tqdm import tqdm
 
 import parallel_pool
 
-# CleanRL's networks and PPO epochs, shared with the headline scripts (examples/train/common.py)
+# CleanRL's arguments, networks and PPO epochs, shared with the headline scripts, and the greedy evaluation and
+# summary of both single-file examples (examples/train/common.py)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "train"))
-from common import PPOHyperparams, ppo_epochs, tanh_mlp  # noqa: E402
+from common import GreedyEvaluations, PPOHyperparams, greedy_return, ppo_epochs, print_summary, tanh_mlp  # noqa: E402
 
 
 @dataclass
@@ -77,17 +77,7 @@ class Agent(nn.Module):
 def evaluate(agent: Agent, args: Args, episodes: int, seed: int) -> float:
     """Mean return of the greedy policy over `episodes` episodes (one per env of a fresh pool)."""
     env = parallel_pool.make(args.env_id, num_envs=episodes, seed=seed)
-    obs, _ = env.reset()
-    returns = np.zeros(episodes)
-    running = np.ones(episodes, dtype=bool)
-    while running.any():
-        with torch.no_grad():
-            action = agent.actor(torch.as_tensor(obs)).argmax(dim=1).numpy()
-        obs, reward, term, trunc, _ = env.step(action)
-        returns += reward * running
-        running &= ~(term | trunc)
-    env.close()
-    return float(returns.mean())
+    return greedy_return(env, lambda x: agent.actor(x).argmax(dim=1))
 
 
 def main(args: Args, make: Callable[..., Any] = parallel_pool.make) -> dict:
@@ -113,9 +103,7 @@ def main(args: Args, make: Callable[..., Any] = parallel_pool.make) -> dict:
 
     start = time.perf_counter()
     global_step = 0
-    eval_return = float("nan")
-    next_eval = args.eval_every
-    reached_at = None
+    evals = GreedyEvaluations(args, lambda episodes, seed: evaluate(agent, args, episodes, seed), last=float("nan"))
     next_obs, _ = envs.reset(seed=args.seed)
     next_obs = torch.as_tensor(next_obs)
     next_done = torch.zeros(args.num_envs)
@@ -162,32 +150,14 @@ def main(args: Args, make: Callable[..., Any] = parallel_pool.make) -> dict:
         ppo_epochs(agent, optimizer, args, b_obs, b_actions, b_logprobs, b_advantages, b_values, clip_vloss=False)
 
         recent = list(envs.return_queue)[-20:]
-        bar.set_postfix(ret=f"{np.mean(recent):.1f}" if recent else "-", ev=f"{eval_return:.1f}")
-        if args.eval_every and global_step >= next_eval:
-            next_eval += args.eval_every
-            eval_return = evaluate(agent, args, args.eval_episodes, seed=args.seed + 10_000 + global_step)
-            if eval_return >= args.target_return:
-                reached_at = global_step
-                break
+        bar.set_postfix(ret=f"{np.mean(recent):.1f}" if recent else "-", ev=f"{evals.last:.1f}")
+        if evals.target_reached(global_step):
+            break
     bar.close()
     seconds = time.perf_counter() - start
     eval_return = evaluate(agent, args, args.final_eval_episodes, seed=args.seed + 20_000)
-    recent = list(envs.return_queue)[-20:]
     envs.close()
-    summary = {
-        "env_id": args.env_id,
-        "seed": args.seed,
-        "steps": global_step,
-        "budget": args.total_timesteps,
-        "eval_return": eval_return,
-        "train_return_last20": float(np.mean(recent)) if recent else None,
-        "episodes": envs.episode_count,
-        "stopped_early_at": reached_at,
-        "seconds": round(seconds, 1),
-        "sps": int(global_step / seconds),
-    }
-    print("SUMMARY " + json.dumps(summary))
-    return summary
+    return print_summary(args, envs, global_step, seconds, evals, eval_return)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """What the two headline PPO scripts (ppo_continuous.py, ppo_atari.py) share because it is really the same: the env
 backend behind one switch, the rollout of rows in arrival order with its GAE, the PPO update, the run log, checkpoints.
 The single-file examples (examples/ppo_cartpole.py, examples/ppo_atari.py) use its arguments, networks and PPO epochs
-(their rollouts, with same-step autoreset, are their own).
+(their rollouts, with same-step autoreset, are their own) and share their greedy evaluation and summary here.
 
 Every backend is driven through the same two calls, EnvPool's async pattern: ``recv()`` hands back a batch of rows
 (observation, the reward/terminated/truncated of that env's previous action, env ids) and ``send(action, env_ids)``
@@ -380,6 +380,65 @@ def ppo_epochs(
         "approx_kl": approx_kl.item(),
         "clipfrac": float(np.mean(clipfracs)),
     }
+
+
+# ---- the single-file examples' greedy evaluation and summary ---------------------------------------------------------
+def greedy_return(env: Any, policy: Callable[[torch.Tensor], torch.Tensor]) -> float:
+    """Mean return of `policy` (observations -> actions) over one episode per env of the fresh sync pool `env`,
+    which it closes."""
+    obs, _ = env.reset()
+    returns = np.zeros(env.num_envs)
+    running = np.ones(env.num_envs, dtype=bool)
+    while running.any():
+        with torch.no_grad():
+            action = policy(torch.as_tensor(obs)).numpy()
+        obs, reward, term, trunc, _ = env.step(action)
+        returns += reward * running
+        running &= ~(term | trunc)
+    env.close()
+    return float(returns.mean())
+
+
+class GreedyEvaluations:
+    """Every --eval-every env steps, `evaluate(episodes, seed)` (the greedy policy's mean return) on --eval-episodes
+    fresh episodes; training stops once it reaches --target-return. `last` is the latest mean return."""
+
+    def __init__(self, args: Any, evaluate: Callable[[int, int], float], last: float | None):
+        self.args, self.evaluate, self.last = args, evaluate, last
+        self.next_at = args.eval_every
+        self.reached_at: int | None = None
+
+    def target_reached(self, step: int) -> bool:
+        """Evaluates when `step` env steps have passed the next --eval-every mark; True once the target is reached."""
+        if self.args.eval_every and step >= self.next_at:
+            self.next_at += self.args.eval_every
+            self.last = self.evaluate(self.args.eval_episodes, self.args.seed + 10_000 + step)
+            if self.last >= self.args.target_return:
+                self.reached_at = step
+        return self.reached_at is not None
+
+
+def print_summary(
+    args: Any, envs: Any, steps: int, seconds: float, evals: GreedyEvaluations, eval_return: float | None, **extra: Any
+) -> dict:
+    """The last line the single-file examples print, ``SUMMARY {...}`` (JSON); `envs` is the training pool's
+    EpisodeStatistics, `extra` the script's own entries (appended). Returns the summary."""
+    recent = list(envs.return_queue)[-20:]
+    summary = {
+        "env_id": args.env_id,
+        "seed": args.seed,
+        "steps": steps,
+        "budget": args.total_timesteps,
+        "eval_return": eval_return,
+        "train_return_last20": float(np.mean(recent)) if recent else None,
+        "episodes": envs.episode_count,
+        "stopped_early_at": evals.reached_at,
+        "seconds": round(seconds, 1),
+        "sps": int(steps / seconds),
+        **extra,
+    }
+    print("SUMMARY " + json.dumps(summary))
+    return summary
 
 
 # ---- run log --------------------------------------------------------------------------------------------------------
