@@ -71,11 +71,18 @@ def test_num_threads_0_counts_the_cpus_of_the_affinity_mask():
         import os, parallel_pool
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[-1]})
         env = parallel_pool.make("CartPole-v1", num_envs=8)
-        print(env.engine.num_threads)
+        print(parallel_pool._core.num_cores(), env.engine.num_threads)
         """
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["1"]
+    assert out.stdout.split() == ["1", "1"]  # one CPU; the automatic count is at least one worker
+
+
+def test_num_threads_0_leaves_the_callers_core():
+    # the caller steps envs while it waits: a worker per core but one (at least one, at most batch_size)
+    cores = parallel_pool._core.num_cores()
+    assert parallel_pool.make("CartPole-v1", num_envs=64).engine.num_threads == max(cores - 1, 1)
+    assert parallel_pool.make("CartPole-v1", num_envs=64, batch_size=1).engine.num_threads == 1
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
