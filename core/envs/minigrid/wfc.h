@@ -33,9 +33,9 @@ class WFCEnv : public MiniGridEnv {
     bool output_periodic;
   };
   static constexpr Preset kPresets[6] = {
-      {"MazeSimple", "SimpleMaze.png", 2, false},        {"DungeonMazeScaled", "ScaledMaze.png", 2, true},
-      {"RoomsFabric", "Fabric.png", 3, false},           {"ObstaclesBlackdots", "Blackdots.png", 2, false},
-      {"ObstaclesAngular", "Angular.png", 3, true},      {"ObstaclesHogs3", "Hogs.png", 3, true},
+      {"MazeSimple", "SimpleMaze.png", 2, false},   {"DungeonMazeScaled", "ScaledMaze.png", 2, true},
+      {"RoomsFabric", "Fabric.png", 3, false},      {"ObstaclesBlackdots", "Blackdots.png", 2, false},
+      {"ObstaclesAngular", "Angular.png", 3, true}, {"ObstaclesHogs3", "Hogs.png", 3, true},
   };
   static constexpr int kMaxAttempts = 1000;  // WFCEnv.max_attempts
 

@@ -39,8 +39,8 @@ inline constexpr int kDy[4] = {-1, 0, 1, 0};
 
 // The patterns of one image and pattern width, and which may be neighbours.
 struct Model {
-  int n = 0;      // number of patterns
-  int words = 0;  // 64-bit words of a set of patterns
+  int n = 0;                   // number of patterns
+  int words = 0;               // 64-bit words of a set of patterns
   std::vector<double> weight;  // per pattern
   std::vector<uint8_t> wall;   // per pattern: its top-left pixel (the one the output keeps) has red 0, a wall
   // support[d][p * words ..]: the patterns q for which p may sit at offset d from q (adj[d][q, p]).
