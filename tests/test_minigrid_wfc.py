@@ -55,14 +55,14 @@ needs_images = pytest.mark.skipif(
 )
 
 
-def _ref(preset: str, max_steps: int | None = None) -> WFCEnv:
+def _ref(preset: str, max_steps: int | None = None, ensure_connected: bool = True) -> WFCEnv:
     """minigrid's env for the preset (as gymnasium.make registers it), reading the images from PATTERNS."""
     assert PATTERNS is not None
     config = WFC_PRESETS[preset]
     config = dataclasses.replace(config, pattern_path=PATTERNS / Path(config.pattern_path).name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return WFCEnv(wfc_config=config, size=25, ensure_connected=True, max_steps=max_steps)
+        return WFCEnv(wfc_config=config, size=25, ensure_connected=ensure_connected, max_steps=max_steps)
 
 
 def _ours(preset: str, **kwargs):
@@ -145,6 +145,27 @@ def test_layouts_equal_minigrid(preset, monkeypatch):
 def test_layouts_equal_minigrid_sweep(preset, monkeypatch):
     small = _layouts_equal_minigrid(preset, list(range(2, 32)), monkeypatch)
     assert preset != "MazeSimple" or small >= 3
+
+
+@needs_images
+def test_unconnected_layouts_and_reseeding_equal_minigrid():
+    """ensure_connected=False keeps every open cell (the start and goal drawn from all of them, row-major), and
+    reset(seed=s) reseeds as minigrid's reset(seed=s) does."""
+    ours = _ours("MazeSimple", num_envs=2, seed=0, ensure_connected=False)
+    ours.reset()
+    ref = _ref("MazeSimple", ensure_connected=False)
+    for i in range(2):
+        ref.reset(seed=i)
+        np.testing.assert_array_equal(ours.get_state(i), _python_state(ref), err_msg=f"seed {i}")
+    ours.close()
+    ours = _ours("ObstaclesBlackdots", num_envs=2, seed=0)
+    ours.reset()
+    ours.reset(seed=[11, 12])
+    ref = _ref("ObstaclesBlackdots")
+    for i, seed in enumerate([11, 12]):
+        ref.reset(seed=seed)
+        np.testing.assert_array_equal(ours.get_state(i), _python_state(ref), err_msg=f"reset(seed={seed})")
+    ours.close()
 
 
 def _episodes_equal_minigrid(preset: str, seed: int, steps: int, max_steps: int | None):
