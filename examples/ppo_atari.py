@@ -15,8 +15,9 @@ The last line printed is a summary (``SUMMARY {...}``, JSON).
 
 from __future__ import annotations
 
-import json
+import os
 import random
+import sys
 import time
 from dataclasses import dataclass
 
@@ -30,34 +31,34 @@ from tqdm import tqdm
 
 import parallel_pool
 
+# CleanRL's arguments, networks and PPO epochs, shared with the headline scripts, and the greedy evaluation and
+# summary of both single-file examples (examples/train/common.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "train"))
+from common import (  # noqa: E402
+    GreedyEvaluations,
+    PPOHyperparams,
+    greedy_return,
+    layer_init,
+    nature_cnn,
+    ppo_epochs,
+    print_summary,
+    tanh_mlp,
+)
+
 
 @dataclass
-class Args:
+class Args(PPOHyperparams):
     env_id: str = "Pong-v5"
-    """the task id (parallel_pool.list_all_envs())"""
-    seed: int = 1
     total_timesteps: int = 10_000_000
-    """step budget (env steps)"""
     num_envs: int = 16
     """envs in the pool"""
+    clip_coef: float = 0.1
+    ent_coef: float = 0.01
     batch_size: int = 8
     """envs handed back per recv (< num_envs: asynchronous)"""
     num_threads: int = 0
     """pool worker threads (0: one per core, up to batch_size)"""
-    num_steps: int = 128
-    """rollout length, in steps per env (the rollout has num_steps * num_envs rows)"""
-    learning_rate: float = 2.5e-4
     anneal_lr: bool = True
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    num_minibatches: int = 4
-    update_epochs: int = 4
-    clip_coef: float = 0.1
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    norm_adv: bool = True
-    torch_threads: int = 1
     eval_every: int = 0
     """evaluate the greedy policy every this many env steps (0: never)"""
     eval_episodes: int = 10
@@ -68,12 +69,6 @@ class Args:
     progress: bool = True
 
 
-def layer_init(layer: nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Module:
-    nn.init.orthogonal_(layer.weight, std)
-    nn.init.constant_(layer.bias, bias)
-    return layer
-
-
 class Agent(nn.Module):
     """Nature CNN for image observations (C, H, W) uint8; a 64-64 tanh MLP for vector observations."""
 
@@ -81,37 +76,13 @@ class Agent(nn.Module):
         super().__init__()
         self.image = len(obs_shape) == 3
         if self.image:
-            conv = nn.Sequential(
-                layer_init(nn.Conv2d(obs_shape[0], 32, 8, stride=4)),
-                nn.ReLU(),
-                layer_init(nn.Conv2d(32, 64, 4, stride=2)),
-                nn.ReLU(),
-                layer_init(nn.Conv2d(64, 64, 3, stride=1)),
-                nn.ReLU(),
-                nn.Flatten(),
-            )
-            with torch.no_grad():
-                n_flat = conv(torch.zeros(1, *obs_shape)).shape[1]
-            self.network = nn.Sequential(conv, layer_init(nn.Linear(n_flat, 512)), nn.ReLU())
+            self.network = nature_cnn(obs_shape)
             self.actor = layer_init(nn.Linear(512, n_actions), std=0.01)
             self.critic = layer_init(nn.Linear(512, 1), std=1.0)
         else:
-            dim = int(np.prod(obs_shape))
             self.network = nn.Identity()
-            self.actor = nn.Sequential(
-                layer_init(nn.Linear(dim, 64)),
-                nn.Tanh(),
-                layer_init(nn.Linear(64, 64)),
-                nn.Tanh(),
-                layer_init(nn.Linear(64, n_actions), std=0.01),
-            )
-            self.critic = nn.Sequential(
-                layer_init(nn.Linear(dim, 64)),
-                nn.Tanh(),
-                layer_init(nn.Linear(64, 64)),
-                nn.Tanh(),
-                layer_init(nn.Linear(64, 1), std=1.0),
-            )
+            self.actor = tanh_mlp(int(np.prod(obs_shape)), n_actions, std=0.01)
+            self.critic = tanh_mlp(int(np.prod(obs_shape)), 1, std=1.0)
 
     def _features(self, x: torch.Tensor) -> torch.Tensor:
         if self.image:
@@ -177,17 +148,7 @@ def task_kwargs(env_id: str, train: bool) -> dict:
 def evaluate(agent: Agent, args: Args, episodes: int, seed: int) -> float:
     """Mean return of the greedy policy over `episodes` episodes (one per env of a fresh sync pool)."""
     env = parallel_pool.make(args.env_id, num_envs=episodes, seed=seed, **task_kwargs(args.env_id, train=False))
-    obs, _ = env.reset()
-    returns = np.zeros(episodes)
-    running = np.ones(episodes, dtype=bool)
-    while running.any():
-        with torch.no_grad():
-            action = agent.greedy(torch.as_tensor(obs)).numpy()
-        obs, reward, term, trunc, _ = env.step(action)
-        returns += reward * running
-        running &= ~(term | trunc)
-    env.close()
-    return float(returns.mean())
+    return greedy_return(env, agent.greedy)
 
 
 def main(args: Args) -> dict:
@@ -225,9 +186,8 @@ def main(args: Args) -> dict:
     pending = np.full(N, -1, dtype=np.int64)  # each env's row whose outcome has not arrived yet
 
     start = time.perf_counter()
-    global_step, updates, reached_at = 0, 0, None
-    next_eval = args.eval_every
-    eval_return = None
+    global_step, updates = 0, 0
+    evals = GreedyEvaluations(args, lambda episodes, seed: evaluate(agent, args, episodes, seed), last=None)
     stats = {"pg_loss": None, "v_loss": None, "entropy": None}
     envs.async_reset()
     bar = tqdm(total=num_updates * recvs * B, disable=not args.progress, unit="step")
@@ -276,64 +236,24 @@ def main(args: Args) -> dict:
 
         adv = chain_gae(groups, succ, rew_buf, term_buf, trunc_buf, boot_buf, val_buf, args.gamma, args.gae_lambda, n)
         train = torch.as_tensor(np.flatnonzero(succ[:n] >= 0))
-        b_adv = adv[train]
-        b_ret = b_adv + val_buf[train]
-        b_obs, b_act, b_logp = obs_buf[train], act_buf[train], logp_buf[train]
-        size = len(train)
-        mb_size = max(1, size // args.num_minibatches)
-        for _ in range(args.update_epochs):
-            perm = torch.randperm(size)
-            for s in range(0, size, mb_size):
-                mb = perm[s : s + mb_size]
-                _, newlogp, entropy, newvalue = agent.get_action_and_value(b_obs[mb], b_act[mb])
-                ratio = (newlogp - b_logp[mb]).exp()
-                mb_adv = b_adv[mb]
-                if args.norm_adv and len(mb) > 1:
-                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                pg_loss = torch.max(
-                    -mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
-                ).mean()
-                v_loss = 0.5 * ((newvalue - b_ret[mb]) ** 2).mean()
-                ent = entropy.mean()
-                loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
-                optimizer.step()
-        stats = {"pg_loss": pg_loss.item(), "v_loss": v_loss.item(), "entropy": ent.item()}
+        # CleanRL's PPO epochs, value loss unclipped
+        b_obs, b_act, b_logp, b_val = obs_buf[train], act_buf[train], logp_buf[train], val_buf[train]
+        losses = ppo_epochs(agent, optimizer, args, b_obs, b_act, b_logp, adv[train], b_val, clip_vloss=False)
+        stats = {k: losses[k] for k in ("pg_loss", "v_loss", "entropy")}
         updates += 1
         recent = list(envs.return_queue)[-20:]
         bar.set_postfix(ret=f"{np.mean(recent):.1f}" if recent else "-")
-        if args.eval_every and global_step >= next_eval:
-            next_eval += args.eval_every
-            eval_return = evaluate(agent, args, args.eval_episodes, seed=args.seed + 10_000 + global_step)
-            if eval_return >= args.target_return:
-                reached_at = global_step
-                break
+        if evals.target_reached(global_step):
+            break
     bar.close()
     seconds = time.perf_counter() - start
+    eval_return = evals.last
     if args.final_eval_episodes:
         eval_return = evaluate(agent, args, args.final_eval_episodes, seed=args.seed + 20_000)
-    recent = list(envs.return_queue)[-20:]
     envs.close()
-    summary = {
-        "env_id": args.env_id,
-        "seed": args.seed,
-        "num_envs": N,
-        "batch_size": B,
-        "updates": updates,
-        "steps": global_step,
-        "budget": args.total_timesteps,
-        "eval_return": eval_return,
-        "train_return_last20": float(np.mean(recent)) if recent else None,
-        "episodes": envs.episode_count,
-        "stopped_early_at": reached_at,
-        "seconds": round(seconds, 1),
-        "sps": int(global_step / seconds),
-        **stats,
-    }
-    print("SUMMARY " + json.dumps(summary))
-    return summary
+    return print_summary(
+        args, envs, global_step, seconds, evals, eval_return, num_envs=N, batch_size=B, updates=updates, **stats
+    )
 
 
 if __name__ == "__main__":

@@ -11,8 +11,9 @@ summary (``SUMMARY {...}``, JSON).
 
 from __future__ import annotations
 
-import json
+import os
 import random
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,32 +29,23 @@ from tqdm import tqdm
 
 import parallel_pool
 
+# CleanRL's arguments, networks and PPO epochs, shared with the headline scripts, and the greedy evaluation and
+# summary of both single-file examples (examples/train/common.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "train"))
+from common import GreedyEvaluations, PPOHyperparams, greedy_return, ppo_epochs, print_summary, tanh_mlp  # noqa: E402
+
 
 @dataclass
-class Args:
+class Args(PPOHyperparams):
     env_id: str = "CartPole-v1"
-    """the task id (parallel_pool.list_all_envs())"""
-    seed: int = 1
-    """seed of the experiment (envs, torch, numpy)"""
     total_timesteps: int = 100_000
-    """step budget (env steps)"""
-    num_envs: int = 8
-    """number of parallel envs"""
     num_steps: int = 32
-    """steps per env per rollout"""
     learning_rate: float = 1e-3
     """Adam learning rate (annealed linearly to 0 over the budget)"""
     gamma: float = 0.98
     gae_lambda: float = 0.8
     num_minibatches: int = 1
     update_epochs: int = 20
-    clip_coef: float = 0.2
-    ent_coef: float = 0.0
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    norm_adv: bool = True
-    torch_threads: int = 1
-    """torch.set_num_threads"""
     eval_every: int = 8192
     """evaluate the greedy policy every this many env steps (0: never)"""
     eval_episodes: int = 20
@@ -65,55 +57,27 @@ class Args:
     """show a progress bar"""
 
 
-def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Linear:
-    nn.init.orthogonal_(layer.weight, std)
-    nn.init.constant_(layer.bias, bias)
-    return layer
-
-
 class Agent(nn.Module):
     def __init__(self, obs_dim: int, n_actions: int):
         super().__init__()
-        self.critic = nn.Sequential(
-            layer_init(nn.Linear(obs_dim, 64)),
-            nn.Tanh(),
-            layer_init(nn.Linear(64, 64)),
-            nn.Tanh(),
-            layer_init(nn.Linear(64, 1), std=1.0),
-        )
-        self.actor = nn.Sequential(
-            layer_init(nn.Linear(obs_dim, 64)),
-            nn.Tanh(),
-            layer_init(nn.Linear(64, 64)),
-            nn.Tanh(),
-            layer_init(nn.Linear(64, n_actions), std=0.01),
-        )
+        self.critic = tanh_mlp(obs_dim, 1, std=1.0)
+        self.actor = tanh_mlp(obs_dim, n_actions, std=0.01)
 
     def get_value(self, x: torch.Tensor) -> torch.Tensor:
-        return self.critic(x)
+        return self.critic(x).flatten()
 
     def get_action_and_value(self, x: torch.Tensor, action: torch.Tensor | None = None):
         logits = self.actor(x)
         probs = Categorical(logits=logits)
         if action is None:
             action = probs.sample()
-        return action, probs.log_prob(action), probs.entropy(), self.critic(x)
+        return action, probs.log_prob(action), probs.entropy(), self.critic(x).flatten()
 
 
 def evaluate(agent: Agent, args: Args, episodes: int, seed: int) -> float:
     """Mean return of the greedy policy over `episodes` episodes (one per env of a fresh pool)."""
     env = parallel_pool.make(args.env_id, num_envs=episodes, seed=seed)
-    obs, _ = env.reset()
-    returns = np.zeros(episodes)
-    running = np.ones(episodes, dtype=bool)
-    while running.any():
-        with torch.no_grad():
-            action = agent.actor(torch.as_tensor(obs)).argmax(dim=1).numpy()
-        obs, reward, term, trunc, _ = env.step(action)
-        returns += reward * running
-        running &= ~(term | trunc)
-    env.close()
-    return float(returns.mean())
+    return greedy_return(env, lambda x: agent.actor(x).argmax(dim=1))
 
 
 def main(args: Args, make: Callable[..., Any] = parallel_pool.make) -> dict:
@@ -129,7 +93,6 @@ def main(args: Args, make: Callable[..., Any] = parallel_pool.make) -> dict:
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
 
     batch_size = args.num_envs * args.num_steps
-    minibatch_size = batch_size // args.num_minibatches
     num_iterations = args.total_timesteps // batch_size
     obs_buf = torch.zeros((args.num_steps, args.num_envs, obs_dim))
     actions = torch.zeros((args.num_steps, args.num_envs), dtype=torch.long)
@@ -140,9 +103,7 @@ def main(args: Args, make: Callable[..., Any] = parallel_pool.make) -> dict:
 
     start = time.perf_counter()
     global_step = 0
-    eval_return = float("nan")
-    next_eval = args.eval_every
-    reached_at = None
+    evals = GreedyEvaluations(args, lambda episodes, seed: evaluate(agent, args, episodes, seed), last=float("nan"))
     next_obs, _ = envs.reset(seed=args.seed)
     next_obs = torch.as_tensor(next_obs)
     next_done = torch.zeros(args.num_envs)
@@ -156,7 +117,7 @@ def main(args: Args, make: Callable[..., Any] = parallel_pool.make) -> dict:
             dones[step] = next_done
             with torch.no_grad():
                 action, logprob, _, value = agent.get_action_and_value(next_obs)
-            values[step] = value.flatten()
+            values[step] = value
             actions[step] = action
             logprobs[step] = logprob
             obs, reward, term, trunc, info = envs.step(action.numpy())
@@ -165,14 +126,14 @@ def main(args: Args, make: Callable[..., Any] = parallel_pool.make) -> dict:
                 idx = np.flatnonzero(trunc)
                 final = torch.as_tensor(np.stack(info["final_obs"][idx]))
                 with torch.no_grad():
-                    reward[idx] += args.gamma * agent.get_value(final).flatten()
+                    reward[idx] += args.gamma * agent.get_value(final)
             rewards[step] = reward
             next_obs = torch.as_tensor(obs)
             next_done = torch.as_tensor(term | trunc, dtype=torch.float32)
         bar.update(batch_size)
 
         with torch.no_grad():  # GAE; an episode boundary (terminated or truncated) cuts the recursion
-            next_value = agent.get_value(next_obs).flatten()
+            next_value = agent.get_value(next_obs)
             advantages = torch.zeros_like(rewards)
             lastgaelam = torch.zeros(args.num_envs)
             for t in reversed(range(args.num_steps)):
@@ -182,56 +143,21 @@ def main(args: Args, make: Callable[..., Any] = parallel_pool.make) -> dict:
                     nextnonterminal, nextvalues = 1.0 - dones[t + 1], values[t + 1]
                 delta = rewards[t] + args.gamma * nextvalues * nextnonterminal - values[t]
                 advantages[t] = lastgaelam = delta + args.gamma * args.gae_lambda * nextnonterminal * lastgaelam
-            returns = advantages + values
 
+        # CleanRL's ppo.py update, value loss unclipped
         b_obs, b_logprobs, b_actions = obs_buf.reshape(batch_size, obs_dim), logprobs.reshape(-1), actions.reshape(-1)
-        b_advantages, b_returns = advantages.reshape(-1), returns.reshape(-1)
-        for _ in range(args.update_epochs):
-            perm = torch.randperm(batch_size)
-            for s in range(0, batch_size, minibatch_size):
-                mb = perm[s : s + minibatch_size]
-                _, newlogprob, entropy, newvalue = agent.get_action_and_value(b_obs[mb], b_actions[mb])
-                ratio = (newlogprob - b_logprobs[mb]).exp()
-                mb_adv = b_advantages[mb]
-                if args.norm_adv:
-                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                pg_loss = torch.max(
-                    -mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
-                ).mean()
-                v_loss = 0.5 * ((newvalue.flatten() - b_returns[mb]) ** 2).mean()
-                loss = pg_loss - args.ent_coef * entropy.mean() + args.vf_coef * v_loss
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
-                optimizer.step()
+        b_advantages, b_values = advantages.reshape(-1), values.reshape(-1)
+        ppo_epochs(agent, optimizer, args, b_obs, b_actions, b_logprobs, b_advantages, b_values, clip_vloss=False)
 
         recent = list(envs.return_queue)[-20:]
-        bar.set_postfix(ret=f"{np.mean(recent):.1f}" if recent else "-", ev=f"{eval_return:.1f}")
-        if args.eval_every and global_step >= next_eval:
-            next_eval += args.eval_every
-            eval_return = evaluate(agent, args, args.eval_episodes, seed=args.seed + 10_000 + global_step)
-            if eval_return >= args.target_return:
-                reached_at = global_step
-                break
+        bar.set_postfix(ret=f"{np.mean(recent):.1f}" if recent else "-", ev=f"{evals.last:.1f}")
+        if evals.target_reached(global_step):
+            break
     bar.close()
     seconds = time.perf_counter() - start
     eval_return = evaluate(agent, args, args.final_eval_episodes, seed=args.seed + 20_000)
-    recent = list(envs.return_queue)[-20:]
     envs.close()
-    summary = {
-        "env_id": args.env_id,
-        "seed": args.seed,
-        "steps": global_step,
-        "budget": args.total_timesteps,
-        "eval_return": eval_return,
-        "train_return_last20": float(np.mean(recent)) if recent else None,
-        "episodes": envs.episode_count,
-        "stopped_early_at": reached_at,
-        "seconds": round(seconds, 1),
-        "sps": int(global_step / seconds),
-    }
-    print("SUMMARY " + json.dumps(summary))
-    return summary
+    return print_summary(args, envs, global_step, seconds, evals, eval_return)
 
 
 if __name__ == "__main__":

@@ -138,7 +138,8 @@ def make(
       num_envs=1: how many envs the pool holds.
       batch_size=0: how many envs each recv()/step() returns; 0 means num_envs (sync). Less than num_envs makes an
           async pool: recv() returns whichever batch_size envs finish first, info["env_id"] says which.
-      num_threads=0: worker threads; 0 means min(batch_size, cores).
+      num_threads=0: worker threads; 0 means min(batch_size, cores - 1), as the caller steps envs while it
+          waits (ViZDoom, whose step waits on its engine process: min(batch_size, cores)).
       seed=42: env i is seeded with seed + i (64-bit, >= 0); None draws a random seed.
       max_episode_steps: time limit; truncated = elapsed_step >= max_episode_steps (and not terminated).
       thread_affinity_offset=-1: pin worker i to core offset + i; -1 does not pin.

@@ -22,6 +22,9 @@ class EnvError(RuntimeError):
 # env class name -> [(key, default, doc, allowed values)]
 def env_classes() -> dict[str, list[tuple[str, ConfigValue, str, list[str]]]]: ...
 
+# The CPUs this process may run on (affinity mask, capped by the cgroup's CPU quota): what num_threads=0 counts.
+def num_cores() -> int: ...
+
 # The config keys every env class has (num_envs, batch_size, seed, ...): the pool's own, never per env.
 def common_config_keys() -> list[str]: ...
 

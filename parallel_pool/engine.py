@@ -16,7 +16,13 @@ import numpy as np
 
 from parallel_pool import _core
 
-__all__ = ["Engine", "SendRecvEngine", "env_error"]
+__all__ = ["Engine", "SendRecvEngine", "env_error", "usable_cores"]
+
+
+def usable_cores() -> int:
+    """The CPUs this process may run on (affinity mask, capped by the cgroup's CPU quota), counted as the C++
+    engine counts them for num_threads=0, so that both engines size their workers alike."""
+    return _core.num_cores()
 
 
 class Engine(Protocol):

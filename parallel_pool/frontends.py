@@ -159,10 +159,6 @@ def _backend(spec: EnvSpec) -> str:
     return ", backend='python'" if spec.backend == "python" else ""
 
 
-def _where(spec: EnvSpec) -> str:
-    return "in worker processes" if spec.backend == "python" else "in C++"
-
-
 class _GymStyle(BasePool):
     """What the gymnasium and gym front-ends share: the 5-tuple step and (obs, info) reset, with gymnasium's
     reset(seed=, options={"reset_mask": mask}) returning the whole batch."""
@@ -306,7 +302,7 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
         attrs = self._env_attrs()
         if name not in attrs:
             raise AttributeError(
-                f"{self.spec.id} envs run {_where(self.spec)} and have no attribute {name!r}; "
+                f"{self.spec.id} envs run {self.spec.runs_where} and have no attribute {name!r}; "
                 f"available: {sorted(attrs)}"
             )
         return tuple(attrs[name] for _ in range(self.num_envs))
@@ -326,7 +322,7 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
     def set_attr(self, name: str, values: Any) -> None:
         """The envs run in C++ with a fixed config: nothing can be set; make a new pool with the key instead."""
         raise AttributeError(
-            f"cannot set {name!r} on {self.spec.id} envs: they run {_where(self.spec)}; pass config keys to "
+            f"cannot set {name!r} on {self.spec.id} envs: they run {self.spec.runs_where}; pass config keys to "
             f"parallel_pool.make({self.spec.id!r}, {name}=...) instead"
         )
 

@@ -22,7 +22,7 @@ from parallel_pool.spec import AutoresetMode, EnvSpec
 RENDER_MODES = ("rgb_array",)
 # The layout of get_state(env_ids)'s snapshots; a snapshot of another format is refused. Raise it whenever what an
 # env saves changes (Env::SaveState of any family) or the dict's layout does.
-STATE_FORMAT = 1
+STATE_FORMAT = 2  # 2: MiniGrid snapshots carry the mission's own state
 
 
 def check_seed(seed: Any, what: str = "seed") -> None:

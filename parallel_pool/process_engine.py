@@ -33,6 +33,7 @@ import pickle
 import signal
 import struct
 import sys
+import time
 import traceback
 import weakref
 from collections import deque
@@ -42,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from parallel_pool.engine import SendRecvEngine, env_error
+from parallel_pool.engine import SendRecvEngine, env_error, usable_cores
 
 __all__ = ["ProcessEngine"]
 
@@ -53,6 +54,12 @@ _HEADER = struct.Struct("<BI")  # op, number of envs
 _OK, _ERR, _VALUE, _READY = b"", b"E", b"V", b"R"
 _ALIGN = 64
 _CLOSE_WAIT_S = 1.0  # close(): how long workers get to exit on their own before SIGKILL
+# After answering, a worker polls its pipe this long before it sleeps in a blocking read: the parent's next command
+# usually comes within ~100-150 us (the front-end's work between calls), and catching it awake saves the wake-up
+# latency and the cold caches after a sleep (MiniGrid at 8 envs on 2 cores: +12%, LunarLander at 64: +10%). It
+# yields the core on every poll, and is off when there are more workers than cores, where spinning cost 8%.
+# PARALLEL_POOL_WORKER_SPIN_US overrides it (0: off).
+_SPIN_S = 200e-6
 
 
 def _output_arrays(raw: dict[str, Any], same_step: bool) -> list[tuple[str, str, tuple[int, ...], bool]]:
@@ -126,6 +133,7 @@ class _Worker:
         self.limit = int(config["max_episode_steps"])
         self.mode = config["autoreset_mode"]
         self.is_async = config["batch_size"] < config["num_envs"]
+        self.spin_s = float(config["spin_s"])
         self.elapsed = [0] * count
         self.needs_reset = [True] * count  # fresh, after an episode ended (next_step) or after an env error
         self.seeded = [False] * count
@@ -313,8 +321,16 @@ class _Worker:
         self.set_states(ids, pickle.loads(payload))
         return pickle.dumps(None)
 
+    def _await_command(self, conn: Any) -> None:
+        """Poll the pipe for up to spin_s, yielding the core between polls (see _SPIN_S)."""
+        end = time.perf_counter() + self.spin_s
+        while not conn.poll() and time.perf_counter() < end:
+            os.sched_yield()
+
     def serve(self, conn: Any) -> None:
         while True:
+            if self.spin_s:
+                self._await_command(conn)
             try:
                 msg = conn.recv_bytes()
             except (EOFError, OSError):  # the parent closed the pool or died
@@ -545,6 +561,9 @@ class ProcessEngine(SendRecvEngine):
         self._spec = spec
         self._env_kwargs: list[dict[str, Any]] = [dict(kw) for kw in spec.env_kwargs]  # each env's, for next reset
         self._config = {k: cfg[k] for k in ("num_envs", "batch_size", "seed", "max_episode_steps", "autoreset_mode")}
+        spin_us = os.environ.get("PARALLEL_POOL_WORKER_SPIN_US")
+        spin_s = _SPIN_S if spin_us is None else float(spin_us) * 1e-6
+        self._config["spin_s"] = spin_s if cfg["num_threads"] <= usable_cores() else 0.0
         self.num_envs: int = cfg["num_envs"]
         self.batch_size: int = cfg["batch_size"]
         self.num_threads: int = cfg["num_threads"]

@@ -265,8 +265,7 @@ class PythonEnvSpec(EnvSpec):
     backend = "python"
 
     def __init__(self, task_id: str | None, env_fn: Callable[[], Any] | None, render_mode: str | None, **kwargs: Any):
-        import os
-
+        from parallel_pool.engine import usable_cores
         from parallel_pool.registry import _random_seed
 
         common = {k: kwargs.pop(k) for k in _COMMON_KEYS if k in kwargs}
@@ -336,7 +335,7 @@ class PythonEnvSpec(EnvSpec):
         self.config_dict: dict[str, Any] = {
             "num_envs": n,
             "batch_size": batch,
-            "num_threads": min(threads or min(n, os.cpu_count() or 1), n),
+            "num_threads": min(threads or min(n, usable_cores()), n),
             "seed": seed,
             "max_episode_steps": limit,
             "autoreset_mode": AutoresetMode(mode).value,

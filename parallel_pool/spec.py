@@ -132,6 +132,11 @@ class EnvSpec:
 
     backend = "cpp"
 
+    @property
+    def runs_where(self) -> str:
+        """Where the envs run, for messages: "in C++" or "in worker processes"."""
+        return "in worker processes" if self.backend == "python" else "in C++"
+
     def __init__(self, task_id: str, **kwargs: Any):
         self.task_id = task_id
         self.id = task_id  # gymnasium's name for it

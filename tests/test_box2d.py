@@ -242,6 +242,26 @@ def test_bad_input_raises_and_changes_nothing():
     np.testing.assert_array_equal(env.get_state(0), before)
 
 
+def test_set_config_continues_the_episodes_generator():
+    """An env rebuilt by set_config starts its episodes from the generator states an env never rebuilt starts from:
+    each episode's numpy generator is drawn from gen_ (SeedFrom), which the rebuilt env takes over, so Box2D has no
+    generator of its own to hand over (unlike MiniGrid, whose numpy generator runs across episodes)."""
+    plain = pp.make("LunarLander-v3", num_envs=1, seed=7)
+    rebuilt = pp.make("LunarLander-v3", num_envs=1, seed=7)
+    plain.reset()
+    rebuilt.reset()
+    starts = set()
+    for episode in range(3):
+        rebuilt.set_config([0], gravity=-9.0 - episode)
+        plain.reset()
+        rebuilt.reset()
+        words = plain.get_state(0)  # at an episode's start: the 10 generator values it started from
+        assert len(words) == 10
+        np.testing.assert_array_equal(rebuilt.get_state(0), words)
+        starts.add(tuple(words))
+    assert len(starts) == 3 and rebuilt.get_config(0)["gravity"] == -11.0
+
+
 @pytest.mark.parametrize("task", ["LunarLanderContinuous-v3", "BipedalWalkerHardcore-v3"])
 def test_the_pools_own_episodes_are_gymnasiums(task):
     """Episodes the pool starts itself (reset, autoreset) are gymnasium episodes too: from the generator state the

@@ -20,6 +20,22 @@ def _final(info, key, i, same_step, done):
     return info[key][i]
 
 
+def random_batches(env, n: int, batch_size: int, num_actions: int, rng):
+    """Resets `env` (n envs), then yields its batches for random actions in [0, num_actions): sync steps
+    (batch_size 0), or recv()s, each answered at once with a send for the envs it returned."""
+    if batch_size:
+        env.async_reset()
+    else:
+        env.reset()
+    while True:
+        if batch_size:
+            out = env.recv()
+            env.send(rng.integers(0, num_actions, batch_size).astype(np.int32), out[4]["env_id"])
+        else:
+            out = env.step(rng.integers(0, num_actions, n).astype(np.int32))
+        yield out
+
+
 @pytest.mark.parametrize("mode", ["next_step", "same_step"])
 @pytest.mark.parametrize("batch_size", [0, 3])  # sync, async
 @pytest.mark.parametrize("max_steps", [1000, 4])  # terminated after 5 steps / truncated after 4
@@ -40,17 +56,8 @@ def test_dummy_episodes_match_the_env_books(mode, batch_size, max_steps, env_typ
     same = mode == "same_step"
     rng = np.random.default_rng(0)
     expected = []
-    if batch_size:
-        env.async_reset()
-    else:
-        env.reset()
     reported = 0
-    for _ in range(40):
-        if batch_size:
-            obs, rew, term, trunc, info = env.recv()
-            env.send(rng.integers(0, 10, batch_size).astype(np.int32), info["env_id"])
-        else:
-            obs, rew, term, trunc, info = env.step(rng.integers(0, 10, n).astype(np.int32))
+    for _, (obs, rew, term, trunc, info) in zip(range(40), random_batches(env, n, batch_size, 10, rng)):
         ids = info["env_id"]
         done = term | trunc
         for i in np.flatnonzero(done):
@@ -87,16 +94,9 @@ def test_episodic_life_reports_whole_games(batch_size):
     rng = np.random.default_rng(0)
     scores = np.zeros(n)  # the game's raw score since its start, every row counted
     life_losses, games = 0, []
-    if batch_size:
-        env.async_reset()
-    else:
-        env.reset()
-    while len(games) < 6:
-        if batch_size:
-            obs, rew, term, trunc, info = env.recv()
-            env.send(rng.integers(0, 4, batch_size).astype(np.int32), info["env_id"])
-        else:
-            obs, rew, term, trunc, info = env.step(rng.integers(0, 4, n).astype(np.int32))
+    for obs, rew, term, trunc, info in random_batches(env, n, batch_size, 4, rng):
+        if len(games) >= 6:
+            break
         ids = info["env_id"]
         assert rew.max() <= 1.0  # clipped for the agent ...
         scores[ids] += info["reward"]  # ... the score is not

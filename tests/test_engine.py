@@ -351,24 +351,29 @@ def test_recv_releases_the_gil():
     assert len(ticks) - before > 50  # the other thread ran while we waited 0.3 s
 
 
-def test_ctrl_c_interrupts_recv_and_keeps_the_batch():
+def assert_ctrl_c_interrupts_recv(env) -> None:
+    """`env`: an async Dummy-v0 pool of 2 envs, batch 1, 1.5 s steps, one thread (private or shared). Ctrl-C
+    interrupts a recv that waits for a step the thread has taken, and nothing is lost: the next recv delivers it."""
     import os
     import signal
 
-    env = dummy(num_envs=2, batch_size=1, num_threads=1, step_cost_us=1500000.0)
     env.async_reset()
     env.recv()
     env.recv()
     env.send(np.array([1]), np.array([0]))
-    time.sleep(0.3)  # the worker has taken the step: recv below blocks (a step the caller runs itself finishes first)
+    time.sleep(0.3)  # the thread has taken the step: recv below blocks (a step the caller runs itself finishes first)
     timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     t0 = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
         env.recv()
     assert time.perf_counter() - t0 < 1.2
-    obs, rew, *_, info = env.recv()  # nothing was lost: the result is still delivered
+    obs, rew, *_, info = env.recv()
     assert info["env_id"].tolist() == [0] and rew[0] == 1
+
+
+def test_ctrl_c_interrupts_recv_and_keeps_the_batch():
+    assert_ctrl_c_interrupts_recv(dummy(num_envs=2, batch_size=1, num_threads=1, step_cost_us=1500000.0))
 
 
 def test_gymnasium_vector_env_contract():

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from gymnasium.vector import SyncVectorEnv
 from pyproc import run_python
-from test_gymnasium_vector import _MODES, EPISODE_LEN, N, _strip, make_pair
+from test_gymnasium_vector import _MODES, EPISODE_LEN, N, _strip, lockstep, make_pair
 
 import parallel_pool as pp
 from parallel_pool.frontends import GymnasiumPool
@@ -202,9 +202,7 @@ def test_reset_mask_matches_sync_vector_env(mode):
     ref.reset(seed=0)
     rng = np.random.default_rng(5)
     resets = 0
-    for t in range(3 * EPISODE_LEN):
-        act = rng.integers(0, 10, N)
-        a, b = ours.step(act.astype(np.int32)), ref.step(act)
+    for t, a, b in lockstep(ours, ref, rng, 3 * EPISODE_LEN):
         np.testing.assert_array_equal(_strip(a[0]), _strip(b[0]), err_msg=f"t={t}")
         mask = rng.random(N) < 0.4
         if mode == "disabled":
@@ -322,10 +320,7 @@ def test_same_step_final_keys_structure_matches_sync_vector_env(max_steps):
     ref.reset(seed=0)
     rng = np.random.default_rng(3)
     ended = 0
-    for t in range(3 * EPISODE_LEN):
-        act = rng.integers(0, 10, N)
-        *_, ia = ours.step(act.astype(np.int32))
-        *_, ib = ref.step(act)
+    for t, (*_, ia), (*_, ib) in lockstep(ours, ref, rng, 3 * EPISODE_LEN):
         assert ("final_obs" in ia) == ("final_obs" in ib) and ("_final_info" in ia) == ("_final_info" in ib), t
         if "final_info" in ib:
             ended += ib["_final_obs"].sum()

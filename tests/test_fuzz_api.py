@@ -123,18 +123,12 @@ CONFIGS = [
 
 @pytest.mark.parametrize("env_type,batch_size,mode", CONFIGS)
 def test_random_call_sequences(env_type, batch_size, mode):
+    config = dict(env_type=env_type, num_envs=N, batch_size=batch_size, autoreset_mode=mode, num_threads=2)
+
     @settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(st.lists(op, max_size=15))
     def run(ops):
-        env = pp.make(
-            "Dummy-v0",
-            env_type=env_type,
-            num_envs=N,
-            batch_size=batch_size,
-            autoreset_mode=mode,
-            num_threads=2,
-            episode_len=3,
-        )
+        env = pp.make("Dummy-v0", episode_len=3, **config)
         dm = env_type == "dm"
         faulthandler.dump_traceback_later(HANG_SECONDS, exit=True)
         try:

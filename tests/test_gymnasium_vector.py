@@ -92,6 +92,14 @@ def assert_same_step(a, b, ctx=""):
                 np.testing.assert_allclose(ia["final_info"]["score"][i], ib["final_info"]["score"][i], err_msg=ctx)
 
 
+def lockstep(ours, ref, rng, steps: int):
+    """`steps` steps of both pools with the same random Discrete(10) actions drawn from `rng`: yields (t, our
+    step's result, the reference's)."""
+    for t in range(steps):
+        act = rng.integers(0, 10, N)
+        yield t, ours.step(act.astype(np.int32)), ref.step(act)
+
+
 def actions_for(space, steps, seed=0):
     space = space if isinstance(space, gym.spaces.Space) else space
     space.seed(seed)
@@ -149,9 +157,8 @@ def test_autoreset_matches_sync_vector_env(mode, max_steps):
     ob, _ = ref.reset(seed=0)
     np.testing.assert_array_equal(_strip(oa), _strip(ob))
     rng = np.random.default_rng(1)
-    for t in range(3 * EPISODE_LEN + 2):
-        act = rng.integers(0, 10, N)
-        assert_same_step(ours.step(act.astype(np.int32)), ref.step(act), f"mode={mode} t={t}")
+    for t, a, b in lockstep(ours, ref, rng, 3 * EPISODE_LEN + 2):
+        assert_same_step(a, b, f"mode={mode} t={t}")
     ours.close()
     ref.close()
 
@@ -161,9 +168,7 @@ def test_disabled_autoreset_reset_mask_matches_sync_vector_env():
     ours.reset(seed=0)
     ref.reset(seed=0)
     rng = np.random.default_rng(2)
-    for t in range(2 * EPISODE_LEN):
-        act = rng.integers(0, 10, N)
-        a, b = ours.step(act.astype(np.int32)), ref.step(act)
+    for t, a, b in lockstep(ours, ref, rng, 2 * EPISODE_LEN):
         assert_same_step(a, b, f"t={t}")
         done = b[2] | b[3]
         if done.any():

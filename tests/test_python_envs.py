@@ -239,6 +239,17 @@ def test_gym_and_dm_front_ends_on_python_envs(env_type):
         ref.close()
 
 
+def assert_rows_are_sync_trajectories(rows: dict[int, list], sync) -> None:
+    """`rows[e]`: env e's observations in the order an async pool returned them, from its reset on, every action 2.
+    They equal what the sync pool `sync` (same envs, same seed) gives for the same actions, one env at a time."""
+    robs, _ = sync.reset()
+    for e, seen in rows.items():
+        np.testing.assert_array_equal(seen[0], robs[e])
+        for k in range(1, len(seen)):
+            o, *_ = sync.step(np.array([2]), env_id=np.array([e]))
+            np.testing.assert_array_equal(seen[k], o[0])
+
+
 def test_async_rows_belong_to_their_envs():
     """batch_size 2 of 4 envs: every env's rows, in the order the async pool returned them, are the trajectory it
     has in a sync pool (no env's result is mixed up with another's)."""
@@ -254,13 +265,7 @@ def test_async_rows_belong_to_their_envs():
             for row, e in enumerate(info["env_id"]):
                 seen[int(e)].append(obs[row].copy())
             env.send(np.full(2, 2), info["env_id"])
-        # the same actions, stepped in a sync pool one env at a time
-        robs, _ = slow.reset()
-        for e in range(4):
-            np.testing.assert_array_equal(seen[e][0], robs[e])
-            for k in range(1, len(seen[e])):
-                o, *_ = slow.step(np.array([2]), env_id=np.array([e]))
-                np.testing.assert_array_equal(seen[e][k], o[0])
+        assert_rows_are_sync_trajectories(seen, slow)
     finally:
         env.close()
         slow.close()
@@ -534,13 +539,8 @@ def test_xla_async_recv_send_in_scan():
         for t in range(12):
             for o, e in zip(np.asarray(obs[t]), np.asarray(ids[t])):
                 rows[int(e)].append(o)
-        robs, _ = ref.reset()
-        for e in range(4):
-            assert rows[e], f"env {e} never came back"
-            np.testing.assert_array_equal(rows[e][0], robs[e])
-            for k in range(1, len(rows[e])):
-                o, *_ = ref.step(np.array([2]), env_id=np.array([e]))
-                np.testing.assert_allclose(rows[e][k], o[0])
+        assert all(rows[e] for e in range(4)), "an env never came back"
+        assert_rows_are_sync_trajectories(rows, ref)
     finally:
         env.close()
         ref.close()

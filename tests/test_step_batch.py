@@ -111,13 +111,21 @@ def run_async(monkeypatch, batched, task, mode, recvs=300, num_envs=32, batch_si
     return per_env, batched_steps
 
 
+def one_and_batched(run, monkeypatch, task: str, mode: str, min_batched: int):
+    """`run`'s records with the batched path switched off, then on; only the second run used it, for more than
+    `min_batched` steps."""
+    one, none_batched = run(monkeypatch, False, task, mode)
+    batched, n_batched = run(monkeypatch, True, task, mode)
+    assert none_batched == 0
+    assert n_batched > min_batched
+    return one, batched
+
+
 @pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("mode", MODES)
 def test_sync_batched_equals_one_at_a_time(monkeypatch, task, mode):
-    one, none_batched = run_sync(monkeypatch, False, task, mode)
-    batched, n_batched = run_sync(monkeypatch, True, task, mode)
-    assert none_batched == 0
-    assert n_batched > 1000  # the batched path ran (runs form once the per-env cost estimate has settled)
+    # the batched path ran > 1000 steps (runs form once the per-env cost estimate has settled)
+    one, batched = one_and_batched(run_sync, monkeypatch, task, mode, min_batched=1000)
     assert len(one) == len(batched)
     for t, (a, b) in enumerate(zip(one, batched)):
         assert a == b, f"record {t} differs"
@@ -126,10 +134,7 @@ def test_sync_batched_equals_one_at_a_time(monkeypatch, task, mode):
 @pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("mode", MODES)
 def test_async_batched_equals_one_at_a_time(monkeypatch, task, mode):
-    one, none_batched = run_async(monkeypatch, False, task, mode)
-    batched, n_batched = run_async(monkeypatch, True, task, mode)
-    assert none_batched == 0
-    assert n_batched > 100
+    one, batched = one_and_batched(run_async, monkeypatch, task, mode, min_batched=100)
     for e in one:
         n = min(len(one[e]), len(batched[e]))
         assert n > 20

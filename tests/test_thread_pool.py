@@ -3,12 +3,11 @@ trajectories as private pools, each pool's async batches first-finished, round r
 closing pool leaves the others running, errors reach their own pool only, Ctrl-C and close stay bounded."""
 
 import os
-import signal
-import threading
 import time
 
 import numpy as np
 import pytest
+from test_engine import assert_ctrl_c_interrupts_recv
 
 import parallel_pool as pp
 
@@ -28,6 +27,14 @@ def _threads(name: str) -> int:
 def _dummy(tp, **kw):
     kw.setdefault("num_envs", 2)
     return pp.make("Dummy-v0", thread_pool=tp, **kw)
+
+
+def _cartpole_on_one_thread():
+    """A ThreadPool of one thread and a reset 2-env CartPole pool on it."""
+    tp = pp.ThreadPool(1)
+    env = pp.make("CartPole-v1", num_envs=2, thread_pool=tp)
+    env.reset()
+    return tp, env
 
 
 def test_pools_share_the_threads_instead_of_starting_their_own():
@@ -183,9 +190,7 @@ def test_closing_one_pool_leaves_the_others_and_the_thread_pool_running():
 
 
 def test_thread_pool_close_refuses_while_pools_use_it_and_changes_nothing():
-    tp = pp.ThreadPool(1)
-    env = pp.make("CartPole-v1", num_envs=2, thread_pool=tp)
-    env.reset()
+    tp, env = _cartpole_on_one_thread()
     with pytest.raises(RuntimeError, match="still serves 1 pool"):
         tp.close()
     assert not tp.closed
@@ -233,19 +238,7 @@ def test_ctrl_c_interrupts_recv_on_a_shared_thread_pool_and_close_is_bounded(mon
     tp = pp.ThreadPool(1)
     env = _dummy(tp, num_envs=2, batch_size=1, step_cost_us=1500000.0)
     other = pp.make("CartPole-v1", num_envs=2, thread_pool=tp)
-    env.async_reset()
-    env.recv()
-    env.recv()
-    env.send(np.array([1]), np.array([0]))
-    time.sleep(0.3)  # the shared thread has taken the step: recv blocks
-    timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    t0 = time.perf_counter()
-    with pytest.raises(KeyboardInterrupt):
-        env.recv()
-    assert time.perf_counter() - t0 < 1.2
-    *_, info = env.recv()  # the result is still delivered
-    assert info["env_id"].tolist() == [0]
+    assert_ctrl_c_interrupts_recv(env)
     env.send(np.array([1]), np.array([1]))
     time.sleep(0.2)  # in its 1.5 s step on the shared thread
     t0 = time.perf_counter()
@@ -258,9 +251,7 @@ def test_ctrl_c_interrupts_recv_on_a_shared_thread_pool_and_close_is_bounded(mon
 
 
 def test_a_forked_child_gets_an_error_from_the_parents_thread_pool():
-    tp = pp.ThreadPool(1)
-    env = pp.make("CartPole-v1", num_envs=2, thread_pool=tp)
-    env.reset()
+    tp, env = _cartpole_on_one_thread()
     pid = os.fork()
     if pid == 0:  # the child: the parent's ThreadPool has no threads here
         code = 1

@@ -105,26 +105,19 @@ def check_log(records: list[dict], task: str, backend: str, updates: int, steps_
     }
 
 
-@pytest.mark.parametrize("backend", common.BACKENDS)
-def test_ppo_continuous_runs_a_few_updates(backend, tmp_path):
-    task = "HalfCheetah-v5"
-    if why := backend_missing(backend, task):
-        pytest.skip(why)
-    log = tmp_path / f"{backend}.jsonl"
-    flags = ["--env-id", task, "--backend", backend, "--num-envs", "4", "--num-steps", "32"]
-    flags += ["--total-timesteps", "256", "--num-minibatches", "4", "--update-epochs", "2"]
-    check_log(run_script("ppo_continuous.py", log, *flags), task, backend, updates=2, steps_per_update=128)
+# (script, task, --num-steps, --total-timesteps, --num-minibatches, --update-epochs); 4 envs, 2 updates each
+SCRIPT_RUNS = [("ppo_continuous.py", "HalfCheetah-v5", 32, 256, 4, 2), ("ppo_atari.py", "Pong-v5", 16, 128, 2, 1)]
 
 
 @pytest.mark.parametrize("backend", common.BACKENDS)
-def test_ppo_atari_runs_a_few_updates(backend, tmp_path):
-    task = "Pong-v5"
+@pytest.mark.parametrize("script,task,steps,total,minibatches,epochs", SCRIPT_RUNS)
+def test_script_runs_a_few_updates(script, task, steps, total, minibatches, epochs, backend, tmp_path):
     if why := backend_missing(backend, task):
         pytest.skip(why)
     log = tmp_path / f"{backend}.jsonl"
-    flags = ["--env-id", task, "--backend", backend, "--num-envs", "4", "--num-steps", "16"]
-    flags += ["--total-timesteps", "128", "--num-minibatches", "2", "--update-epochs", "1"]
-    check_log(run_script("ppo_atari.py", log, *flags), task, backend, updates=2, steps_per_update=64)
+    flags = ["--env-id", task, "--backend", backend, "--num-envs", "4", "--num-steps", str(steps)]
+    flags += ["--total-timesteps", str(total), "--num-minibatches", str(minibatches), "--update-epochs", str(epochs)]
+    check_log(run_script(script, log, *flags), task, backend, updates=2, steps_per_update=4 * steps)
 
 
 def test_time_budget_stops_and_a_checkpoint_resumes_appending_to_the_log(tmp_path):

@@ -802,6 +802,9 @@ PYBIND11_MODULE(_core, m) {
     }
     return out;
   });
+  m.def("num_cores", &NumCores,
+        "the CPUs this process may run on (affinity mask, capped by the cgroup's CPU quota): what num_threads=0 "
+        "counts");
   m.def("common_config_keys", [] {
     py::list out;
     for (const auto& k : CommonConfigKeys()) out.append(k.name);

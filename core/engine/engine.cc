@@ -132,7 +132,7 @@ void CopyAction(uint8_t* dst, DType dst_type, const uint8_t* src, DType src_type
 
 Engine::Engine(const EnvClass& type, const Config& config, std::vector<Config> env_configs,
                std::shared_ptr<ThreadPool> shared)
-    : opts_(ParseOptions(config)),
+    : opts_(ParseOptions(config, type.step_waits_on_another_process)),
       type_(&type),
       config_(config),
       spec_(type.make_spec(config)),

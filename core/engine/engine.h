@@ -272,7 +272,8 @@ class Engine {
   std::vector<uint8_t> scratch_seen_;
 };
 
-EngineOptions ParseOptions(const Config& config);
+// `step_waits_elsewhere`: the env class's step_waits_on_another_process (the automatic num_threads reads it).
+EngineOptions ParseOptions(const Config& config, bool step_waits_elsewhere = false);
 // The threads of a shared ThreadPool asked for as `asked`: 0 means NumCores(); std::invalid_argument outside
 // [0, kMaxThreads].
 int ThreadPoolSize(int64_t asked);

@@ -169,8 +169,12 @@ class Env {
   }
   int env_id() const { return env_id_; }
   // Takes over another env's random generator (the pool rebuilds an env with a new config at its next reset and
-  // keeps its random stream going, so a config change does not replay or reseed the env's randomness).
-  void AdoptGenerator(const Env& from) { gen_ = from.gen_; }
+  // keeps its random stream going, so a config change does not replay or reseed the env's randomness). `from` is
+  // an env of the same type; envs with randomness of their own beyond gen_ take it over in GeneratorAdopted.
+  void AdoptGenerator(const Env& from) {
+    gen_ = from.gen_;
+    GeneratorAdopted(from);
+  }
 
   // Optional, for alignment tests: the env's simulator state as doubles (e.g. CartPole's (x, x_dot, theta,
   // theta_dot), MuJoCo's qpos+qvel). SetState puts the env in that state without writing any output.
@@ -202,6 +206,9 @@ class Env {
   // Called after Seed, before the Reset it precedes. For envs whose randomness also lives outside gen_ (an engine
   // process with its own seed), so that they can reseed it too.
   virtual void Reseeded(uint64_t seed) { (void)seed; }
+  // Called by AdoptGenerator after gen_ is taken over. For envs whose random stream also lives outside gen_ and
+  // goes on across episodes (MiniGrid's numpy generator), so that the rebuilt env continues that stream too.
+  virtual void GeneratorAdopted(const Env& from) { (void)from; }
 
   int env_id_;
   std::mt19937 gen_;

@@ -87,7 +87,7 @@ uint64_t EnvSeed(int64_t seed, int env_id) {
   return static_cast<uint64_t>(seed) + static_cast<uint64_t>(env_id);
 }
 
-EngineOptions ParseOptions(const Config& c) {
+EngineOptions ParseOptions(const Config& c, bool step_waits_elsewhere) {
   EngineOptions o{};
   o.num_envs = c.Get<int>("num_envs");
   o.batch_size = c.Get<int>("batch_size");
@@ -112,7 +112,15 @@ EngineOptions ParseOptions(const Config& c) {
     throw std::invalid_argument("num_threads must be in [0, " + std::to_string(kMaxThreads) +
                                 "] (0 = automatic), got " + std::to_string(o.num_threads));
   }
-  if (o.num_threads == 0) o.num_threads = std::min(o.batch_size, NumCores());
+  if (o.num_threads == 0) {
+    // A worker per core but the caller's: the caller steps queued envs itself while it waits in step/recv
+    // (Engine::WaitFor), so cores - 1 workers keep every core busy without one runnable thread too many. On the
+    // 2-core machine 1 worker measured as fast as 2 or faster for every in-process env (docs/benchmarks.md:
+    // CartPole async 13.3M vs 7.9M, Pong sync 6.0K vs 4.2K). A step that waits on another process (ViZDoom)
+    // leaves its core idle while it waits: there a worker per core measured better (2.1K vs 1.6K).
+    const int cores = NumCores();
+    o.num_threads = std::min(o.batch_size, step_waits_elsewhere ? cores : std::max(cores - 1, 1));
+  }
   if (o.max_episode_steps < 1) {
     throw std::invalid_argument("max_episode_steps must be >= 1, got " + std::to_string(o.max_episode_steps));
   }

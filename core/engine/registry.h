@@ -5,6 +5,7 @@
 //   static void DefineSpec(const pp::Config&, pp::SpecBuilder&);
 //   Class(const pp::Config&, int env_id, uint64_t seed);  // derived from pp::Env
 //   static void StepBatch(pp::Env* const*, int, const pp::BatchRows&) noexcept;  // optional (see pp::Env)
+//   static constexpr bool kStepWaitsOnAnotherProcess = true;  // optional: its step mostly waits (see EnvClass)
 // and one registration line in its family's register.cc:
 //   PP_REGISTER_ENV(CartPoleEnv, {"CartPole-v0", {{"max_episode_steps", 200}}}, {"CartPole-v1", {}});
 #pragma once
@@ -28,6 +29,9 @@ struct EnvClass {
   std::function<std::unique_ptr<Env>(const Config&, int env_id, uint64_t seed)> create;
   // the class's StepBatch (see Env), or nullptr: the engine steps its envs one at a time
   void (*step_batch)(Env* const* envs, int n, const BatchRows& rows) = nullptr;
+  // the class's step mostly waits for another process (ViZDoom's engine), leaving its thread's core idle: the
+  // automatic thread count then gives it a worker per core (ParseOptions)
+  bool step_waits_on_another_process = false;
 };
 
 struct TaskDef {
@@ -78,6 +82,9 @@ bool RegisterEnv(const std::vector<TaskDef>& tasks) {
   t.create = [](const Config& c, int env_id, uint64_t seed) -> std::unique_ptr<Env> {
     return std::make_unique<E>(c, env_id, seed);
   };
+  if constexpr (requires { E::kStepWaitsOnAnotherProcess; }) {
+    t.step_waits_on_another_process = E::kStepWaitsOnAnotherProcess;
+  }
   if constexpr (requires { &E::StepBatch; }) {
     static_assert(noexcept(E::StepBatch(nullptr, 0, std::declval<const BatchRows&>())), "StepBatch must be noexcept");
     t.step_batch = &E::StepBatch;

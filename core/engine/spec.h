@@ -182,7 +182,10 @@ inline std::vector<ConfigKey> CommonConfigKeys() {
   return {
       {"num_envs", int64_t{1}, "number of environments in the pool", {}},
       {"batch_size", int64_t{0}, "envs returned per recv (0 = num_envs, i.e. sync mode)", {}},
-      {"num_threads", int64_t{0}, "worker threads (0 = min(batch_size, cores))", {}},
+      {"num_threads",
+       int64_t{0},
+       "worker threads (0 = min(batch_size, cores - 1), the caller helps; a step waiting on a process: cores)",
+       {}},
       {"seed", int64_t{42}, "env i is seeded with seed + i (64-bit, in [0, 2**63 - 1])", {}},
       {"max_episode_steps", int64_t{1000}, "truncate episodes after this many steps", {}},
       {"thread_affinity_offset", int64_t{-1}, "pin worker i to core offset+i (-1 = no pinning)", {}},

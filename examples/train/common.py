@@ -1,5 +1,7 @@
 """What the two headline PPO scripts (ppo_continuous.py, ppo_atari.py) share because it is really the same: the env
 backend behind one switch, the rollout of rows in arrival order with its GAE, the PPO update, the run log, checkpoints.
+The single-file examples (examples/ppo_cartpole.py, examples/ppo_atari.py) use its arguments, networks and PPO epochs
+(their rollouts, with same-step autoreset, are their own) and share their greedy evaluation and summary here.
 
 Every backend is driven through the same two calls, EnvPool's async pattern: ``recv()`` hands back a batch of rows
 (observation, the reward/terminated/truncated of that env's previous action, env ids) and ``send(action, env_ids)``
@@ -32,37 +34,58 @@ BACKENDS = ("pp", "pp-async", "envpool", "gymnasium")
 
 
 @dataclass
-class PPOArgs:
-    """The arguments both scripts take. Each script subclasses it and overrides the defaults with CleanRL's for its
-    task (the values here are placeholders that every script replaces where CleanRL's differ)."""
+class PPOHyperparams:
+    """CleanRL's PPO arguments that every torch PPO script here takes (the two train scripts and the single-file
+    examples); each script subclasses it and sets its own defaults where CleanRL's for its task differ."""
 
     env_id: str = ""
-    backend: str = "pp"
-    """pp (ParallelPool sync) | pp-async (send/recv, batch_size < num_envs) | envpool | gymnasium (AsyncVectorEnv)"""
+    """the task id (parallel_pool.list_all_envs())"""
     seed: int = 1
+    """seed of the experiment (envs, torch, numpy)"""
     total_timesteps: int = 1_000_000
-    time_budget: float = 0.0
-    """stop after the first update that ends past this many seconds of training, resumed segments included (0: none)"""
+    """step budget (env steps)"""
     num_envs: int = 8
-    batch_size: int = 0
-    """pp-async: envs per recv (0: num_envs // 2)"""
+    """number of parallel envs"""
     num_steps: int = 128
     """steps per env per rollout (rollout = num_envs * num_steps rows)"""
-    learning_rate: float = 3e-4
-    anneal_lr: bool = True
+    learning_rate: float = 2.5e-4
+    """Adam learning rate"""
     gamma: float = 0.99
+    """discount factor"""
     gae_lambda: float = 0.95
+    """GAE's lambda"""
     num_minibatches: int = 4
+    """minibatches per epoch of the PPO update"""
     update_epochs: int = 4
+    """epochs over the rollout per PPO update"""
     norm_adv: bool = True
+    """normalise the advantages per minibatch"""
     clip_coef: float = 0.2
-    clip_vloss: bool = True
+    """the PPO clip range"""
     ent_coef: float = 0.0
+    """entropy bonus weight"""
     vf_coef: float = 0.5
+    """value loss weight"""
     max_grad_norm: float = 0.5
+    """gradient norm clip"""
+    torch_threads: int = 1
+    """torch.set_num_threads"""
+
+
+@dataclass
+class PPOArgs(PPOHyperparams):
+    """The arguments both train scripts take."""
+
+    backend: str = "pp"
+    """pp (ParallelPool sync) | pp-async (send/recv, batch_size < num_envs) | envpool | gymnasium (AsyncVectorEnv)"""
+    time_budget: float = 0.0
+    """stop after the first update that ends past this many seconds of training, resumed segments included (0: none)"""
+    batch_size: int = 0
+    """pp-async: envs per recv (0: num_envs // 2)"""
+    anneal_lr: bool = True
+    clip_vloss: bool = True
     device: str = "cpu"
     """torch device: cpu, or cuda when this torch has CUDA"""
-    torch_threads: int = 1
     log: str = ""
     """JSONL run log (appended to)"""
     checkpoint: str = ""
@@ -158,12 +181,40 @@ def make_envs(backend: str, task_id: str, num_envs: int, seed: int, batch_size: 
     raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
 
 
-# ---- the networks' initialisation (CleanRL's) ---------------------------------------------------------------------
+# ---- the networks (CleanRL's) --------------------------------------------------------------------------------------
 def layer_init(layer: torch.nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> torch.nn.Module:
     """Orthogonal weights with gain `std`, constant bias."""
     torch.nn.init.orthogonal_(layer.weight, std)
     torch.nn.init.constant_(layer.bias, bias)
     return layer
+
+
+def tanh_mlp(n_in: int, n_out: int, std: float) -> torch.nn.Sequential:
+    """CleanRL's actor/critic for vector observations: two 64-unit tanh layers, the output layer's gain `std`."""
+    return torch.nn.Sequential(
+        layer_init(torch.nn.Linear(n_in, 64)),
+        torch.nn.Tanh(),
+        layer_init(torch.nn.Linear(64, 64)),
+        torch.nn.Tanh(),
+        layer_init(torch.nn.Linear(64, n_out), std=std),
+    )
+
+
+def nature_cnn(obs_shape: tuple[int, ...]) -> torch.nn.Sequential:
+    """The Nature DQN torso of CleanRL's Atari scripts over (frames, H, W) observations (the caller scales them):
+    three ReLU convolutions, then 512 ReLU units."""
+    conv = [
+        layer_init(torch.nn.Conv2d(obs_shape[0], 32, 8, stride=4)),
+        torch.nn.ReLU(),
+        layer_init(torch.nn.Conv2d(32, 64, 4, stride=2)),
+        torch.nn.ReLU(),
+        layer_init(torch.nn.Conv2d(64, 64, 3, stride=1)),
+        torch.nn.ReLU(),
+        torch.nn.Flatten(),
+    ]
+    with torch.no_grad():  # 64 * 7 * 7 for 84 x 84 frames
+        n_flat = torch.nn.Sequential(*conv)(torch.zeros(1, *obs_shape)).shape[1]
+    return torch.nn.Sequential(*conv, layer_init(torch.nn.Linear(n_flat, 512)), torch.nn.ReLU())
 
 
 # ---- the rollout: rows in arrival order -------------------------------------------------------------------------
@@ -269,19 +320,34 @@ class Rollout:
 
 # ---- the PPO update (CleanRL's, the same for both scripts) -------------------------------------------------------
 def ppo_update(agent: Any, optimizer: torch.optim.Optimizer, ro: Rollout, args: Any, device: torch.device) -> dict:
-    """update_epochs passes of clipped PPO over the rollout's trainable rows in num_minibatches shuffled minibatches.
-    `agent.get_action_and_value(obs, action)` -> (action, log-prob, entropy, value). Returns the last minibatch's
-    losses, the last approx KL and the mean clip fraction."""
+    """PPO on the rollout's trainable rows (ppo_epochs), value loss clipped as args.clip_vloss says."""
     idx, b_adv = ro.advantages(args.gamma, args.gae_lambda)
     b_obs, b_act = ro.obs[idx].to(device), ro.act[idx].to(device)
     b_logp, b_val = ro.logp[idx].to(device), ro.value[idx].to(device)
-    b_adv = b_adv.to(device)
+    return ppo_epochs(agent, optimizer, args, b_obs, b_act, b_logp, b_adv.to(device), b_val, args.clip_vloss)
+
+
+def ppo_epochs(
+    agent: Any,
+    optimizer: torch.optim.Optimizer,
+    args: Any,
+    b_obs: torch.Tensor,
+    b_act: torch.Tensor,
+    b_logp: torch.Tensor,
+    b_adv: torch.Tensor,
+    b_val: torch.Tensor,
+    clip_vloss: bool,
+) -> dict:
+    """update_epochs passes of clipped PPO over a batch of rows (observations, actions, their log-probs, advantages
+    and values at collection) in num_minibatches shuffled minibatches; the return target is advantage + value.
+    `agent.get_action_and_value(obs, action)` -> (action, log-prob, entropy, value). Returns the last minibatch's
+    losses, the last approx KL and the mean clip fraction."""
     b_ret = b_adv + b_val
-    size = len(idx)
+    size = len(b_adv)
     mb_size = max(1, size // args.num_minibatches)
     clipfracs = []
     for _ in range(args.update_epochs):
-        perm = torch.randperm(size, device=device)
+        perm = torch.randperm(size, device=b_adv.device)
         for s in range(0, size, mb_size):
             mb = perm[s : s + mb_size]
             _, newlogp, entropy, newvalue = agent.get_action_and_value(b_obs[mb], b_act[mb])
@@ -296,7 +362,7 @@ def ppo_update(agent: Any, optimizer: torch.optim.Optimizer, ro: Rollout, args: 
             pg_loss = torch.max(
                 -mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
             ).mean()
-            if args.clip_vloss:
+            if clip_vloss:
                 v_clipped = b_val[mb] + torch.clamp(newvalue - b_val[mb], -args.clip_coef, args.clip_coef)
                 v_loss = 0.5 * torch.max((newvalue - b_ret[mb]) ** 2, (v_clipped - b_ret[mb]) ** 2).mean()
             else:
@@ -314,6 +380,65 @@ def ppo_update(agent: Any, optimizer: torch.optim.Optimizer, ro: Rollout, args: 
         "approx_kl": approx_kl.item(),
         "clipfrac": float(np.mean(clipfracs)),
     }
+
+
+# ---- the single-file examples' greedy evaluation and summary ---------------------------------------------------------
+def greedy_return(env: Any, policy: Callable[[torch.Tensor], torch.Tensor]) -> float:
+    """Mean return of `policy` (observations -> actions) over one episode per env of the fresh sync pool `env`,
+    which it closes."""
+    obs, _ = env.reset()
+    returns = np.zeros(env.num_envs)
+    running = np.ones(env.num_envs, dtype=bool)
+    while running.any():
+        with torch.no_grad():
+            action = policy(torch.as_tensor(obs)).numpy()
+        obs, reward, term, trunc, _ = env.step(action)
+        returns += reward * running
+        running &= ~(term | trunc)
+    env.close()
+    return float(returns.mean())
+
+
+class GreedyEvaluations:
+    """Every --eval-every env steps, `evaluate(episodes, seed)` (the greedy policy's mean return) on --eval-episodes
+    fresh episodes; training stops once it reaches --target-return. `last` is the latest mean return."""
+
+    def __init__(self, args: Any, evaluate: Callable[[int, int], float], last: float | None):
+        self.args, self.evaluate, self.last = args, evaluate, last
+        self.next_at = args.eval_every
+        self.reached_at: int | None = None
+
+    def target_reached(self, step: int) -> bool:
+        """Evaluates when `step` env steps have passed the next --eval-every mark; True once the target is reached."""
+        if self.args.eval_every and step >= self.next_at:
+            self.next_at += self.args.eval_every
+            self.last = self.evaluate(self.args.eval_episodes, self.args.seed + 10_000 + step)
+            if self.last >= self.args.target_return:
+                self.reached_at = step
+        return self.reached_at is not None
+
+
+def print_summary(
+    args: Any, envs: Any, steps: int, seconds: float, evals: GreedyEvaluations, eval_return: float | None, **extra: Any
+) -> dict:
+    """The last line the single-file examples print, ``SUMMARY {...}`` (JSON); `envs` is the training pool's
+    EpisodeStatistics, `extra` the script's own entries (appended). Returns the summary."""
+    recent = list(envs.return_queue)[-20:]
+    summary = {
+        "env_id": args.env_id,
+        "seed": args.seed,
+        "steps": steps,
+        "budget": args.total_timesteps,
+        "eval_return": eval_return,
+        "train_return_last20": float(np.mean(recent)) if recent else None,
+        "episodes": envs.episode_count,
+        "stopped_early_at": evals.reached_at,
+        "seconds": round(seconds, 1),
+        "sps": int(steps / seconds),
+        **extra,
+    }
+    print("SUMMARY " + json.dumps(summary))
+    return summary
 
 
 # ---- run log --------------------------------------------------------------------------------------------------------

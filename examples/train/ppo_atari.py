@@ -27,7 +27,7 @@ import tyro
 from torch.distributions.categorical import Categorical
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import PPOArgs, layer_init, start_run, train  # noqa: E402
+from common import PPOArgs, layer_init, nature_cnn, start_run, train  # noqa: E402
 
 
 @dataclass
@@ -36,10 +36,6 @@ class Args(PPOArgs):
 
     env_id: str = "Pong-v5"
     total_timesteps: int = 10_000_000
-    num_steps: int = 128
-    learning_rate: float = 2.5e-4
-    num_minibatches: int = 4
-    update_epochs: int = 4
     clip_coef: float = 0.1
     ent_coef: float = 0.01
 
@@ -47,17 +43,7 @@ class Args(PPOArgs):
 class Agent(nn.Module):
     def __init__(self, obs_shape: tuple[int, ...], n_actions: int):
         super().__init__()
-        self.network = nn.Sequential(
-            layer_init(nn.Conv2d(obs_shape[0], 32, 8, stride=4)),
-            nn.ReLU(),
-            layer_init(nn.Conv2d(32, 64, 4, stride=2)),
-            nn.ReLU(),
-            layer_init(nn.Conv2d(64, 64, 3, stride=1)),
-            nn.ReLU(),
-            nn.Flatten(),
-            layer_init(nn.Linear(64 * 7 * 7, 512)),
-            nn.ReLU(),
-        )
+        self.network = nature_cnn(obs_shape)
         self.actor = layer_init(nn.Linear(512, n_actions), std=0.01)
         self.critic = layer_init(nn.Linear(512, 1), std=1)
 

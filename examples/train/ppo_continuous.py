@@ -26,7 +26,7 @@ import tyro
 from torch.distributions.normal import Normal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import PPOArgs, layer_init, start_run, train  # noqa: E402
+from common import PPOArgs, start_run, tanh_mlp, train  # noqa: E402
 
 
 @dataclass
@@ -34,32 +34,17 @@ class Args(PPOArgs):
     """CleanRL's ppo_continuous_action.py defaults (its 2048-step rollout as 8 envs x 256 steps)."""
 
     env_id: str = "HalfCheetah-v5"
-    total_timesteps: int = 1_000_000
     num_steps: int = 256
     learning_rate: float = 3e-4
     num_minibatches: int = 32
     update_epochs: int = 10
-    clip_coef: float = 0.2
-    ent_coef: float = 0.0
 
 
 class Agent(nn.Module):
     def __init__(self, obs_dim: int, act_dim: int):
         super().__init__()
-        self.critic = nn.Sequential(
-            layer_init(nn.Linear(obs_dim, 64)),
-            nn.Tanh(),
-            layer_init(nn.Linear(64, 64)),
-            nn.Tanh(),
-            layer_init(nn.Linear(64, 1), std=1.0),
-        )
-        self.actor_mean = nn.Sequential(
-            layer_init(nn.Linear(obs_dim, 64)),
-            nn.Tanh(),
-            layer_init(nn.Linear(64, 64)),
-            nn.Tanh(),
-            layer_init(nn.Linear(64, act_dim), std=0.01),
-        )
+        self.critic = tanh_mlp(obs_dim, 1, std=1.0)
+        self.actor_mean = tanh_mlp(obs_dim, act_dim, std=0.01)
         self.actor_logstd = nn.Parameter(torch.zeros(1, act_dim))
 
     def get_value(self, x: torch.Tensor) -> torch.Tensor:

@@ -101,7 +101,8 @@ class ParallelPoolVecEnv(VecEnv):
         attrs = self._attrs()
         if attr_name not in attrs:
             raise AttributeError(
-                f"{self.task_id} envs run in C++ and have no Python attribute {attr_name!r}; available: {sorted(attrs)}"
+                f"{self.task_id} envs run {self.pool.spec.runs_where} and have no Python attribute {attr_name!r}; "
+                f"available: {sorted(attrs)}"
             )
         if attr_name in self._config:  # config keys may differ per env
             return [self.pool.get_config(i)[attr_name] for i in self._get_indices(indices)]
@@ -109,7 +110,7 @@ class ParallelPoolVecEnv(VecEnv):
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         raise AttributeError(
-            f"cannot set {attr_name!r} on {self.task_id} envs: they run in C++ and have no Python "
+            f"cannot set {attr_name!r} on {self.task_id} envs: they run {self.pool.spec.runs_where} and have no Python "
             f"attributes; pass config keys when making the env, e.g. "
             f"ParallelPoolVecEnv({self.task_id!r}, {attr_name}=...)"
         )
@@ -119,7 +120,8 @@ class ParallelPoolVecEnv(VecEnv):
         ``set_config(**values)`` (applied at each env's next reset; see docs/control.md)."""
         if method_name not in _ENV_METHODS:
             raise AttributeError(
-                f"{self.task_id} envs run in C++ and have no method {method_name!r}; available: {list(_ENV_METHODS)}"
+                f"{self.task_id} envs run {self.pool.spec.runs_where} and have no method {method_name!r}; "
+                f"available: {list(_ENV_METHODS)}"
             )
         ids = list(self._get_indices(indices))
         if method_name == "get_state":

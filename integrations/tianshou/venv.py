@@ -77,7 +77,7 @@ class ParallelPoolVectorEnv(BaseVectorEnv):
         self._assert_is_not_closed()
         if key not in self._attrs:
             raise AttributeError(
-                f"{self.pool.spec.task_id} envs run in C++ and have no Python attribute {key!r}; "
+                f"{self.pool.spec.task_id} envs run {self.pool.spec.runs_where} and have no Python attribute {key!r}; "
                 f"available: {sorted(self._attrs)}"
             )
         if key in self.pool.config:  # config keys may differ per env
@@ -91,7 +91,7 @@ class ParallelPoolVectorEnv(BaseVectorEnv):
             self.pool.set_config(list(self._wrap_id(id)), **{key: value})
             return
         raise AttributeError(
-            f"cannot set {key!r} on {self.pool.spec.task_id} envs: they run in C++ and have no "
+            f"cannot set {key!r} on {self.pool.spec.task_id} envs: they run {self.pool.spec.runs_where} and have no "
             "Python attributes; pass config keys when making the env"
         )
 

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -38,6 +39,17 @@ TEST(Config, PoolOptionsRejectBadValues) {
   EngineOptions o = ParseOptions(Common({{"num_envs", int64_t{4}}, {"seed", std::numeric_limits<int64_t>::max()}}));
   EXPECT_EQ(o.batch_size, 4);
   EXPECT_GE(o.num_threads, 1);
+}
+
+TEST(Config, AutomaticThreadsLeaveTheCallersCore) {
+  // num_threads = 0: a worker per core but the caller's (it steps envs while it waits), at least one, at most
+  // batch_size; an env class whose step waits on another process gets a worker per core
+  const Config many = Common({{"num_envs", int64_t{256}}});
+  const int cores = NumCores();
+  EXPECT_EQ(ParseOptions(many).num_threads, std::max(cores - 1, 1));
+  EXPECT_EQ(ParseOptions(many, true).num_threads, cores);
+  EXPECT_EQ(ParseOptions(Common({{"num_envs", int64_t{1}}}), true).num_threads, 1);
+  EXPECT_EQ(ParseOptions(Common({{"num_envs", int64_t{256}}, {"num_threads", int64_t{3}}})).num_threads, 3);
 }
 
 }  // namespace

@@ -9,10 +9,6 @@
 # Needs zlib headers (Debian: zlib1g-dev).
 # Without zlib headers or the sdist, the family is left out (PP_FAMILY_SKIP_REASON, see CMakeLists.txt).
 
-set(PP_ALE_VERSION "0.12.1" CACHE STRING "ale-py source distribution version the Atari family is built against")
-set(PP_ALE_SDIST "" CACHE PATH "local ale-py sdist (.tar.gz) or extracted source folder (skips the download)")
-set(PP_ALE_ROOT "${CMAKE_BINARY_DIR}/_deps/ale")
-set(PP_ALE_SRC "${PP_ALE_ROOT}/ale_py-${PP_ALE_VERSION}")
 set(_pp_ale_rebuild "then reinstall parallel-pool (or re-run ./dev_build.sh)")
 
 find_package(ZLIB)
@@ -22,33 +18,9 @@ if(NOT ZLIB_FOUND)
   return()
 endif()
 
-if(PP_ALE_SDIST AND NOT EXISTS "${PP_ALE_SDIST}")
-  string(CONCAT PP_FAMILY_SKIP_REASON "PP_ALE_SDIST=${PP_ALE_SDIST} does not exist: pass an ale_py-${PP_ALE_VERSION} sdist "
-                            "(.tar.gz) or its extracted folder, or leave PP_ALE_SDIST empty to download it with "
-                            "pip; ${_pp_ale_rebuild}")
+pp_family_sdist(ale PP_ALE ale-py 0.12.1 ale_py CHECK src/ale/ale_interface.hpp)
+if(PP_FAMILY_SKIP_REASON)
   return()
-endif()
-
-if(NOT EXISTS "${PP_ALE_SRC}/src/ale/ale_interface.hpp")
-  file(MAKE_DIRECTORY "${PP_ALE_ROOT}")
-  set(_pp_ale_archive "")
-  if(PP_ALE_SDIST AND IS_DIRECTORY "${PP_ALE_SDIST}")
-    file(COPY "${PP_ALE_SDIST}/" DESTINATION "${PP_ALE_SRC}")
-  else()
-    pp_sdist_archive(ale-py "${PP_ALE_VERSION}" ale_py "${PP_ALE_ROOT}" "${PP_ALE_SDIST}" _pp_ale_archive)
-    if(NOT _pp_ale_archive)
-      return()
-    endif()
-  endif()
-  if(_pp_ale_archive)
-    message(STATUS "atari: extracting ${_pp_ale_archive}")
-    file(ARCHIVE_EXTRACT INPUT "${_pp_ale_archive}" DESTINATION "${PP_ALE_ROOT}")
-  endif()
-  if(NOT EXISTS "${PP_ALE_SRC}/src/ale/ale_interface.hpp")
-    string(CONCAT PP_FAMILY_SKIP_REASON "${PP_ALE_SRC} does not hold the ALE sources (is it the ale-py ${PP_ALE_VERSION} "
-                              "sdist?); ${_pp_ale_rebuild}")
-    return()
-  endif()
 endif()
 
 # ALE's CMake turns on IPO (LTO) for Release builds. LTO objects in a static archive would force LTO onto our

@@ -12,7 +12,7 @@
 // episode is, so the alignment tests compare against that, from the same generator state.
 //
 // State (GetState/SetState, snapshots): the generator state the episode started from, then the 4 action values
-// of every step since; SetState rebuilds the episode and replays them (see lunar_lander.h).
+// of every step since; SetState rebuilds the episode and replays them (ActionLog, replay.h).
 #pragma once
 
 #include <Box2D/Box2D.h>
@@ -49,9 +49,7 @@ class BipedalWalkerEnv : public Env {
   }
 
   BipedalWalkerEnv(const Config& c, int env_id, uint64_t seed)
-      : Env(c, env_id, seed), hardcore_(c.Get<bool>("hardcore")), listener_(this) {
-    actions_.reserve(ReservedSteps(c) * 4);
-  }
+      : Env(c, env_id, seed), hardcore_(c.Get<bool>("hardcore")), listener_(this), log_(c, "BipedalWalker", 4, -1) {}
 
   void Reset(Output& out) override {
     rng_.SeedFrom(gen_);
@@ -62,35 +60,16 @@ class BipedalWalkerEnv : public Env {
   void Step(const ActionView& action, Output& out) override {
     const float* a = action.Get<float>(0);
     Advance(a, true);
-    actions_.insert(actions_.end(), a, a + 4);
+    log_.Add(a);
     out.SetReward(reward_);
     out.SetTerminated(terminated_);
     Write(out);
   }
 
-  std::vector<double> GetState() const override {
-    std::vector<double> s = start_rng_.StateWords();
-    s.insert(s.end(), actions_.begin(), actions_.end());
-    return s;
-  }
+  std::vector<double> GetState() const override { return log_.State(); }
 
   void SetState(const std::vector<double>& s) override {
-    if (s.size() < NumpyGenerator::kStateWords || (s.size() - NumpyGenerator::kStateWords) % 4 != 0) {
-      throw std::invalid_argument("BipedalWalker state: 10 generator values, then 4 values per action stepped");
-    }
-    for (size_t i = NumpyGenerator::kStateWords; i < s.size(); ++i) {
-      if (!std::isfinite(s[i])) throw std::invalid_argument("BipedalWalker state: actions must be finite");
-    }
-    NumpyGenerator rng;
-    rng.SetStateWords(s, 0);
-    rng_ = rng;
-    Start();
-    for (size_t i = NumpyGenerator::kStateWords; i < s.size(); i += 4) {
-      const float a[4] = {static_cast<float>(s[i]), static_cast<float>(s[i + 1]), static_cast<float>(s[i + 2]),
-                          static_cast<float>(s[i + 3])};
-      Advance(a, true);
-      actions_.insert(actions_.end(), a, a + 4);
-    }
+    log_.Replay(s, rng_, [this] { Start(); }, [this](const float* a) { Advance(a, true); });
   }
 
  private:
@@ -102,23 +81,14 @@ class BipedalWalkerEnv : public Env {
   static constexpr int kTerrainLength = 200, kTerrainGrass = 10, kTerrainStartpad = 20;
   static constexpr double kTerrainHeight = kViewportH / kScale / 4, kFriction = 2.5;
 
-  class Contacts : public b2ContactListener {
-   public:
-    explicit Contacts(BipedalWalkerEnv* env) : env_(env) {}
-    void BeginContact(b2Contact* contact) override { Touch(contact, true); }
-    void EndContact(b2Contact* contact) override { Touch(contact, false); }
-
-   private:
-    void Touch(b2Contact* contact, bool begin) {
-      b2Body* a = contact->GetFixtureA()->GetBody();
-      b2Body* b = contact->GetFixtureB()->GetBody();
-      if (begin && (env_->hull_ == a || env_->hull_ == b)) env_->game_over_ = true;
-      for (int k : {1, 3}) {
-        if (env_->legs_[k] == a || env_->legs_[k] == b) env_->ground_contact_[k] = begin;
-      }
+  // gymnasium's ContactDetector: the hull touching anything ends the game; legs 1 and 3 track ground contact.
+  friend class ContactRelay<BipedalWalkerEnv>;
+  void Touch(b2Body* a, b2Body* b, bool begin) {
+    if (begin && (hull_ == a || hull_ == b)) game_over_ = true;
+    for (int k : {1, 3}) {
+      if (legs_[k] == a || legs_[k] == b) ground_contact_[k] = begin;
     }
-    BipedalWalkerEnv* env_;
-  };
+  }
 
   // gymnasium's LidarCallback: the closest fixture of category 1 (the terrain) along the ray.
   struct Lidar : public b2RayCastCallback {
@@ -272,8 +242,7 @@ class BipedalWalkerEnv : public Env {
 
   // gymnasium's reset from rng_'s current state, ending with its step of action (0, 0, 0, 0).
   void Start() {
-    start_rng_ = rng_;
-    actions_.clear();
+    log_.Start(rng_);
     world_ = std::make_unique<b2World>(b2Vec2(0, -10));
     world_->SetContactListener(&listener_);
     game_over_ = false;
@@ -381,10 +350,10 @@ class BipedalWalkerEnv : public Env {
   }
 
   const bool hardcore_;
-  Contacts listener_;
+  ContactRelay<BipedalWalkerEnv> listener_;
   Lidar lidar_[10];
-  NumpyGenerator rng_, start_rng_;
-  std::vector<float> actions_;
+  NumpyGenerator rng_;
+  ActionLog log_;  // the episode's start and actions (GetState)
   std::unique_ptr<b2World> world_;
   b2Body* hull_ = nullptr;
   b2Body* legs_[4] = {};

@@ -9,7 +9,7 @@
 // gymnasium prints in the bottom-left corner is not drawn (the area stays the indicator bar's black).
 //
 // State (GetState/SetState, snapshots): the generator state the episode started from, then the 3 action values
-// (or 1 for the discrete env) of every step since (see lunar_lander.h).
+// (or 1 for the discrete env) of every step since; SetState replays them (ActionLog, replay.h).
 #pragma once
 
 #include <Box2D/Box2D.h>
@@ -66,9 +66,8 @@ class CarRacingEnv : public Env {
         canvas_(static_cast<size_t>(kWindowW) * kWindowH * 3),
         rows_(static_cast<size_t>(kWindowW) * 3),
         xtaps_(AreaTaps(kWindowW, kStateW)),
-        ytaps_(AreaTaps(kWindowH, kStateH)) {
-    actions_.reserve(ReservedSteps(c) * ActionWidth());
-  }
+        ytaps_(AreaTaps(kWindowH, kStateH)),
+        log_(c, "CarRacing", continuous_ ? 3 : 1, continuous_ ? -1 : 4) {}
 
   void Reset(Output& out) override {
     rng_.SeedFrom(gen_);
@@ -84,39 +83,17 @@ class CarRacingEnv : public Env {
       a[0] = static_cast<float>(action.Discrete());
     }
     Advance(a, true);
-    actions_.insert(actions_.end(), a, a + ActionWidth());
+    log_.Add(a);
     out.SetReward(static_cast<float>(step_reward_));
     out.SetTerminated(terminated_);
     Write(out);
   }
 
-  std::vector<double> GetState() const override {
-    std::vector<double> s = start_rng_.StateWords();
-    s.insert(s.end(), actions_.begin(), actions_.end());
-    return s;
-  }
+  std::vector<double> GetState() const override { return log_.State(); }
 
   void SetState(const std::vector<double>& s) override {
-    const size_t w = ActionWidth();
-    if (s.size() < NumpyGenerator::kStateWords || (s.size() - NumpyGenerator::kStateWords) % w != 0) {
-      throw std::invalid_argument("CarRacing state: 10 generator values, then " + std::to_string(w) +
-                                  " value(s) per action stepped");
-    }
-    for (size_t i = NumpyGenerator::kStateWords; i < s.size(); ++i) {
-      if (!std::isfinite(s[i]) || (!continuous_ && (s[i] != std::floor(s[i]) || s[i] < 0 || s[i] > 4))) {
-        throw std::invalid_argument("CarRacing state: bad action value " + std::to_string(s[i]));
-      }
-    }
-    NumpyGenerator rng;
-    rng.SetStateWords(s, 0);
-    rng_ = rng;
-    Start(false);  // no drawing while replaying: the next Step draws its own frame
-    for (size_t i = NumpyGenerator::kStateWords; i < s.size(); i += w) {
-      float a[3] = {static_cast<float>(s[i]), 0, 0};
-      if (w == 3) a[1] = static_cast<float>(s[i + 1]), a[2] = static_cast<float>(s[i + 2]);
-      Advance(a, false);
-      actions_.insert(actions_.end(), a, a + w);
-    }
+    // no drawing while replaying: the next Step draws its own frame
+    log_.Replay(s, rng_, [this] { Start(false); }, [this](const float* a) { Advance(a, false); });
   }
 
  private:
@@ -148,44 +125,32 @@ class CarRacingEnv : public Env {
   };
 
   // gymnasium's FrictionDetector. Bodies carry their Tile / Wheel in user data.
-  class Contacts : public b2ContactListener {
-   public:
-    explicit Contacts(CarRacingEnv* env) : env_(env) {}
-    void BeginContact(b2Contact* contact) override { Touch(contact, true); }
-    void EndContact(b2Contact* contact) override { Touch(contact, false); }
-
-   private:
-    void Touch(b2Contact* contact, bool begin) {
-      b2Body* a = contact->GetFixtureA()->GetBody();
-      b2Body* b = contact->GetFixtureB()->GetBody();
-      Tile* tile = nullptr;
-      b2Body* obj = nullptr;
-      if (Tile* t = env_->TileOf(a)) tile = t, obj = b;
-      if (Tile* t = env_->TileOf(b)) tile = t, obj = a;
-      if (tile == nullptr) return;
-      tile->color = env_->road_color_;
-      Wheel* wheel = env_->WheelOf(obj);
-      if (wheel == nullptr) return;
-      if (begin) {
-        wheel->tiles.insert(tile);
-        if (!tile->visited) {
-          tile->visited = true;
-          env_->reward_ += 1000.0 / static_cast<double>(env_->track_.size());
-          env_->tile_visited_count_ += 1;
-          if (tile->idx == 0 &&
-              static_cast<double>(env_->tile_visited_count_) / static_cast<double>(env_->track_.size()) >
-                  env_->lap_complete_percent_) {
-            env_->new_lap_ = true;
-          }
+  friend class ContactRelay<CarRacingEnv>;
+  void Touch(b2Body* a, b2Body* b, bool begin) {
+    Tile* tile = nullptr;
+    b2Body* obj = nullptr;
+    if (Tile* t = TileOf(a)) tile = t, obj = b;
+    if (Tile* t = TileOf(b)) tile = t, obj = a;
+    if (tile == nullptr) return;
+    tile->color = road_color_;
+    Wheel* wheel = WheelOf(obj);
+    if (wheel == nullptr) return;
+    if (begin) {
+      wheel->tiles.insert(tile);
+      if (!tile->visited) {
+        tile->visited = true;
+        reward_ += 1000.0 / static_cast<double>(track_.size());
+        tile_visited_count_ += 1;
+        if (tile->idx == 0 &&
+            static_cast<double>(tile_visited_count_) / static_cast<double>(track_.size()) > lap_complete_percent_) {
+          new_lap_ = true;
         }
-      } else {
-        wheel->tiles.erase(tile);
       }
+    } else {
+      wheel->tiles.erase(tile);
     }
-    CarRacingEnv* env_;
-  };
+  }
 
-  size_t ActionWidth() const { return continuous_ ? 3 : 1; }
   static b2Vec2 V(double x, double y) { return b2Vec2(static_cast<float32>(x), static_cast<float32>(y)); }
   static double Sign(double v) { return v > 0 ? 1.0 : (v < 0 ? -1.0 : 0.0); }
   Tile* TileOf(b2Body* b) {
@@ -436,8 +401,7 @@ class CarRacingEnv : public Env {
 
   // gymnasium's reset from rng_'s current state, ending with its step(None) (and its frame if `draw`).
   void Start(bool draw) {
-    start_rng_ = rng_;
-    actions_.clear();
+    log_.Start(rng_);
     world_.reset();  // the old world first: its bodies point into tiles_
     world_ = std::make_unique<b2World>(b2Vec2(0, 0));
     world_->SetContactListener(&listener_);
@@ -734,9 +698,8 @@ class CarRacingEnv : public Env {
 
   const bool continuous_, domain_randomize_;
   const double lap_complete_percent_;
-  Contacts listener_;
-  NumpyGenerator rng_, start_rng_;
-  std::vector<float> actions_;
+  ContactRelay<CarRacingEnv> listener_;
+  NumpyGenerator rng_;
   std::unique_ptr<b2World> world_;
   std::array<double, 3> road_color_{}, bg_color_{}, grass_color_{};
   double start_alpha_ = 0;
@@ -753,6 +716,7 @@ class CarRacingEnv : public Env {
   std::vector<float> rows_;  // Shrink's row sums
   Taps xtaps_, ytaps_;
   std::array<uint8_t, kStateW * kStateH * 3> frame_{};
+  ActionLog log_;  // the episode's start and actions (GetState)
 };
 
 }  // namespace pp::box2d

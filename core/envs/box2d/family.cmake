@@ -10,38 +10,13 @@
 # (it includes Python.h and calls PyErr_SetString); here it throws a C++ exception instead, which the engine
 # reports as parallel_pool.EnvError. The physics is untouched.
 
-set(PP_BOX2D_VERSION "2.3.8" CACHE STRING "box2d-py source distribution version the Box2D family is built against")
-set(PP_BOX2D_SDIST "" CACHE PATH "local box2d-py sdist (.tar.gz) or extracted source folder (skips the download)")
-set(PP_BOX2D_ROOT "${CMAKE_BINARY_DIR}/_deps/box2d")
-set(PP_BOX2D_SRC "${PP_BOX2D_ROOT}/box2d-py-${PP_BOX2D_VERSION}")
-set(_pp_box2d_settings "${PP_BOX2D_SRC}/Box2D/Common/b2Settings.h")
-
-if(PP_BOX2D_SDIST AND NOT EXISTS "${PP_BOX2D_SDIST}")
-  string(CONCAT PP_FAMILY_SKIP_REASON "PP_BOX2D_SDIST=${PP_BOX2D_SDIST} does not exist: pass a box2d-py-"
-                            "${PP_BOX2D_VERSION} sdist (.tar.gz) or its extracted folder, or leave PP_BOX2D_SDIST "
-                            "empty to download it with pip; then reinstall parallel-pool (or re-run ./dev_build.sh)")
+pp_family_sdist(box2d PP_BOX2D box2d-py 2.3.8 box2d-py CHECK Box2D/Common/b2Settings.h MARKER .pp_patched)
+if(PP_FAMILY_SKIP_REASON)
   return()
 endif()
 
-if(NOT EXISTS "${PP_BOX2D_SRC}/.pp_patched")
-  file(REMOVE_RECURSE "${PP_BOX2D_SRC}")
-  file(MAKE_DIRECTORY "${PP_BOX2D_ROOT}")
-  set(_pp_box2d_archive "")
-  if(PP_BOX2D_SDIST AND IS_DIRECTORY "${PP_BOX2D_SDIST}")
-    file(COPY "${PP_BOX2D_SDIST}/" DESTINATION "${PP_BOX2D_SRC}")
-  else()
-    pp_sdist_archive(box2d-py "${PP_BOX2D_VERSION}" box2d-py "${PP_BOX2D_ROOT}" "${PP_BOX2D_SDIST}" _pp_box2d_archive)
-    if(NOT _pp_box2d_archive)
-      return()
-    endif()
-    message(STATUS "box2d: extracting ${_pp_box2d_archive}")
-    file(ARCHIVE_EXTRACT INPUT "${_pp_box2d_archive}" DESTINATION "${PP_BOX2D_ROOT}")
-  endif()
-  if(NOT EXISTS "${_pp_box2d_settings}")
-    string(CONCAT PP_FAMILY_SKIP_REASON "${PP_BOX2D_SRC} does not hold the Box2D sources (is it the box2d-py "
-                              "${PP_BOX2D_VERSION} sdist?); then reinstall parallel-pool (or re-run ./dev_build.sh)")
-    return()
-  endif()
+set(_pp_box2d_settings "${PP_BOX2D_SRC}/Box2D/Common/b2Settings.h")
+if(NOT EXISTS "${PP_BOX2D_SRC}/.pp_patched")  # a fresh copy (pp_family_sdist): patch it once
   file(READ "${_pp_box2d_settings}" _pp_settings)
   set(_pp_py_assert [=[#include <Python.h>
 class b2AssertException {};

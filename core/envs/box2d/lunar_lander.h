@@ -9,10 +9,9 @@
 // dispersion) come from NumpyGenerator, numpy's PCG64 generator, so from the same generator state both envs make the
 // same draws. Particles only exist in gymnasium when rendering (they do not touch the lander), so none here.
 //
-// State (GetState/SetState, snapshots): the generator state the episode started from (NumpyGenerator::kStateWords
-// values) followed by the actions stepped since (1 value each, or 2 for the continuous env). SetState rebuilds the
-// episode from that generator state, as gymnasium's reset does from np_random in it, and replays the actions: Box2D is
-// deterministic, so that restores the world exactly (contacts and solver warm starts included).
+// State (GetState/SetState, snapshots): the generator state the episode started from, then the actions stepped
+// since (1 value each, or 2 for the continuous env). SetState rebuilds the episode from that generator state, as
+// gymnasium's reset does from np_random in it, and replays the actions (ActionLog, replay.h).
 #pragma once
 
 #include <Box2D/Box2D.h>
@@ -72,9 +71,8 @@ class LunarLanderEnv : public Env {
         enable_wind_(c.Get<bool>("enable_wind")),
         wind_power_(c.Get<double>("wind_power")),
         turbulence_power_(c.Get<double>("turbulence_power")),
-        listener_(this) {
-    actions_.reserve(ReservedSteps(c) * ActionWidth());
-  }
+        listener_(this),
+        log_(c, "LunarLander", continuous_ ? 2 : 1, continuous_ ? -1 : 3) {}
 
   void Reset(Output& out) override {
     rng_.SeedFrom(gen_);
@@ -91,38 +89,16 @@ class LunarLanderEnv : public Env {
       a[0] = static_cast<float>(action.Discrete());  // the engine has checked its range
     }
     Advance(a);
-    actions_.insert(actions_.end(), a, a + ActionWidth());
+    log_.Add(a);
     out.SetReward(static_cast<float>(reward_));
     out.SetTerminated(terminated_);
     Write(out);
   }
 
-  std::vector<double> GetState() const override {
-    std::vector<double> s = start_rng_.StateWords();
-    s.insert(s.end(), actions_.begin(), actions_.end());
-    return s;
-  }
+  std::vector<double> GetState() const override { return log_.State(); }
 
   void SetState(const std::vector<double>& s) override {
-    const size_t w = ActionWidth();
-    if (s.size() < NumpyGenerator::kStateWords || (s.size() - NumpyGenerator::kStateWords) % w != 0) {
-      throw std::invalid_argument("LunarLander state: 10 generator values, then " + std::to_string(w) +
-                                  " value(s) per action stepped");
-    }
-    for (size_t i = NumpyGenerator::kStateWords; i < s.size(); ++i) {
-      if (!std::isfinite(s[i]) || (!continuous_ && (s[i] != std::floor(s[i]) || s[i] < 0 || s[i] > 3))) {
-        throw std::invalid_argument("LunarLander state: bad action value " + std::to_string(s[i]));
-      }
-    }
-    NumpyGenerator rng;
-    rng.SetStateWords(s, 0);  // validates before anything changes
-    rng_ = rng;
-    Start();
-    for (size_t i = NumpyGenerator::kStateWords; i < s.size(); i += w) {
-      float a[2] = {static_cast<float>(s[i]), w == 2 ? static_cast<float>(s[i + 1]) : 0.0f};
-      Advance(a);
-      actions_.insert(actions_.end(), a, a + w);
-    }
+    log_.Replay(s, rng_, [this] { Start(); }, [this](const float* a) { Advance(a); });
   }
 
  private:
@@ -133,36 +109,19 @@ class LunarLanderEnv : public Env {
   static constexpr double kMainEngineYLocation = 4, kViewportW = 600, kViewportH = 400;
 
   // gymnasium's ContactDetector: the lander touching anything ends the game; legs track ground contact.
-  class Contacts : public b2ContactListener {
-   public:
-    explicit Contacts(LunarLanderEnv* env) : env_(env) {}
-    void BeginContact(b2Contact* contact) override {
-      b2Body* a = contact->GetFixtureA()->GetBody();
-      b2Body* b = contact->GetFixtureB()->GetBody();
-      if (env_->lander_ == a || env_->lander_ == b) env_->game_over_ = true;
-      for (int i = 0; i < 2; ++i) {
-        if (env_->legs_[i] == a || env_->legs_[i] == b) env_->leg_contact_[i] = true;
-      }
+  friend class ContactRelay<LunarLanderEnv>;
+  void Touch(b2Body* a, b2Body* b, bool begin) {
+    if (begin && (lander_ == a || lander_ == b)) game_over_ = true;
+    for (int i = 0; i < 2; ++i) {
+      if (legs_[i] == a || legs_[i] == b) leg_contact_[i] = begin;
     }
-    void EndContact(b2Contact* contact) override {
-      b2Body* a = contact->GetFixtureA()->GetBody();
-      b2Body* b = contact->GetFixtureB()->GetBody();
-      for (int i = 0; i < 2; ++i) {
-        if (env_->legs_[i] == a || env_->legs_[i] == b) env_->leg_contact_[i] = false;
-      }
-    }
+  }
 
-   private:
-    LunarLanderEnv* env_;
-  };
-
-  size_t ActionWidth() const { return continuous_ ? 2 : 1; }
   static b2Vec2 V(double x, double y) { return b2Vec2(static_cast<float32>(x), static_cast<float32>(y)); }
 
   // gymnasium's reset from rng_'s current state (its reset ends with one no-op step, whose draws count too).
   void Start() {
-    start_rng_ = rng_;
-    actions_.clear();
+    log_.Start(rng_);
     world_ = std::make_unique<b2World>(V(0, gravity_));
     world_->SetContactListener(&listener_);
     game_over_ = false;
@@ -361,9 +320,9 @@ class LunarLanderEnv : public Env {
   const double gravity_;
   const bool enable_wind_;
   const double wind_power_, turbulence_power_;
-  Contacts listener_;
-  NumpyGenerator rng_, start_rng_;
-  std::vector<float> actions_;  // stepped since the episode started (GetState)
+  ContactRelay<LunarLanderEnv> listener_;
+  NumpyGenerator rng_;
+  ActionLog log_;  // the episode's start and actions (GetState)
   std::unique_ptr<b2World> world_;
   b2Body* lander_ = nullptr;
   b2Body* legs_[2] = {nullptr, nullptr};

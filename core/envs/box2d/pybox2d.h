@@ -1,4 +1,5 @@
-// What pybox2d adds to Box2D's C++ API, where it changes the physics gymnasium gets.
+// What pybox2d adds to Box2D's C++ API, where it changes the physics gymnasium gets; and the contact listener
+// the Box2D envs share.
 #pragma once
 
 #include <Box2D/Box2D.h>
@@ -11,5 +12,22 @@ namespace pp::box2d {
 inline float32 PyboxReferenceAngle(const b2Body* a, const b2Body* b) {
   return static_cast<float32>(static_cast<double>(b->GetAngle()) - static_cast<double>(a->GetAngle()));
 }
+
+// gymnasium's contact detectors (ContactDetector, FrictionDetector) as one b2ContactListener: both events go to
+// the env's Touch(body a, body b, begin).
+template <class E>
+class ContactRelay : public b2ContactListener {
+ public:
+  explicit ContactRelay(E* env) : env_(env) {}
+  void BeginContact(b2Contact* c) override {
+    env_->Touch(c->GetFixtureA()->GetBody(), c->GetFixtureB()->GetBody(), true);
+  }
+  void EndContact(b2Contact* c) override {
+    env_->Touch(c->GetFixtureA()->GetBody(), c->GetFixtureB()->GetBody(), false);
+  }
+
+ private:
+  E* env_;
+};
 
 }  // namespace pp::box2d

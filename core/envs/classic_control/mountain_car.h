@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/engine/env.h"
@@ -14,30 +15,69 @@
 
 namespace pp::classic_control {
 
-class MountainCarEnv : public Env {
+// What MountainCar-v0 and MountainCarContinuous-v0 share: gymnasium's float64 (position, velocity) state, its
+// reset draw, the goal_velocity key, the observation.
+class MountainCarBase : public Env {
  public:
-  static constexpr const char* kName = "MountainCar";
   static constexpr double kMinPosition = -1.2, kMaxPosition = 0.6, kMaxSpeed = 0.07;
-  static constexpr double kGoalPosition = 0.5, kGoalVelocity = 0.0, kForce = 0.001, kGravity = 0.0025;
+  static constexpr double kGoalVelocity = 0.0, kGravity = 0.0025;
 
-  static std::vector<ConfigKey> ConfigKeys() {
-    return {{"max_episode_steps", int64_t{200}, "truncate after this many steps", {}},
-            {"reward_threshold", -110.0, "solved score", {}},
+  // The keys of both envs, with each one's episode limit and solved score.
+  static std::vector<ConfigKey> Keys(int64_t max_episode_steps, double reward_threshold) {
+    return {{"max_episode_steps", max_episode_steps, "truncate after this many steps", {}},
+            {"reward_threshold", reward_threshold, "solved score", {}},
             {"goal_velocity", kGoalVelocity, "the goal also needs velocity >= this (gymnasium's goal_velocity)", {}}};
   }
-  static void DefineSpec(const Config&, SpecBuilder& b) {
+  static void DefineObs(SpecBuilder& b) {
     b.Obs("obs", DType::kFloat32, {2}, {kMinPosition, -kMaxSpeed}, {kMaxPosition, kMaxSpeed});
-    b.DiscreteAction(3);
   }
 
-  MountainCarEnv(const Config& c, int env_id, uint64_t seed)
+  MountainCarBase(const Config& c, int env_id, uint64_t seed)
       : Env(c, env_id, seed), goal_velocity_(c.Get<double>("goal_velocity")) {
     if (!std::isfinite(goal_velocity_)) throw std::invalid_argument("config key 'goal_velocity' must be finite");
   }
 
-  void Reset(Output& out) override {
+  // gymnasium's env.unwrapped.state: (position, velocity).
+  std::vector<double> GetState() const override { return {pos_, vel_}; }
+
+ protected:
+  // gymnasium's reset: position ~ U(-0.6, -0.4), velocity 0.
+  void DrawStart() {
     pos_ = std::uniform_real_distribution<double>(-0.6, -0.4)(gen_);
     vel_ = 0.0;
+  }
+  // SetState's (position, velocity); `name` starts the error message.
+  void SetPositionVelocity(const std::vector<double>& s, const char* name) {
+    if (s.size() != 2) throw std::invalid_argument(std::string(name) + " state has 2 values (position, velocity)");
+    pos_ = s[0];
+    vel_ = s[1];
+  }
+  template <class O>
+  void Write(O& out) {
+    float* o = out.template Obs<float>(0);
+    o[0] = static_cast<float>(pos_);
+    o[1] = static_cast<float>(vel_);
+  }
+
+  double goal_velocity_;
+  double pos_ = 0, vel_ = 0;
+};
+
+class MountainCarEnv : public MountainCarBase {
+ public:
+  static constexpr const char* kName = "MountainCar";
+  static constexpr double kGoalPosition = 0.5, kForce = 0.001;
+
+  static std::vector<ConfigKey> ConfigKeys() { return Keys(200, -110.0); }
+  static void DefineSpec(const Config&, SpecBuilder& b) {
+    DefineObs(b);
+    b.DiscreteAction(3);
+  }
+
+  using MountainCarBase::MountainCarBase;
+
+  void Reset(Output& out) override {
+    DrawStart();
     Write(out);
   }
 
@@ -59,23 +99,7 @@ class MountainCarEnv : public Env {
     Write(out);
   }
 
-  // gymnasium's env.unwrapped.state: (position, velocity).
-  std::vector<double> GetState() const override { return {pos_, vel_}; }
-  void SetState(const std::vector<double>& s) override {
-    if (s.size() != 2) throw std::invalid_argument("MountainCar state has 2 values (position, velocity)");
-    pos_ = s[0];
-    vel_ = s[1];
-  }
-
- private:
-  template <class O>
-  void Write(O& out) {
-    float* o = out.template Obs<float>(0);
-    o[0] = static_cast<float>(pos_);
-    o[1] = static_cast<float>(vel_);
-  }
-  double goal_velocity_;
-  double pos_ = 0, vel_ = 0;
+  void SetState(const std::vector<double>& s) override { SetPositionVelocity(s, "MountainCar"); }
 };
 
 }  // namespace pp::classic_control

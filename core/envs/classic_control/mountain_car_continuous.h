@@ -16,35 +16,27 @@
 
 #include "core/engine/env.h"
 #include "core/engine/registry.h"
+#include "core/envs/classic_control/mountain_car.h"
 #include "core/envs/classic_control/py_math.h"
 
 namespace pp::classic_control {
 
-class MountainCarContinuousEnv : public Env {
+class MountainCarContinuousEnv : public MountainCarBase {
  public:
   static constexpr const char* kName = "MountainCarContinuous";
   static constexpr double kMinAction = -1.0, kMaxAction = 1.0;
-  static constexpr double kMinPosition = -1.2, kMaxPosition = 0.6, kMaxSpeed = 0.07;
-  static constexpr double kGoalPosition = 0.45, kGoalVelocity = 0.0, kPower = 0.0015, kGravity = 0.0025;
+  static constexpr double kGoalPosition = 0.45, kPower = 0.0015;
 
-  static std::vector<ConfigKey> ConfigKeys() {
-    return {{"max_episode_steps", int64_t{999}, "truncate after this many steps", {}},
-            {"reward_threshold", 90.0, "solved score", {}},
-            {"goal_velocity", kGoalVelocity, "the goal also needs velocity >= this (gymnasium's goal_velocity)", {}}};
-  }
+  static std::vector<ConfigKey> ConfigKeys() { return Keys(999, 90.0); }
   static void DefineSpec(const Config&, SpecBuilder& b) {
-    b.Obs("obs", DType::kFloat32, {2}, {kMinPosition, -kMaxSpeed}, {kMaxPosition, kMaxSpeed});
+    DefineObs(b);
     b.Action("action", DType::kFloat32, {1}, {kMinAction}, {kMaxAction});
   }
 
-  MountainCarContinuousEnv(const Config& c, int env_id, uint64_t seed)
-      : Env(c, env_id, seed), goal_velocity_(c.Get<double>("goal_velocity")) {
-    if (!std::isfinite(goal_velocity_)) throw std::invalid_argument("config key 'goal_velocity' must be finite");
-  }
+  using MountainCarBase::MountainCarBase;
 
   void Reset(Output& out) override {
-    pos_ = std::uniform_real_distribution<double>(-0.6, -0.4)(gen_);
-    vel_ = 0.0;
+    DrawStart();
     float32_state_ = false;
     Write(out);
   }
@@ -66,13 +58,10 @@ class MountainCarContinuousEnv : public Env {
     Write(out);
   }
 
-  // gymnasium's env.unwrapped.state: (position, velocity). A state set from outside counts as a float64
-  // state (as gymnasium's is right after reset); set gymnasium's state as a float64 array to match it.
-  std::vector<double> GetState() const override { return {pos_, vel_}; }
+  // A state set from outside counts as a float64 state (as gymnasium's is right after reset); set gymnasium's
+  // state as a float64 array to match it.
   void SetState(const std::vector<double>& s) override {
-    if (s.size() != 2) throw std::invalid_argument("MountainCarContinuous state has 2 values (position, velocity)");
-    pos_ = s[0];
-    vel_ = s[1];
+    SetPositionVelocity(s, "MountainCarContinuous");
     float32_state_ = false;
   }
   // Snapshots also keep whether the state is float32 (it changes how the next step rounds).
@@ -115,14 +104,6 @@ class MountainCarContinuousEnv : public Env {
     vel_ = static_cast<float>(vel);
     return terminated;
   }
-  template <class O>
-  void Write(O& out) {
-    float* o = out.template Obs<float>(0);
-    o[0] = static_cast<float>(pos_);
-    o[1] = static_cast<float>(vel_);
-  }
-  double goal_velocity_;
-  double pos_ = 0, vel_ = 0;
   bool float32_state_ = false;
 };
 

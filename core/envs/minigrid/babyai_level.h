@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,63 @@ class BabyAILevel : public RoomGridEnv {
     }
   }
 
+  // The mission's state in a snapshot: this episode's step limit, then the instruction tree as built (each
+  // instruction's kind, strictness, parts, object descriptions) with the verifier's progress (parts done, what was
+  // carried, the described objects' uids and positions).
+  void SaveMission(StateWriter& w) const override {
+    w.Int(max_steps_);
+    w.Int(static_cast<int64_t>(instrs_.size()));
+    w.Int(root_);
+    for (const Instr& in : instrs_) {
+      w.Int(in.kind);
+      w.Int(in.strict ? 1 : 0);
+      w.Int(in.a);
+      w.Int(in.b);
+      w.Int(in.a_done);
+      w.Int(in.b_done);
+      w.Int(in.pre_carrying);
+      for (const ObjDesc* d : {&in.desc, &in.fixed}) {
+        w.Int(d->type);
+        w.Int(d->color);
+        w.Int(d->loc);
+        w.Int(static_cast<int64_t>(d->set.size()));
+        for (uint8_t uid : d->set) w.Int(uid);
+        w.Int(static_cast<int64_t>(d->poss.size()));
+        for (const auto& [x, y] : d->poss) w.Cells({x, y});
+      }
+    }
+  }
+  void LoadMission(StateReader& r) override {
+    const int max_steps = r.Int(1, std::numeric_limits<int>::max());
+    std::vector<Instr> instrs(static_cast<size_t>(r.Int(1, kMaxInstrs)));
+    const int root = r.Int(0, static_cast<int>(instrs.size()) - 1);
+    const int cells = width_ * height_;
+    for (int k = 0; k < static_cast<int>(instrs.size()); ++k) {
+      Instr& in = instrs[k];
+      in.kind = static_cast<InstrKind>(r.Int(kOpenInstr, kAndInstr));
+      in.strict = r.Int(0, 1) == 1;
+      // a sequence's parts are built before it (Seq), so they come earlier in the list: the tree has no cycle
+      const bool seq = in.kind >= kBeforeInstr;
+      in.a = seq ? r.Int(0, k - 1) : r.Int(-1, -1);
+      in.b = seq ? r.Int(0, k - 1) : r.Int(-1, -1);
+      in.a_done = r.Int(kContinue, kFailure);
+      in.b_done = r.Int(kContinue, kFailure);
+      in.pre_carrying = r.Int(-1, 255);
+      for (ObjDesc* d : {&in.desc, &in.fixed}) {
+        d->type = static_cast<uint8_t>(r.Int(kNone, kLava));
+        d->color = r.Int(-1, kGrey);
+        d->loc = r.Int(kNoLoc, kBehindLoc);
+        d->set.resize(static_cast<size_t>(r.Int(0, 255)));
+        for (uint8_t& uid : d->set) uid = static_cast<uint8_t>(r.Int(1, 255));
+        d->poss.resize(static_cast<size_t>(r.Int(0, cells)));
+        for (auto& p : d->poss) p = r.Pos(grid_);
+      }
+    }
+    max_steps_ = max_steps;
+    root_ = root;
+    instrs_ = std::move(instrs);
+  }
+
   // Instruction builders.
   static ObjDesc Desc(uint8_t type, int color = -1, int loc = kNoLoc) {
     ObjDesc d;
@@ -177,6 +235,40 @@ class BabyAILevel : public RoomGridEnv {
     return doors;
   }
 
+  // The layout BabyAI's Unlock and GoToImpUnlock share: a locked door of a random room, its key in a random room,
+  // doors connecting every room (connect_all: any colour, or, where `coin_for_colors` and a coin says so, any but
+  // the locked door's), `dists` distractors in every room, the agent in any room but the locked one. minigrid
+  // compares the numpy ints it drew with `is`, which never holds: the key's room is the first drawn (possibly the
+  // locked one) and every room gets distractors. Returns the door and its room.
+  struct LockedDoor {
+    Obj door;
+    int i, j;
+  };
+  LockedDoor LockedDoorLayout(int dists, bool coin_for_colors) {
+    const int i = RandInt(0, num_cols_), j = RandInt(0, num_rows_);
+    const Obj door = AddDoor(i, j, -1, -1, 1).first;
+    const int ik = RandInt(0, num_cols_), jk = RandInt(0, num_rows_);
+    AddObject(ik, jk, kKey, door.color);
+    if (coin_for_colors && RandBool()) {
+      uint8_t colors[5];
+      int n = 0;
+      for (uint8_t c : kColorNames) {
+        if (c != door.color) colors[n++] = c;
+      }
+      ConnectAll(colors, n);
+    } else {
+      ConnectAll();
+    }
+    for (int ci = 0; ci < num_cols_; ++ci) {
+      for (int rj = 0; rj < num_rows_; ++rj) AddDistractors(ci, rj, dists, false);
+    }
+    const int locked_room = j * num_cols_ + i;
+    do {
+      PlaceAgentInRoom();
+    } while (RoomIndexFromPos(agent_x_, agent_y_) == locked_room);
+    return {door, i, j};
+  }
+
   // _rand_subset of n elements.
   template <typename T>
   std::vector<T> RandSubset(std::vector<T> lst, int n) {
@@ -190,6 +282,7 @@ class BabyAILevel : public RoomGridEnv {
   }
   static std::vector<uint8_t> AllColors() { return {std::begin(kColorNames), std::end(kColorNames)}; }
 
+  static constexpr int kMaxInstrs = 1024;  // far more than any level builds (BossLevel: at most 7)
   std::vector<Instr> instrs_;
   int root_ = -1;
   int fixed_max_steps_;

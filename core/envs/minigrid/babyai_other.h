@@ -53,30 +53,18 @@ class BabyAIKeyCorridorEnv : public BabyAILevel {
  public:
   static constexpr const char* kName = "BabyAIKeyCorridor";
   static std::vector<ConfigKey> ConfigKeys() {
-    return LevelKeys(6, 1080, 1080,
-                     {{"num_rows", int64_t{3}, "rooms per column", {}},
-                      {"obj_type", std::string("ball"), "the object to pick up", {"key", "ball", "box"}}});
+    return LevelKeys(6, 1080, 1080, {{"num_rows", int64_t{3}, "rooms per column", {}}, ObjTypeKey()});
   }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     IntInRange(c, "num_rows", 1, 16);
     LevelSpec(c, b);
   }
   BabyAIKeyCorridorEnv(const Config& c, int env_id, uint64_t seed)
-      : BabyAILevel(c, env_id, seed, c.Get<int>("num_rows"), 3) {
-    const std::string t = c.Get<std::string>("obj_type");
-    obj_type_ = t == "key" ? kKey : (t == "ball" ? kBall : kBox);
-  }
+      : BabyAILevel(c, env_id, seed, c.Get<int>("num_rows"), 3), obj_type_(ObjType(c)) {}
 
  protected:
   bool GenMission() override {
-    for (int j = 1; j < num_rows_; ++j) RemoveWall(1, j, 3);
-    const int room = RandInt(0, num_rows_);
-    const Obj door = AddDoor(2, room, 2, -1, 1).first;
-    const Obj o = AddObject(2, room, obj_type_).first;
-    AddObject(0, RandInt(0, num_rows_), kKey, door.color);
-    PlaceAgentInRoom(1, num_rows_ / 2);
-    ConnectAll();
-    root_ = Action(kPickupInstr, Desc(o.type));
+    root_ = Action(kPickupInstr, Desc(KeyCorridorLayout(obj_type_).type));
     return true;
   }
 
@@ -166,22 +154,9 @@ class BabyAIGoToImpUnlockEnv : public BabyAILevel {
 
  protected:
   bool GenMission() override {
-    const int id = RandInt(0, num_cols_), jd = RandInt(0, num_rows_);
-    const Obj door = AddDoor(id, jd, -1, -1, 1).first;
-    // minigrid compares the numpy ints it drew with `is`, which never holds (as in BabyAI-Unlock): the key goes
-    // in the first room drawn and every room gets two distractors before the target's.
-    const int ik = RandInt(0, num_cols_), jk = RandInt(0, num_rows_);
-    AddObject(ik, jk, kKey, door.color);
-    ConnectAll();
-    for (int i = 0; i < num_cols_; ++i) {
-      for (int j = 0; j < num_rows_; ++j) AddDistractors(i, j, 2, false);
-    }
-    const int locked_room = jd * num_cols_ + id;
-    do {
-      PlaceAgentInRoom();
-    } while (RoomIndexFromPos(agent_x_, agent_y_) == locked_room);
+    const LockedDoor locked = LockedDoorLayout(2, /*coin_for_colors=*/false);
     if (!ObjsReachable()) return false;
-    const Obj o = AddDistractors(id, jd, 1, false)[0].obj;
+    const Obj o = AddDistractors(locked.i, locked.j, 1, false)[0].obj;
     root_ = Action(kGoToInstr, Desc(o.type, o.color));
     return true;
   }

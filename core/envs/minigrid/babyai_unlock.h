@@ -17,29 +17,7 @@ class BabyAIUnlockEnv : public BabyAILevel {
 
  protected:
   bool GenMission() override {
-    const int id = RandInt(0, num_cols_), jd = RandInt(0, num_rows_);
-    const Obj door = AddDoor(id, jd, -1, -1, 1).first;
-    // minigrid compares the numpy ints it drew with `is`, which never holds: the key's room is the first drawn
-    // (possibly the locked one), and every room gets distractors.
-    const int ik = RandInt(0, num_cols_), jk = RandInt(0, num_rows_);
-    AddObject(ik, jk, kKey, door.color);
-    if (RandBool()) {
-      uint8_t colors[5];
-      int n = 0;
-      for (uint8_t c : kColorNames) {
-        if (c != door.color) colors[n++] = c;
-      }
-      ConnectAll(colors, n);
-    } else {
-      ConnectAll();
-    }
-    for (int i = 0; i < num_cols_; ++i) {
-      for (int j = 0; j < num_rows_; ++j) AddDistractors(i, j, 3, false);
-    }
-    const int locked_room = jd * num_cols_ + id;
-    do {
-      PlaceAgentInRoom();
-    } while (RoomIndexFromPos(agent_x_, agent_y_) == locked_room);
+    const Obj door = LockedDoorLayout(3, /*coin_for_colors=*/true).door;
     if (!ObjsReachable()) return false;
     root_ = Action(kOpenInstr, Desc(kDoor, door.color));
     return true;

@@ -5,27 +5,19 @@
 #include <string>
 #include <vector>
 
-#include "core/envs/minigrid/minigrid_env.h"
+#include "core/envs/minigrid/objects_room.h"
 
 namespace pp::minigrid {
 
-class FetchEnv : public MiniGridEnv {
+class FetchEnv : public ObjectsRoomEnv {
  public:
   static constexpr const char* kName = "MiniGridFetch";
-  static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys(
-        {{"max_episode_steps", int64_t{320}, "truncate after this many steps (minigrid's max_steps)", {}},
-         {"size", int64_t{8}, "side of the square room, walls included", {}},
-         {"num_objs", int64_t{3}, "number of objects", {}}});
-  }
+  static std::vector<ConfigKey> ConfigKeys() { return RoomKeys(320, 8, 3, "number of objects"); }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
-    const int size = IntInRange(c, "size", 4, 1024);
+    const int size = RoomSpec(c, b, 4);
     IntInRange(c, "num_objs", 1, (size - 2) * (size - 2) - 1);
-    MiniGridSpec(c, b);
   }
-  FetchEnv(const Config& c, int env_id, uint64_t seed)
-      : MiniGridEnv(c, env_id, seed, c.Get<int>("size"), c.Get<int>("size"), /*see_through_walls=*/true),
-        num_objs_(c.Get<int>("num_objs")) {
+  FetchEnv(const Config& c, int env_id, uint64_t seed) : ObjectsRoomEnv(c, env_id, seed) {
     objs_.reserve(static_cast<size_t>(num_objs_));
   }
 
@@ -54,9 +46,10 @@ class FetchEnv : public MiniGridEnv {
       terminated = true;
     }
   }
+  void SaveMission(StateWriter& w) const override { w.Object(target_); }
+  void LoadMission(StateReader& r) override { target_ = r.Object(); }
 
  private:
-  int num_objs_;
   std::vector<Obj> objs_;
   Obj target_;
 };

@@ -55,6 +55,9 @@ class GoToDoorEnv : public MiniGridEnv {
   void Act(int action, double& reward, bool& terminated) override {
     GoToAct(action, reward, terminated, target_x_, target_y_);
   }
+  // the cell to stand next to
+  void SaveMission(StateWriter& w) const override { w.Cells({target_x_, target_y_}); }
+  void LoadMission(StateReader& r) override { r.Cells(grid_, {&target_x_, &target_y_}); }
 
  private:
   int target_x_ = 0, target_y_ = 0;

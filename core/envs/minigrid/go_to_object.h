@@ -5,27 +5,19 @@
 #include <string>
 #include <vector>
 
-#include "core/envs/minigrid/minigrid_env.h"
+#include "core/envs/minigrid/objects_room.h"
 
 namespace pp::minigrid {
 
-class GoToObjectEnv : public MiniGridEnv {
+class GoToObjectEnv : public ObjectsRoomEnv {
  public:
   static constexpr const char* kName = "MiniGridGoToObject";
-  static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys(
-        {{"max_episode_steps", int64_t{180}, "truncate after this many steps (minigrid's max_steps)", {}},
-         {"size", int64_t{6}, "side of the square room, walls included", {}},
-         {"num_objs", int64_t{2}, "number of distinct objects (at most 18)", {}}});
-  }
+  static std::vector<ConfigKey> ConfigKeys() { return RoomKeys(180, 6, 2, "number of distinct objects (at most 18)"); }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
-    const int size = IntInRange(c, "size", 4, 1024);
+    const int size = RoomSpec(c, b, 4);
     IntInRange(c, "num_objs", 1, std::min(18, (size - 2) * (size - 2) - 1));
-    MiniGridSpec(c, b);
   }
-  GoToObjectEnv(const Config& c, int env_id, uint64_t seed)
-      : MiniGridEnv(c, env_id, seed, c.Get<int>("size"), c.Get<int>("size"), /*see_through_walls=*/true),
-        num_objs_(c.Get<int>("num_objs")) {
+  GoToObjectEnv(const Config& c, int env_id, uint64_t seed) : ObjectsRoomEnv(c, env_id, seed) {
     objs_.reserve(static_cast<size_t>(num_objs_));
   }
 
@@ -38,14 +30,16 @@ class GoToObjectEnv : public MiniGridEnv {
     target_x_ = t.x;
     target_y_ = t.y;
     mission_ = std::string("go to the ") + ColorName(t.obj.color) + " " + TypeName(t.obj.type);
-    mission_id_ = t.obj.color * 3 + (t.obj.type == kKey ? 0 : (t.obj.type == kBall ? 1 : 2));
+    mission_id_ = t.obj.color * 3 + KindIndex(t.obj.type);
   }
   void Act(int action, double& reward, bool& terminated) override {
     GoToAct(action, reward, terminated, target_x_, target_y_);
   }
+  // the cell to stand next to
+  void SaveMission(StateWriter& w) const override { w.Cells({target_x_, target_y_}); }
+  void LoadMission(StateReader& r) override { r.Cells(grid_, {&target_x_, &target_y_}); }
 
  private:
-  int num_objs_;
   std::vector<Placed> objs_;
   int target_x_ = 0, target_y_ = 0;
 };

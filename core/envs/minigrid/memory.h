@@ -71,6 +71,9 @@ class MemoryEnv : public MiniGridEnv {
       terminated = true;
     }
   }
+  // the cells next to the matching and the other object
+  void SaveMission(StateWriter& w) const override { w.Cells({success_x_, success_y_, failure_x_, failure_y_}); }
+  void LoadMission(StateReader& r) override { r.Cells(grid_, {&success_x_, &success_y_, &failure_x_, &failure_y_}); }
 
  private:
   bool random_length_;

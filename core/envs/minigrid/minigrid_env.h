@@ -15,9 +15,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -35,6 +37,78 @@ inline constexpr int kDirX[4] = {1, 0, -1, 0};
 inline constexpr int kDirY[4] = {0, 1, 0, -1};
 
 inline constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();  // place_obj's max_tries=math.inf
+
+// An env's state as plain values (GetState's layout, a snapshot's mission state): integers, positions, objects
+// (7 values: Obj's fields) and strings (length, then one value per byte), written in order.
+class StateWriter {
+ public:
+  explicit StateWriter(std::vector<double>& s) : s_(s) {}
+  void Int(int64_t v) { s_.push_back(static_cast<double>(v)); }
+  // cells as x, y pairs: {x0, y0, x1, y1, ...}
+  void Cells(std::initializer_list<int> xy) {
+    for (int v : xy) Int(v);
+  }
+  void Object(const Obj& o) {
+    s_.insert(s_.end(), {double(o.type), double(o.color), double(o.state), double(o.in_type), double(o.in_color),
+                         double(o.in_state), double(o.uid)});
+  }
+  void Text(const std::string& t) {
+    Int(static_cast<int64_t>(t.size()));
+    for (unsigned char ch : t) Int(ch);
+  }
+
+ private:
+  std::vector<double>& s_;
+};
+
+// Reads what StateWriter wrote from s[at, end), in the same order. Every value is checked (an integer in its
+// range, an object minigrid can hold, a position on the grid): anything else throws std::invalid_argument, so a
+// state read this way can never index outside the grid or the env's lists.
+class StateReader {
+ public:
+  StateReader(const std::vector<double>& s, size_t at, size_t end) : s_(s), at_(at), end_(end) {}
+  int Int(int lo, int hi) {
+    if (at_ >= end_) throw std::invalid_argument("MiniGrid state: too few values");
+    const double v = s_[at_++];
+    if (!(v >= lo && v <= hi) || v != static_cast<double>(static_cast<int>(v))) {
+      throw std::invalid_argument("MiniGrid state: value " + std::to_string(at_ - 1) + " (" + std::to_string(v) +
+                                  ") is not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    }
+    return static_cast<int>(v);
+  }
+  std::pair<int, int> Pos(const Grid& grid) {
+    const int x = Int(0, grid.width() - 1);
+    return {x, Int(0, grid.height() - 1)};
+  }
+  // what StateWriter::Cells wrote, into {&x0, &y0, &x1, &y1, ...}
+  void Cells(const Grid& grid, std::initializer_list<int*> xy) {
+    for (auto it = xy.begin(); it != xy.end(); it += 2) std::tie(*it[0], *it[1]) = Pos(grid);
+  }
+  Obj Object() {
+    Obj o;
+    o.type = static_cast<uint8_t>(Int(kNone, kLava));
+    o.color = static_cast<uint8_t>(Int(0, kGrey));
+    o.state = static_cast<uint8_t>(Int(0, kLocked));
+    o.in_type = static_cast<uint8_t>(Int(kNone, kLava));
+    o.in_color = static_cast<uint8_t>(Int(0, kGrey));
+    o.in_state = static_cast<uint8_t>(Int(0, kLocked));
+    o.uid = static_cast<uint8_t>(Int(0, 255));
+    return o;
+  }
+  std::string Text(int max_bytes) {
+    std::string t(static_cast<size_t>(Int(0, max_bytes)), '\0');
+    for (char& ch : t) ch = static_cast<char>(static_cast<unsigned char>(Int(0, 255)));
+    return t;
+  }
+  // The reader has taken every value it was given.
+  void End() const {
+    if (at_ != end_) throw std::invalid_argument("MiniGrid state: " + std::to_string(end_ - at_) + " values too many");
+  }
+
+ private:
+  const std::vector<double>& s_;
+  size_t at_, end_;
+};
 
 class MiniGridEnv : public Env {
  public:
@@ -108,11 +182,16 @@ class MiniGridEnv : public Env {
   // step_count, the carried object (7 values, Obj's fields), then every cell row-major (y outer) as 7 values,
   // then the env's own extra values (ExtraState).
   std::vector<double> GetState() const override {
-    std::vector<double> s = {double(width_),   double(height_),    double(agent_x_),
-                             double(agent_y_), double(agent_dir_), double(step_count_)};
-    PushObj(s, carrying_);
+    std::vector<double> s;
+    StateWriter w(s);
+    w.Int(width_);
+    w.Int(height_);
+    w.Cells({agent_x_, agent_y_});
+    w.Int(agent_dir_);
+    w.Int(step_count_);
+    w.Object(carrying_);
     for (int y = 0; y < height_; ++y) {
-      for (int x = 0; x < width_; ++x) PushObj(s, grid_.Get(x, y));
+      for (int x = 0; x < width_; ++x) w.Object(grid_.Get(x, y));
     }
     for (double v : ExtraState()) s.push_back(v);
     return s;
@@ -123,35 +202,64 @@ class MiniGridEnv : public Env {
       throw std::invalid_argument("MiniGrid state: expected width, height = " + std::to_string(width_) + ", " +
                                   std::to_string(height_) + " and at least " + std::to_string(base) + " values");
     }
-    const int ax = static_cast<int>(s[2]), ay = static_cast<int>(s[3]), dir = static_cast<int>(s[4]);
-    if (!grid_.InBounds(ax, ay) || dir < 0 || dir > 3 || s[5] < 0) {
-      throw std::invalid_argument("MiniGrid state: agent position or direction out of range");
-    }
+    StateReader r(s, 2, base);
+    const auto [ax, ay] = r.Pos(grid_);
+    const int dir = r.Int(0, 3), step_count = r.Int(0, std::numeric_limits<int>::max());
+    const Obj carrying = r.Object();
     std::vector<Obj> cells(static_cast<size_t>(width_) * height_);
-    Obj carrying = ReadObj(s, 6);
-    for (size_t i = 0; i < cells.size(); ++i) cells[i] = ReadObj(s, 6 + kObjValues * (i + 1));
+    for (Obj& cell : cells) cell = r.Object();
     SetExtraState(std::vector<double>(s.begin() + static_cast<std::ptrdiff_t>(base), s.end()));
     agent_x_ = ax;
     agent_y_ = ay;
     agent_dir_ = dir;
-    step_count_ = static_cast<int>(s[5]);
+    step_count_ = step_count;
     carrying_ = carrying;
     for (int y = 0; y < height_; ++y) {
       for (int x = 0; x < width_; ++x) grid_.Set(x, y, cells[static_cast<size_t>(y) * width_ + x]);
     }
   }
-  // Snapshots also keep the numpy generator (it is not gen_, which the pool saves itself): its state words last.
+  // Snapshots: GetState's values, the mission's own state (the mission string, its id and what the env checks the
+  // mission with: SaveMission) and the numpy generator (not gen_, which the pool saves itself). Layout:
+  // [kSnapshotVersion, n, GetState's n values, m, the mission's m values, the generator's 10 words].
+  static constexpr int kSnapshotVersion = 2;  // 1 (no version value) had no mission state
   std::vector<double> SaveState() const override {
-    std::vector<double> s = GetState();
+    const std::vector<double> state = GetState();
+    std::vector<double> mission;
+    StateWriter w(mission);
+    w.Text(mission_);
+    w.Int(mission_id_);
+    SaveMission(w);
+    std::vector<double> s = {kSnapshotVersion, static_cast<double>(state.size())};
+    s.insert(s.end(), state.begin(), state.end());
+    s.push_back(static_cast<double>(mission.size()));
+    s.insert(s.end(), mission.begin(), mission.end());
     for (double v : rng_.StateWords()) s.push_back(v);
     return s;
   }
+  // Every value is checked; when one is bad this throws, and the engine puts the env's previous snapshot back
+  // (Engine::Restore), so a half-loaded state is never seen.
   void LoadState(const std::vector<double>& s) override {
-    if (s.size() < NumpyGenerator::kStateWords) throw std::invalid_argument("MiniGrid snapshot too short");
-    const size_t at = s.size() - NumpyGenerator::kStateWords;
+    if (s.size() < 3 + NumpyGenerator::kStateWords || s[0] != kSnapshotVersion) {
+      throw std::invalid_argument("not a MiniGrid snapshot of this version (" + std::to_string(kSnapshotVersion) +
+                                  "): take it with get_state(env_ids) of this build");
+    }
+    const int most = static_cast<int>(std::min<size_t>(s.size(), std::numeric_limits<int>::max()));
+    const size_t n = static_cast<size_t>(StateReader(s, 1, 2).Int(0, most - 3));
+    const size_t m = static_cast<size_t>(StateReader(s, 2 + n, 3 + n).Int(0, most));
+    if (s.size() != 3 + n + m + NumpyGenerator::kStateWords) {
+      throw std::invalid_argument("MiniGrid snapshot: " + std::to_string(s.size()) + " values, its sizes say " +
+                                  std::to_string(3 + n + m + NumpyGenerator::kStateWords));
+    }
     NumpyGenerator rng;
-    rng.SetStateWords(s, at);  // validates before anything changes
-    SetState(std::vector<double>(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(at)));
+    rng.SetStateWords(s, 3 + n + m);
+    StateReader r(s, 3 + n, 3 + n + m);
+    const std::string mission = r.Text(kMaxMissionBytes);
+    const int mission_id = r.Int(-1, std::numeric_limits<int32_t>::max());
+    SetState(std::vector<double>(s.begin() + 2, s.begin() + 2 + static_cast<std::ptrdiff_t>(n)));
+    LoadMission(r);
+    r.End();
+    mission_ = mission;
+    mission_id_ = mission_id;
     rng_ = rng;
   }
 
@@ -162,12 +270,22 @@ class MiniGridEnv : public Env {
   virtual void Act(int action, double& reward, bool& terminated) { BaseAct(action, reward, terminated); }
   // After the first observation of an episode is written (minigrid envs that change the state after reset's obs).
   virtual void AfterReset() {}
+  // GetState's values beyond the grid and the agent (what moves during an episode: Dynamic-Obstacles' balls).
   virtual std::vector<double> ExtraState() const { return {}; }
   virtual void SetExtraState(const std::vector<double>& extra) {
     if (!extra.empty()) throw std::invalid_argument("MiniGrid state: unexpected extra values");
   }
+  // A snapshot's mission state beyond the mission string and id: what GenGrid chose that the env's step checks
+  // (a target object or cell, BabyAI's instruction and its verifier's progress). LoadMission reads it back in the
+  // same order (StateReader checks every value).
+  virtual void SaveMission(StateWriter& w) const { (void)w; }
+  virtual void LoadMission(StateReader& r) { (void)r; }
 
   void Reseeded(uint64_t seed) override { rng_.Seed(seed); }
+  // An env rebuilt by set_config goes on drawing layouts from the numpy generator where the env it replaces was.
+  void GeneratorAdopted(const Env& from) override {
+    if (const auto* prev = dynamic_cast<const MiniGridEnv*>(&from)) rng_ = prev->rng_;
+  }
 
   // MiniGridEnv.step without the bookkeeping the pool does (step limit, truncation).
   void BaseAct(int action, double& reward, bool& terminated) {
@@ -269,6 +387,11 @@ class MiniGridEnv : public Env {
     }
   }
 
+  // The object kinds minigrid draws from, in its order (["key", "ball", "box"]: add_object, GoToObject, PutNear,
+  // Playground), and a kind's index in that list (EnvPool's mission ids count types in this order).
+  static constexpr uint8_t kKinds[3] = {kKey, kBall, kBox};
+  static int KindIndex(uint8_t type) { return type == kKey ? 0 : (type == kBall ? 1 : 2); }
+
   // An object and where it was placed.
   struct Placed {
     Obj obj;
@@ -278,10 +401,9 @@ class MiniGridEnv : public Env {
   // anywhere with place_obj(reject=`reject`), as GoToObject and PutNear generate them.
   template <typename Reject>
   void PlaceDistinctObjects(int n, std::vector<Placed>& placed, Reject reject) {
-    static constexpr uint8_t kTypes[3] = {kKey, kBall, kBox};
     placed.clear();
     while (static_cast<int>(placed.size()) < n) {
-      const uint8_t type = kTypes[RandInt(0, 3)];
+      const uint8_t type = kKinds[RandInt(0, 3)];
       const uint8_t color = RandColor();
       bool seen = false;
       for (const auto& o : placed) seen |= o.obj.type == type && o.obj.color == color;
@@ -384,26 +506,8 @@ class MiniGridEnv : public Env {
   int mission_id_ = 0;
 
  private:
-  static constexpr size_t kObjValues = 7;
-  static void PushObj(std::vector<double>& s, const Obj& o) {
-    s.insert(s.end(), {double(o.type), double(o.color), double(o.state), double(o.in_type), double(o.in_color),
-                       double(o.in_state), double(o.uid)});
-  }
-  static Obj ReadObj(const std::vector<double>& s, size_t at) {
-    Obj o;
-    uint8_t* f[kObjValues] = {&o.type, &o.color, &o.state, &o.in_type, &o.in_color, &o.in_state, &o.uid};
-    for (size_t k = 0; k < kObjValues; ++k) {
-      const double v = s[at + k];
-      if (!(v >= 0 && v <= (k == 6 ? 255 : 10)))
-        throw std::invalid_argument("MiniGrid state: object field out of range");
-      *f[k] = static_cast<uint8_t>(v);
-    }
-    if (o.type > kLava || o.in_type > kLava || o.color > kGrey || o.in_color > kGrey || o.state > kLocked ||
-        o.in_state > kLocked) {
-      throw std::invalid_argument("MiniGrid state: object field out of range");
-    }
-    return o;
-  }
+  static constexpr size_t kObjValues = 7;  // StateWriter::Object's values
+  static constexpr int kMaxMissionBytes = 1 << 16;
 
   // gen_obs: the view in front of the agent (rotated so the agent looks up from the bottom middle cell), cells
   // outside the grid as walls, occlusion by process_vis unless see_through_walls, the carried object in the

@@ -22,9 +22,8 @@ class PlaygroundEnv : public MiniGridEnv {
   void GenGrid() override {
     RoomsGrid(3, /*inset=*/1, [this] { return Door(RandColor()); });
     PlaceAgent();
-    static constexpr uint8_t kTypes[3] = {kKey, kBall, kBox};
     for (int k = 0; k < 12; ++k) {
-      const uint8_t type = kTypes[RandInt(0, 3)];
+      const uint8_t type = kKinds[RandInt(0, 3)];
       PlaceObj(Obj::Make(type, kColorNames[RandInt(0, 6)]));
     }
     mission_.clear();

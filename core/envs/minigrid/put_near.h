@@ -7,29 +7,21 @@
 #include <string>
 #include <vector>
 
-#include "core/envs/minigrid/minigrid_env.h"
+#include "core/envs/minigrid/objects_room.h"
 
 namespace pp::minigrid {
 
-class PutNearEnv : public MiniGridEnv {
+class PutNearEnv : public ObjectsRoomEnv {
  public:
   static constexpr const char* kName = "MiniGridPutNear";
-  static std::vector<ConfigKey> ConfigKeys() {
-    return MiniGridKeys(
-        {{"max_episode_steps", int64_t{40}, "truncate after this many steps (minigrid's max_steps)", {}},
-         {"size", int64_t{8}, "side of the square room, walls included", {}},
-         {"num_objs", int64_t{3}, "number of distinct objects (2 to 18)", {}}});
-  }
+  static std::vector<ConfigKey> ConfigKeys() { return RoomKeys(40, 8, 3, "number of distinct objects (2 to 18)"); }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
-    const int size = IntInRange(c, "size", 5, 1024);
+    const int size = RoomSpec(c, b, 5);
     // objects keep one free cell between each other: more than ((size - 1) / 2)^2 cannot be placed
     const int most = std::min(18, ((size - 1) / 2) * ((size - 1) / 2));
     IntInRange(c, "num_objs", 2, std::max(2, most));
-    MiniGridSpec(c, b);
   }
-  PutNearEnv(const Config& c, int env_id, uint64_t seed)
-      : MiniGridEnv(c, env_id, seed, c.Get<int>("size"), c.Get<int>("size"), /*see_through_walls=*/true),
-        num_objs_(c.Get<int>("num_objs")) {
+  PutNearEnv(const Config& c, int env_id, uint64_t seed) : ObjectsRoomEnv(c, env_id, seed) {
     objs_.reserve(static_cast<size_t>(num_objs_));
   }
 
@@ -56,7 +48,7 @@ class PutNearEnv : public MiniGridEnv {
     const Obj& t = objs_[target].obj;
     mission_ = std::string("put the ") + ColorName(move_.color) + " " + TypeName(move_.type) + " near the " +
                ColorName(t.color) + " " + TypeName(t.type);
-    mission_id_ = (move_.color * 3 + Kind(move_.type)) * 18 + t.color * 3 + Kind(t.type);
+    mission_id_ = (move_.color * 3 + KindIndex(move_.type)) * 18 + t.color * 3 + KindIndex(t.type);
   }
   void Act(int action, double& reward, bool& terminated) override {
     const bool was_carrying = !carrying_.none();
@@ -73,10 +65,17 @@ class PutNearEnv : public MiniGridEnv {
       terminated = true;
     }
   }
+  // the object to move and the cell of the one to put it near
+  void SaveMission(StateWriter& w) const override {
+    w.Object(move_);
+    w.Cells({target_x_, target_y_});
+  }
+  void LoadMission(StateReader& r) override {
+    move_ = r.Object();
+    r.Cells(grid_, {&target_x_, &target_y_});
+  }
 
  private:
-  static int Kind(uint8_t type) { return type == kKey ? 0 : (type == kBall ? 1 : 2); }
-  int num_objs_;
   std::vector<Placed> objs_;
   Obj move_;
   int target_x_ = 0, target_y_ = 0;

@@ -49,6 +49,8 @@ class RedBlueDoorsEnv : public MiniGridEnv {
       terminated = true;
     }
   }
+  void SaveMission(StateWriter& w) const override { w.Cells({red_x_, red_y_, blue_x_, blue_y_}); }
+  void LoadMission(StateReader& r) override { r.Cells(grid_, {&red_x_, &red_y_, &blue_x_, &blue_y_}); }
 
  private:
   int size_;

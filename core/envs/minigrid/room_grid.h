@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -20,10 +21,14 @@ struct GenerationFailed : std::runtime_error {
 
 class RoomGridEnv : public MiniGridEnv {
  protected:
-  // The object kinds add_object draws from, in minigrid's order (["key", "ball", "box"]).
-  static constexpr uint8_t kKinds[3] = {kKey, kBall, kBox};
-  // A kind's index in that list: the mission ids of "<color> <type>" missions count types in this order.
-  static int KindIndex(uint8_t type) { return type == kKey ? 0 : (type == kBall ? 1 : 2); }
+  // The key naming KeyCorridor's object (MiniGrid's and BabyAI's), and the type it names.
+  static ConfigKey ObjTypeKey() {
+    return {"obj_type", std::string("ball"), "the object to pick up", {"key", "ball", "box"}};
+  }
+  static uint8_t ObjType(const Config& c) {
+    const std::string t = c.Get<std::string>("obj_type");
+    return t == "key" ? kKey : (t == "ball" ? kBall : kBox);
+  }
 
   RoomGridEnv(const Config& c, int env_id, uint64_t seed, int room_size, int num_rows, int num_cols)
       : MiniGridEnv(c, env_id, seed, (room_size - 1) * num_cols + 1, (room_size - 1) * num_rows + 1,
@@ -132,6 +137,20 @@ class RoomGridEnv : public MiniGridEnv {
     r.doors[door_idx] = kHasDoor;
     rooms_[r.neighbor[door_idx]].doors[(door_idx + 2) % 4] = kHasDoor;
     return {door, {r.door_x[door_idx], r.door_y[door_idx]}};
+  }
+
+  // KeyCorridor's layout after GenRooms (minigrid's KeyCorridorEnv, BabyAI's KeyCorridor): the middle column one
+  // corridor, an object of `type` behind a locked door on the right, its key in a room on the left, the agent in
+  // the middle, the rest connected. Returns the object.
+  Obj KeyCorridorLayout(uint8_t type) {
+    for (int j = 1; j < num_rows_; ++j) RemoveWall(1, j, 3);
+    const int room = RandInt(0, num_rows_);
+    const Obj door = AddDoor(2, room, 2, -1, 1).first;
+    const Obj target = AddObject(2, room, type).first;
+    AddObject(0, RandInt(0, num_rows_), kKey, door.color);
+    PlaceAgentInRoom(1, num_rows_ / 2);
+    ConnectAll();
+    return target;
   }
 
   void RemoveWall(int i, int j, int wall) {

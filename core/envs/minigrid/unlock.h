@@ -33,6 +33,8 @@ class UnlockEnv : public RoomGridEnv {
       terminated = true;
     }
   }
+  void SaveMission(StateWriter& w) const override { w.Cells({door_x_, door_y_}); }
+  void LoadMission(StateReader& r) override { r.Cells(grid_, {&door_x_, &door_y_}); }
 
  private:
   int door_x_ = 0, door_y_ = 0;

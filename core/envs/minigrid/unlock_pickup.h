@@ -35,6 +35,8 @@ class UnlockPickupEnvT : public RoomGridEnv {
     mission_id_ = kBlocked ? 0 : target_.color;  // EnvPool's mission ids (the blocked variant's are all 0)
   }
   void Act(int action, double& reward, bool& terminated) override { PickUpAct(action, reward, terminated, target_); }
+  void SaveMission(StateWriter& w) const override { w.Object(target_); }
+  void LoadMission(StateReader& r) override { target_ = r.Object(); }
 
  private:
   Obj target_;

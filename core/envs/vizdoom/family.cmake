@@ -15,10 +15,6 @@
 # libboost-filesystem-dev libboost-thread-dev libboost-system-dev libboost-chrono-dev). Without them, or without
 # the sdist, the family is left out (PP_FAMILY_SKIP_REASON, see CMakeLists.txt).
 
-set(PP_VIZDOOM_VERSION "1.3.2" CACHE STRING "vizdoom source distribution version the ViZDoom family is built against")
-set(PP_VIZDOOM_SDIST "" CACHE PATH "local vizdoom sdist (.tar.gz) or extracted source folder (skips the download)")
-set(PP_VIZDOOM_ROOT "${CMAKE_BINARY_DIR}/_deps/vizdoom")
-set(PP_VIZDOOM_SRC "${PP_VIZDOOM_ROOT}/vizdoom-${PP_VIZDOOM_VERSION}")
 set(_pp_vzd_rebuild "then reinstall parallel-pool (or re-run ./dev_build.sh)")
 set(_pp_vzd_boost_pkgs "libboost-filesystem-dev libboost-thread-dev libboost-system-dev libboost-chrono-dev")
 
@@ -38,37 +34,12 @@ if(NOT Boost_FOUND)
   return()
 endif()
 
-if(PP_VIZDOOM_SDIST AND NOT EXISTS "${PP_VIZDOOM_SDIST}")
-  string(CONCAT PP_FAMILY_SKIP_REASON "PP_VIZDOOM_SDIST=${PP_VIZDOOM_SDIST} does not exist: pass a vizdoom-"
-                            "${PP_VIZDOOM_VERSION} sdist (.tar.gz) or its extracted folder, or leave it empty to "
-                            "download it with pip; ${_pp_vzd_rebuild}")
+# only the C++ API's parts of the sdist
+pp_family_sdist(vizdoom PP_VIZDOOM vizdoom 1.3.2 vizdoom
+  CHECK src/lib/ViZDoomController.cpp src/vizdoom/src/viz_doom_classes.h
+  PARTS include src/lib src/vizdoom/src/viz_doom_classes.h)
+if(PP_FAMILY_SKIP_REASON)
   return()
-endif()
-
-if(NOT EXISTS "${PP_VIZDOOM_SRC}/src/vizdoom/src/viz_doom_classes.h")
-  file(MAKE_DIRECTORY "${PP_VIZDOOM_ROOT}")
-  set(_pp_vzd_archive "")
-  if(PP_VIZDOOM_SDIST AND IS_DIRECTORY "${PP_VIZDOOM_SDIST}")
-    file(COPY "${PP_VIZDOOM_SDIST}/include" DESTINATION "${PP_VIZDOOM_SRC}")
-    file(COPY "${PP_VIZDOOM_SDIST}/src/lib" DESTINATION "${PP_VIZDOOM_SRC}/src")
-    file(COPY "${PP_VIZDOOM_SDIST}/src/vizdoom/src/viz_doom_classes.h" DESTINATION "${PP_VIZDOOM_SRC}/src/vizdoom/src")
-  else()
-    pp_sdist_archive(vizdoom "${PP_VIZDOOM_VERSION}" vizdoom "${PP_VIZDOOM_ROOT}" "${PP_VIZDOOM_SDIST}" _pp_vzd_archive)
-    if(NOT _pp_vzd_archive)
-      return()
-    endif()
-  endif()
-  if(_pp_vzd_archive)
-    message(STATUS "vizdoom: extracting the C++ API from ${_pp_vzd_archive}")
-    file(ARCHIVE_EXTRACT INPUT "${_pp_vzd_archive}" DESTINATION "${PP_VIZDOOM_ROOT}"
-         PATTERNS "vizdoom-${PP_VIZDOOM_VERSION}/include" "vizdoom-${PP_VIZDOOM_VERSION}/src/lib"
-                  "vizdoom-${PP_VIZDOOM_VERSION}/src/vizdoom/src/viz_doom_classes.h")
-  endif()
-  if(NOT EXISTS "${PP_VIZDOOM_SRC}/src/lib/ViZDoomController.cpp")
-    string(CONCAT PP_FAMILY_SKIP_REASON "${PP_VIZDOOM_SRC} does not hold ViZDoom's C++ API sources (is it the "
-                              "vizdoom ${PP_VIZDOOM_VERSION} sdist?); ${_pp_vzd_rebuild}")
-    return()
-  endif()
 endif()
 
 # The patched controller and the version header are generated next to the sources (configure_file keeps an unchanged

@@ -134,6 +134,9 @@ inline std::vector<std::vector<double>> CombinedActions(const Config& c, const s
 class VizdoomEnv : public Env {
  public:
   static constexpr const char* kName = "Vizdoom";
+  // a step sends the action to the engine process and waits for its frame: the engine's automatic thread count
+  // gives such a class a worker per core
+  static constexpr bool kStepWaitsOnAnotherProcess = true;
 
   static std::vector<ConfigKey> ConfigKeys() {
     return {
