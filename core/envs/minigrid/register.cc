@@ -27,6 +27,7 @@
 #include "core/envs/minigrid/red_blue_doors.h"
 #include "core/envs/minigrid/unlock.h"
 #include "core/envs/minigrid/unlock_pickup.h"
+#include "core/envs/minigrid/wfc.h"
 
 namespace pp::minigrid {
 
@@ -118,6 +119,12 @@ PP_REGISTER_ENV(MemoryEnv, {"MiniGrid-MemoryS17Random-v0", With(Sized(17, 1445),
                 {"MiniGrid-MemoryS13-v0", Sized(13, 845)}, {"MiniGrid-MemoryS11-v0", Sized(11, 605)},
                 {"MiniGrid-MemoryS9-v0", Sized(9, 405)}, {"MiniGrid-MemoryS7-v0", Sized(7, 245)});
 PP_REGISTER_ENV(PlaygroundEnv, {"MiniGrid-Playground-v0", {}});
+PP_REGISTER_ENV(WFCEnv, {"MiniGrid-WFC-MazeSimple-v0", {{"wfc_preset", std::string("MazeSimple")}}},
+                {"MiniGrid-WFC-DungeonMazeScaled-v0", {{"wfc_preset", std::string("DungeonMazeScaled")}}},
+                {"MiniGrid-WFC-RoomsFabric-v0", {{"wfc_preset", std::string("RoomsFabric")}}},
+                {"MiniGrid-WFC-ObstaclesBlackdots-v0", {{"wfc_preset", std::string("ObstaclesBlackdots")}}},
+                {"MiniGrid-WFC-ObstaclesAngular-v0", {{"wfc_preset", std::string("ObstaclesAngular")}}},
+                {"MiniGrid-WFC-ObstaclesHogs3-v0", {{"wfc_preset", std::string("ObstaclesHogs3")}}});
 namespace {
 O Maze(bool key_in_box, bool blocked, int rooms_visited) {
   return {{"key_in_box", key_in_box}, {"blocked", blocked}, {"max_episode_steps", int64_t{4 * rooms_visited * 36}}};
