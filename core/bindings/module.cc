@@ -491,14 +491,14 @@ class PyEngine {
     // env ids
     const int* ids;
     int k;
-    py::array_t<int32_t> id_arr;
+    std::optional<py::array_t<int32_t>> id_arr;  // not default-constructed: that makes an empty numpy array
     if (env_id.is_none()) {
       ids = all_ids_.data();
       k = static_cast<int>(all_ids_.size());
     } else {
       id_arr = ConvertEnvIds(env_id);
-      ids = id_arr.data();
-      k = static_cast<int>(id_arr.size());
+      ids = id_arr->data();
+      k = static_cast<int>(id_arr->size());
     }
     std::vector<int64_t> seed_vec;
     if (!seeds.is_none()) seed_vec = ConvertSeeds(seeds, k);
@@ -883,10 +883,11 @@ class PyEngine {
       if (Py_REFCNT(a) != 1 + c.extra[static_cast<size_t>(i)]) return false;
       const auto* p = py::detail::array_proxy(a);
       const View& v = c.views[static_cast<size_t>(i)];
-      if (p->data != v.data || p->descr != v.descr || p->nd != v.nd || p->flags != v.flags ||
-          !std::equal(v.dims.begin(), v.dims.end(), p->dimensions) ||
-          !std::equal(v.strides.begin(), v.strides.end(), p->strides)) {
-        return false;
+      if (p->data != v.data || p->descr != v.descr || p->nd != v.nd || p->flags != v.flags) return false;
+      for (int d = 0; d < v.nd; ++d) {  // a loop, not std::equal: that is a memcmp call per array
+        if (p->dimensions[d] != v.dims[static_cast<size_t>(d)] || p->strides[d] != v.strides[static_cast<size_t>(d)]) {
+          return false;
+        }
       }
     }
     return !c.result || ResultUnheld(c);
