@@ -72,9 +72,10 @@ class Engine:
     def step(
         self, actions: ArrayLike | Sequence[ArrayLike], env_id: ArrayLike | None = None
     ) -> tuple[np.ndarray, ...]: ...
-    def _step_kept(self, actions: ArrayLike | Sequence[ArrayLike]) -> tuple[tuple[np.ndarray, ...], Any]:
-        """step(actions) of every env: (the batch, the front-end result that _keep_result kept with it when the batch
-        is a refilled cached one and nothing else holds any part of that result, else None)."""
+    def _step_kept(self, actions: ArrayLike | Sequence[ArrayLike]) -> tuple[tuple[np.ndarray, ...], Any, bytes | None]:
+        """step(actions) of every env of a sync pool: (the batch; the front-end result that _keep_result kept with it
+        when the batch is a refilled cached one and nothing else holds any part of that result, else None; the
+        observation rows as bytes when the batch has one observation array and one player per env, else None)."""
     def _keep_result(self, arrays: tuple[np.ndarray, ...], result: Any) -> None:
         """Keep `result` (tuples and dicts of the batch's arrays, read-only arrays and scalars) with the batch
         `arrays` while the engine caches it; a no-op for a batch it does not cache or a result it cannot check."""

@@ -21,7 +21,6 @@ import numpy as np
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from parallel_pool import _core
 from parallel_pool.pool import BasePool, KeptRows
 from parallel_pool.schema import Schema, tree_map
 from parallel_pool.spec import AutoresetMode, EnvSpec
@@ -177,8 +176,7 @@ class _GymStyle(BasePool):
         # The C++ engine of a sync pool keeps step()'s result with the batch it is made of and returns it again when
         # it refills that batch and nothing else holds any part of it (docs/decisions.md, "Per call"). Not with
         # same-step autoreset, whose result has final keys only on the steps where an episode ended.
-        engine, keeps = self._engine, not self.is_async and not self.schema.has_final
-        self._keeper = engine if keeps and isinstance(engine, _core.Engine) else None
+        self._keeper = None if self.schema.has_final else self._sync_core
 
     def _result(self, arrays: Sequence[np.ndarray]) -> Any:
         return gym_result(self.schema, arrays, np, self._info_masks)
@@ -194,11 +192,11 @@ class _GymStyle(BasePool):
         if keeper is not None and env_id is None and type(actions) is np.ndarray and actions.ndim:
             # the common call (every env, one action array): a result nobody holds any more comes back refilled
             try:
-                arrays, result = keeper._step_kept(actions)
+                arrays, result, full = keeper._step_kept(actions)
             except Exception:
                 self.engine  # noqa: B018 -- a closed pool's own error
                 raise
-            self._kept.every_env(arrays)  # type: ignore[union-attr]  # a sync pool's
+            self._kept.every_env(arrays, full)  # type: ignore[union-attr]  # a sync pool's
             if result is None:
                 result = self._result(arrays)
                 keeper._keep_result(arrays, result)

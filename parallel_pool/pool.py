@@ -58,12 +58,13 @@ class KeptRows:
         self._full: bytes | None = None
         self._full_shape = (num_envs, *fields[0].shape)
 
-    def every_env(self, arrays: Sequence[np.ndarray]) -> None:
+    def every_env(self, arrays: Sequence[np.ndarray], full: bytes | None = None) -> None:
         """A batch of every env in env order (a sync step or reset of all envs): copied, nothing merged. On the
-        per-call fast path (one observation array, one player per env): one copy, as bytes."""
+        per-call fast path (one observation array, one player per env): one copy, as bytes (`full`, when the engine
+        made them)."""
         at = self._only_at
         if at >= 0:
-            self._full = arrays[at].tobytes()
+            self._full = arrays[at].tobytes() if full is None else full
         else:
             self._full = None
             self._obs = [arrays[i].copy() for i in self._obs_at]
@@ -120,6 +121,9 @@ class BasePool:
         self.config: dict[str, Any] = dict(spec.config_dict)
         self.autoreset_mode: AutoresetMode = spec.autoreset_mode
         self.max_num_players: int = spec.max_num_players
+        # a sync pool's C++ engine: the fast paths step every env through its _step_kept
+        engine = self._engine
+        self._sync_core = engine if not self.is_async and isinstance(engine, _core.Engine) else None
         self._action_names = [a["name"] for a in spec.action_arrays]
         self._all_ids = np.arange(self.num_envs, dtype=np.int32)
         # env ids of the last batch received (async pools: step() without env_id acts on them)
@@ -240,13 +244,17 @@ class BasePool:
         are those the front-end's result is made of. For a framework's inner loop over a cheap env, where
         gymnasium's info dict or dm's TimeStep costs as much as the env step. `actions` and `env_id` as in step()."""
         if env_id is None and type(actions) is np.ndarray and actions.ndim and not self.is_async:
+            kept, core, full = self._kept, self._sync_core, None
             try:  # the common call, kept to the engine's own cost (see the gym front-end's step)
-                arrays = self._engine.step(actions, None)  # type: ignore[union-attr]  # None: the except below
+                if kept is not None and core is not None:  # with the observation rows reset_mask keeps, as bytes
+                    arrays, _, full = core._step_kept(actions)
+                else:
+                    arrays = self._engine.step(actions, None)  # type: ignore[union-attr]  # None: the except below
             except Exception:
                 self.engine  # noqa: B018 -- a closed pool's own error
                 raise
-            if self._kept is not None:
-                self._kept.every_env(arrays)
+            if kept is not None:
+                kept.every_env(arrays, full)
             return arrays
         return self._step_raw(actions, env_id)
 

@@ -260,15 +260,25 @@ class PyEngine {
     return RecvLocked();
   }
 
-  // step(actions) of every env for a front-end that keeps its results (KeepResult): (the batch, the front-end
-  // result kept with it when the batch is a refilled cached one and nothing else holds any part of that result;
-  // else None).
+  // step(actions) of every env of a sync pool for a gym-style front-end: (the batch; the front-end result kept with
+  // it (KeepResult) when the batch is a refilled cached one and nothing else holds any part of that result, else
+  // None; the observation rows as bytes when the batch has one observation array and one player per env, else
+  // None: the front-end keeps them for reset_mask, and bytes made here cost less than ndarray.tobytes()).
   py::tuple StepKept(py::object actions) {
+    if (!pool_->sync()) throw std::invalid_argument("_step_kept steps every env of a sync pool");
     Lock lk(this);
     SendLocked(actions, py::none(), false, py::none(), true);
     py::object kept = py::none();
     py::tuple arrays = RecvLocked(&kept);
-    return py::reinterpret_steal<py::tuple>(PyTuple_Pack(2, arrays.ptr(), kept.ptr()));
+    py::object obs = py::none();
+    const Layout& L = pool_->layout();
+    if (L.num_obs == 1 && pool_->spec().num_players_max <= 1) {
+      const auto* a = py::detail::array_proxy(PyTuple_GET_ITEM(arrays.ptr(), 0));
+      const auto bytes = static_cast<py::ssize_t>(L.entries[0].row_bytes) * a->dimensions[0];
+      obs = py::reinterpret_steal<py::object>(PyBytes_FromStringAndSize(a->data, bytes));
+      if (!obs) throw py::error_already_set();
+    }
+    return py::reinterpret_steal<py::tuple>(PyTuple_Pack(3, arrays.ptr(), kept.ptr(), obs.ptr()));
   }
 
   // Keeps `result`, a front-end's result made of the arrays of `arrays` (a batch this engine returned), with that
@@ -1125,7 +1135,8 @@ PYBIND11_MODULE(_core, m) {
        "recv(): wait for the next batch and return it as a tuple of arrays"},
       {"_step_kept", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&EngineStepKept)),
        METH_FASTCALL | METH_KEYWORDS,
-       "_step_kept(actions): step every env; (the batch, the result _keep_result kept with it, or None)"},
+       "_step_kept(actions): step every env; (the batch, the result _keep_result kept with it or None, the "
+       "observation rows as bytes or None)"},
       {"_keep_result", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&EngineKeepResult)),
        METH_FASTCALL | METH_KEYWORDS,
        "_keep_result(arrays, result): keep a front-end result made of a batch's arrays, reused with the batch"},
