@@ -121,7 +121,7 @@ class BasePool:
         self.config: dict[str, Any] = dict(spec.config_dict)
         self.autoreset_mode: AutoresetMode = spec.autoreset_mode
         self.max_num_players: int = spec.max_num_players
-        # a sync pool's C++ engine: the fast paths step every env through its _step_kept
+        # a sync pool's C++ engine: the gym-style step() of every env goes through its _step_kept
         engine = self._engine
         self._sync_core = engine if not self.is_async and isinstance(engine, _core.Engine) else None
         self._action_names = [a["name"] for a in spec.action_arrays]
@@ -244,17 +244,13 @@ class BasePool:
         are those the front-end's result is made of. For a framework's inner loop over a cheap env, where
         gymnasium's info dict or dm's TimeStep costs as much as the env step. `actions` and `env_id` as in step()."""
         if env_id is None and type(actions) is np.ndarray and actions.ndim and not self.is_async:
-            kept, core, full = self._kept, self._sync_core, None
             try:  # the common call, kept to the engine's own cost (see the gym front-end's step)
-                if kept is not None and core is not None:  # with the observation rows reset_mask keeps, as bytes
-                    arrays, _, full = core._step_kept(actions)
-                else:
-                    arrays = self._engine.step(actions, None)  # type: ignore[union-attr]  # None: the except below
+                arrays = self._engine.step(actions, None)  # type: ignore[union-attr]  # None: the except below
             except Exception:
                 self.engine  # noqa: B018 -- a closed pool's own error
                 raise
-            if kept is not None:
-                kept.every_env(arrays, full)
+            if self._kept is not None:
+                self._kept.every_env(arrays)
             return arrays
         return self._step_raw(actions, env_id)
 
