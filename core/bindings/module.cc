@@ -787,9 +787,9 @@ class PyEngine {
     std::vector<Py_intptr_t> dims, strides;
   };
   struct Container {
-    PyObject* obj;       // a tuple or dict of the kept result (alive while the result is unchanged)
-    Py_ssize_t refs;     // the references it has from within the result (+ ours, for the result itself)
-    Py_ssize_t size;     // a dict's number of items when kept; -1 for a tuple (immutable)
+    PyObject* obj;    // a tuple or dict of the kept result (alive while the result is unchanged)
+    Py_ssize_t refs;  // the references it has from within the result (+ ours, for the result itself)
+    Py_ssize_t size;  // a dict's number of items when kept; -1 for a tuple (immutable)
   };
   struct Reusable {
     py::tuple arrays;

@@ -571,8 +571,8 @@ Batch* Engine::AcquireOrderedBatch() {
   return b;
 }
 
-void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset,
-                  const int64_t* seeds, bool caller_recvs) {
+void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset, const int64_t* seeds,
+                  bool caller_recvs) {
   CheckOpen();
   if (k <= 0) throw std::invalid_argument("env_id is empty: give at least one env to step or reset");
   // 1. validate everything before touching any state
