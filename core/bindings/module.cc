@@ -699,7 +699,7 @@ class PyEngine {
     RecvResult r;
     if (pool_->RecvIsQuick()) {
       // nothing to wait for (the batch is complete, or what is left is this thread's own cheap item): the GIL
-      // is kept, as for any short C call -- releasing and re-taking it cost as much as a 1-env CartPole step
+      // is kept, as for any short C call -- releasing and re-taking it would be pure overhead
       r = RecvOrClose({});
     } else {
       r = WithoutGil([&](PyThreadState*& st) {
