@@ -20,6 +20,7 @@ import gymnasium
 import numpy as np
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
+from numpy import ndarray  # a module global: `np.ndarray` is a slow attribute load per call (numpy's module)
 
 from parallel_pool.pool import BasePool, KeptRows
 from parallel_pool.schema import Schema, tree_map
@@ -189,7 +190,7 @@ class _GymStyle(BasePool):
         """Step the envs `env_id` (sync default: all; async default: the envs of the last batch received) and
         return (obs, reward, terminated, truncated, info). `actions` may also be EnvPool's dict form."""
         keeper = self._keeper
-        if keeper is not None and env_id is None and type(actions) is np.ndarray and actions.ndim:
+        if keeper is not None and env_id is None and type(actions) is ndarray and actions.ndim:
             # the common call (every env, one action array): a result nobody holds any more comes back refilled
             try:
                 arrays, result, full = keeper._step_kept(actions)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy import ndarray  # a module global: `np.ndarray` is a slow attribute load per call (numpy's module)
 
 from parallel_pool import _core
 from parallel_pool._version import __version__
@@ -166,7 +167,7 @@ class BasePool:
 
     # ---- argument forms (values are the engine's to validate) -------------------------------------------------
     def _action(self, action: Any, env_id: Any) -> tuple[Any, Any]:
-        if type(action) is np.ndarray and action.ndim:  # the common form, checked first (per-step cost)
+        if type(action) is ndarray and action.ndim:  # the common form, checked first (per-step cost)
             return action, env_id
         action, env_id = split_action_dict(action, env_id)
         action = action_list(self._action_names, action)
@@ -243,7 +244,7 @@ class BasePool:
         "players.env_id", "info:<key>", and with same-step autoreset "final:<name>"). The arrays and their values
         are those the front-end's result is made of. For a framework's inner loop over a cheap env, where
         gymnasium's info dict or dm's TimeStep costs as much as the env step. `actions` and `env_id` as in step()."""
-        if env_id is None and type(actions) is np.ndarray and actions.ndim and not self.is_async:
+        if env_id is None and type(actions) is ndarray and actions.ndim and not self.is_async:
             try:  # the common call, kept to the engine's own cost (see the gym front-end's step)
                 arrays = self._engine.step(actions, None)  # type: ignore[union-attr]  # None: the except below
             except Exception:
