@@ -959,7 +959,7 @@ PyEngine& EngineOf(PyObject* self) {
 }
 
 // f() as a Python method's result: a new reference, or nullptr with the Python error set (C++ exceptions through
-// the translators pybind11 would apply).
+// the translators pybind11 would apply; detail::try_translate_exceptions is in pybind11 >= 2.13.6, pyproject.toml).
 template <class F>
 PyObject* AsMethodResult(F&& f) {
   try {
