@@ -75,6 +75,13 @@ class Engine:
     def step(
         self, actions: ArrayLike | Sequence[ArrayLike], env_id: ArrayLike | None = None
     ) -> tuple[np.ndarray, ...]: ...
+    def _step_kept(self, actions: ArrayLike | Sequence[ArrayLike]) -> tuple[tuple[np.ndarray, ...], Any, bytes | None]:
+        """step(actions) of every env of a sync pool: (the batch; the front-end result that _keep_result kept with it
+        when the batch is a refilled cached one and nothing else holds any part of that result, else None; the
+        observation rows as bytes when the batch has one observation array and one player per env, else None)."""
+    def _keep_result(self, arrays: tuple[np.ndarray, ...], result: Any) -> None:
+        """Keep `result` (tuples and dicts of the batch's arrays, read-only arrays and scalars) with the batch
+        `arrays` while the engine caches it; a no-op for a batch it does not cache or a result it cannot check."""
     def reset(self, env_id: ArrayLike | None = None, seeds: ArrayLike | None = None) -> tuple[np.ndarray, ...]: ...
     def close(self) -> None: ...
     def num_players(self, env_id: int) -> int: ...
@@ -114,6 +121,9 @@ class Engine:
     @property
     def _batched_steps(self) -> int:
         """Env steps taken through the env type's StepBatch so far (tests: the batched path ran)."""
+    @property
+    def _results_reused(self) -> int:
+        """step() results kept with a batch (_keep_result) that _step_kept returned again (tests: reuse happens)."""
 
 # XLA FFI handlers as PyCapsules, {"cpu": {name: capsule}, "CUDA": {...}} (empty without XLA support).
 xla_targets: dict[str, dict[str, Any]]

@@ -20,6 +20,7 @@ import gymnasium
 import numpy as np
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
+from numpy import ndarray  # a module global: `np.ndarray` is a slow attribute load per call (numpy's module)
 
 from parallel_pool.pool import BasePool, KeptRows
 from parallel_pool.schema import Schema, tree_map
@@ -169,6 +170,10 @@ class _GymStyle(BasePool):
         BasePool.__init__(self, spec, render_mode, thread_pool)
         if not self.is_async:  # reset_mask's unchanged rows (async pools refuse reset_mask)
             self._kept = KeptRows(self.schema, self.num_envs, self.max_num_players)
+        # The C++ engine of a sync pool keeps step()'s result with the batch it is made of and returns it again when
+        # it refills that batch and nothing else holds any part of it (docs/decisions.md, "Per call"). Not with
+        # same-step autoreset, whose result has final keys only on the steps where an episode ended.
+        self._keeper = None if self.schema.has_final else self._sync_core
 
     def _result(self, arrays: Sequence[np.ndarray]) -> Any:
         return gym_result(self.schema, arrays, np, self._info_masks)
@@ -180,6 +185,19 @@ class _GymStyle(BasePool):
     def step(self, actions: Any, env_id: Any = None) -> Any:
         """Step the envs `env_id` (sync default: all; async default: the envs of the last batch received) and
         return (obs, reward, terminated, truncated, info). `actions` may also be EnvPool's dict form."""
+        keeper = self._keeper
+        if keeper is not None and env_id is None and type(actions) is ndarray and actions.ndim:
+            # the common call (every env, one action array): a result nobody holds any more comes back refilled
+            try:
+                arrays, result, full = keeper._step_kept(actions)
+            except Exception:
+                self.engine  # noqa: B018 -- a closed pool's own error
+                raise
+            self._kept.every_env(arrays, full)  # type: ignore[union-attr]  # a sync pool's
+            if result is None:
+                result = self._result(arrays)
+                keeper._keep_result(arrays, result)
+            return result
         return self._result(self.step_arrays(actions, env_id))
 
     def _reset_front(self, seed: Any, options: Any, env_id: Any) -> tuple[Any, dict[str, Any]]:

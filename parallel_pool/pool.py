@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy import ndarray  # a module global: `np.ndarray` is a slow attribute load per call (numpy's module)
 
 from parallel_pool import _core
 from parallel_pool._version import __version__
@@ -58,12 +59,13 @@ class KeptRows:
         self._full: bytes | None = None
         self._full_shape = (num_envs, *fields[0].shape)
 
-    def every_env(self, arrays: Sequence[np.ndarray]) -> None:
+    def every_env(self, arrays: Sequence[np.ndarray], full: bytes | None = None) -> None:
         """A batch of every env in env order (a sync step or reset of all envs): copied, nothing merged. On the
-        per-call fast path (one observation array, one player per env): one copy, as bytes."""
+        per-call fast path (one observation array, one player per env): one copy, as bytes (`full`, when the engine
+        made them)."""
         at = self._only_at
         if at >= 0:
-            self._full = arrays[at].tobytes()
+            self._full = arrays[at].tobytes() if full is None else full
         else:
             self._full = None
             self._obs = [arrays[i].copy() for i in self._obs_at]
@@ -120,6 +122,9 @@ class BasePool:
         self.config: dict[str, Any] = dict(spec.config_dict)
         self.autoreset_mode: AutoresetMode = spec.autoreset_mode
         self.max_num_players: int = spec.max_num_players
+        # a sync pool's C++ engine: the gym-style step() of every env goes through its _step_kept
+        engine = self._engine
+        self._sync_core = engine if not self.is_async and isinstance(engine, _core.Engine) else None
         self._action_names = [a["name"] for a in spec.action_arrays]
         self._all_ids = np.arange(self.num_envs, dtype=np.int32)
         # env ids of the last batch received (async pools: step() without env_id acts on them)
@@ -162,7 +167,7 @@ class BasePool:
 
     # ---- argument forms (values are the engine's to validate) -------------------------------------------------
     def _action(self, action: Any, env_id: Any) -> tuple[Any, Any]:
-        if type(action) is np.ndarray and action.ndim:  # the common form, checked first (per-step cost)
+        if type(action) is ndarray and action.ndim:  # the common form, checked first (per-step cost)
             return action, env_id
         action, env_id = split_action_dict(action, env_id)
         action = action_list(self._action_names, action)
@@ -239,7 +244,7 @@ class BasePool:
         "players.env_id", "info:<key>", and with same-step autoreset "final:<name>"). The arrays and their values
         are those the front-end's result is made of. For a framework's inner loop over a cheap env, where
         gymnasium's info dict or dm's TimeStep costs as much as the env step. `actions` and `env_id` as in step()."""
-        if env_id is None and type(actions) is np.ndarray and actions.ndim and not self.is_async:
+        if env_id is None and type(actions) is ndarray and actions.ndim and not self.is_async:
             try:  # the common call, kept to the engine's own cost (see the gym front-end's step)
                 arrays = self._engine.step(actions, None)  # type: ignore[union-attr]  # None: the except below
             except Exception:

@@ -252,3 +252,190 @@ def test_an_array_changed_in_place_is_not_refilled():
         arrays = env.step_arrays(act)
         assert arrays[0].shape == (2, 4) and arrays[1].dtype == np.float32
     env.close()
+
+
+# ---- step()'s result that no caller holds is returned again, refilled (docs/decisions.md, "Per call") -----------
+
+
+def _copy_tree(x):
+    """A deep copy of a gym-style result's values (arrays copied, dicts and tuples rebuilt)."""
+    if isinstance(x, dict):
+        return {k: _copy_tree(v) for k, v in x.items()}
+    if isinstance(x, tuple):
+        return tuple(_copy_tree(v) for v in x)
+    return np.array(x, copy=True)
+
+
+def _same_tree(got, want):
+    """Equal values, keys in the same order, the same structure."""
+    assert type(got) is type(want)
+    if isinstance(got, dict):
+        assert list(got) == list(want)
+        for k in got:
+            _same_tree(got[k], want[k])
+    elif isinstance(got, tuple):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _same_tree(g, w)
+    else:
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == want.dtype and got.shape == want.shape
+
+
+_PARTS = {
+    "tuple": lambda r: r,
+    "obs": lambda r: r[0],
+    "reward": lambda r: r[1],
+    "terminated": lambda r: r[2],
+    "truncated": lambda r: r[3],
+    "info": lambda r: r[4],
+    "players": lambda r: r[4]["players"],
+    "env_id": lambda r: r[4]["env_id"],
+    "elapsed_step": lambda r: r[4]["elapsed_step"],
+}
+
+
+@pytest.mark.parametrize("env_type", ["gymnasium", "gym"])
+@pytest.mark.parametrize("hold", sorted(_PARTS))
+def test_held_step_results_never_change(env_type, hold):
+    """Hold one part of a step() result (the tuple, one of its arrays, the info dict, info["players"]) and step
+    on, through step() and step_arrays(): what is held keeps its values, keys and structure (a twin pool stepped
+    alike says what they were), while the engine goes on returning results it can reuse."""
+    env = parallel_pool.make("Dummy-v0", env_type=env_type, num_envs=2, seed=3)
+    twin = parallel_pool.make("Dummy-v0", env_type=env_type, num_envs=2, seed=3)
+    env.reset()
+    twin.reset()
+    act = np.array([1, 2])
+    for _ in range(3):
+        env.step(act)
+        twin.step(act)
+    held = _PARTS[hold](env.step(act))
+    want = _copy_tree(_PARTS[hold](twin.step(act)))
+    before = env.engine._results_reused
+    for _ in range(20):
+        env.step(act)
+        env.step_arrays(act)
+    _same_tree(held, want)
+    assert env.engine._results_reused > before  # the loop reused results all along
+    env.close()
+    twin.close()
+
+
+@pytest.mark.parametrize("env_type", ["gymnasium", "gym"])
+def test_unheld_step_results_are_returned_again(env_type):
+    """A loop that drops each step() result gets the kept results back, refilled: equal, value for value and key
+    for key, to a twin pool's fresh results (its general path: explicit env ids), through episode ends (Dummy's
+    episodes last a few steps)."""
+    n = 2
+    env = parallel_pool.make("Dummy-v0", env_type=env_type, num_envs=n, seed=5, episode_len=4)
+    twin = parallel_pool.make("Dummy-v0", env_type=env_type, num_envs=n, seed=5, episode_len=4)
+    env.reset()
+    twin.reset()
+    rng = np.random.default_rng(0)
+    before = env.engine._results_reused
+    for _ in range(40):
+        act = rng.integers(0, 4, n)
+        _same_tree(env.step(act), twin.step(act, env_id=np.arange(n)))
+    assert env.engine._results_reused - before >= 35
+    env.close()
+    twin.close()
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["add_key", "delete_key", "replace_array", "replace_mask", "replace_players", "players_key", "reorder"],
+)
+def test_a_result_changed_in_place_is_not_returned_again(change):
+    """A caller that changes a result's info dict (or info["players"]) in place and then drops it never gets that
+    dict back: the next results have gymnasium's keys and values (a twin pool's)."""
+    env, twin = _cartpole(), _cartpole()
+    act = np.array([1], np.int32)
+    for _ in range(3):
+        env.step(act)
+        twin.step(act)
+    for _ in range(3):
+        info = env.step(act)[4]
+        twin.step(act)
+        if change == "add_key":
+            info["episode"] = 1
+        elif change == "delete_key":
+            del info["_elapsed_step"]
+        elif change == "replace_array":
+            info["env_id"] = np.zeros(1, np.int32)
+        elif change == "replace_mask":
+            info["_env_id"] = np.zeros(1, bool)
+        elif change == "replace_players":
+            info["players"] = {"env_id": np.zeros(1, np.int32)}
+        elif change == "players_key":
+            info["players"]["extra"] = 1
+        else:
+            info["env_id"] = info.pop("env_id")
+        del info
+    for _ in range(6):
+        _same_tree(env.step(act), twin.step(act, env_id=np.arange(1)))
+    env.close()
+    twin.close()
+
+
+def test_same_step_results_are_not_kept():
+    """With same-step autoreset the result's keys depend on whether an episode ended, so step() builds each result
+    (final keys exactly on the steps where an episode ended, as the general path)."""
+    env = parallel_pool.make("Dummy-v0", num_envs=2, seed=5, episode_len=3, autoreset_mode="same_step")
+    twin = parallel_pool.make("Dummy-v0", num_envs=2, seed=5, episode_len=3, autoreset_mode="same_step")
+    env.reset()
+    twin.reset()
+    act = np.array([1, 2])
+    ends = 0
+    for _ in range(12):
+        got, want = env.step(act), twin.step(act, env_id=np.arange(2))
+        assert list(got[4]) == list(want[4])
+        ends += "final_obs" in got[4]
+    assert ends > 0 and env.engine._results_reused == 0
+    env.close()
+    twin.close()
+
+
+def test_engine_calls_take_arguments_by_position_or_name():
+    """The engine's per-call methods (METH_FASTCALL, without pybind11's dispatcher) take their arguments as the
+    pybind11 methods did, and refuse the others with Python's own TypeError, changing nothing."""
+    env = _cartpole(2)
+    engine, act = env.engine, np.array([1, 0], np.int32)
+    by_position = engine.step(act, None)
+    by_name = engine.step(actions=act, env_id=np.arange(2))
+    assert len(by_position) == len(by_name) == len(env.schema.fields)
+    engine.send(act, env_id=None, reset=False, seeds=None)
+    assert engine.recv()[env.schema.index["obs"]].shape == (2, 4)
+    for call, match in [
+        (lambda: engine.step(), "missing required argument 'actions'"),
+        (lambda: engine.step(act, None, None), "at most 2 arguments"),
+        (lambda: engine.step(act, action=act), "unexpected keyword argument 'action'"),
+        (lambda: engine.step(act, actions=act), "multiple values for argument 'actions'"),
+        (lambda: engine.send(act), "missing required argument 'env_id'"),
+        (lambda: engine.recv(1), "at most 0 arguments"),
+    ]:
+        with pytest.raises(TypeError, match=match):
+            call()
+    with pytest.raises(RuntimeError, match="no actions were sent"):
+        engine.recv()  # nothing was sent by the refused calls
+    with pytest.raises(ValueError, match="action"):
+        engine.step(np.zeros(3, np.int32))  # the engine's own checks, translated as before
+    env.close()
+
+
+def test_a_step_after_a_pending_send_returns_the_oldest_batch():
+    """step() = send + recv: with an earlier send pending (sync pool), step returns that send's batch and the step's
+    own batch comes with the next recv (its item, kept off the queue for the caller, runs there)."""
+    env = _cartpole(2)
+    twin = _cartpole(2)
+    engine, env_id = env.engine, env.schema.index["env_id"]
+    act = np.array([1], np.int32)
+    engine.send(act, np.array([0]))
+    first = engine.step(act, np.array([1]))
+    assert first[env_id].tolist() == [0]
+    second = engine.recv()
+    assert second[env_id].tolist() == [1]
+    want = twin.engine.step(np.array([1, 1], np.int32), None)
+    obs = env.schema.index["obs"]
+    np.testing.assert_array_equal(np.concatenate([first[obs], second[obs]]), want[obs])
+    env.close()
+    twin.close()

@@ -6,6 +6,7 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -255,8 +256,47 @@ class PyEngine {
 
   py::tuple Step(py::object actions, py::object env_id) {
     Lock lk(this);
-    SendLocked(actions, env_id, false, py::none());
+    SendLocked(actions, env_id, false, py::none(), true);
     return RecvLocked();
+  }
+
+  // step(actions) of every env of a sync pool for a gym-style front-end: (the batch; the front-end result kept with
+  // it (KeepResult) when the batch is a refilled cached one and nothing else holds any part of that result, else
+  // None; the observation rows as bytes when the batch has one observation array and one player per env, else
+  // None: the front-end keeps them for reset_mask, and bytes made here cost less than ndarray.tobytes()).
+  py::tuple StepKept(py::object actions) {
+    if (!pool_->sync()) throw std::invalid_argument("_step_kept steps every env of a sync pool");
+    Lock lk(this);
+    SendLocked(actions, py::none(), false, py::none(), true);
+    py::object kept = py::none();
+    py::tuple arrays = RecvLocked(&kept);
+    py::object obs = py::none();
+    const Layout& L = pool_->layout();
+    if (L.num_obs == 1 && pool_->spec().num_players_max <= 1) {
+      const auto* a = py::detail::array_proxy(PyTuple_GET_ITEM(arrays.ptr(), 0));
+      const auto bytes = static_cast<py::ssize_t>(L.entries[0].row_bytes) * a->dimensions[0];
+      obs = py::reinterpret_steal<py::object>(PyBytes_FromStringAndSize(a->data, bytes));
+      if (!obs) throw py::error_already_set();
+    }
+    return py::reinterpret_steal<py::tuple>(PyTuple_Pack(3, arrays.ptr(), kept.ptr(), obs.ptr()));
+  }
+
+  // Keeps `result`, a front-end's result made of the arrays of `arrays` (a batch this engine returned), with that
+  // batch while it is cached: StepKept returns it again when it refills the batch. Nothing happens when the batch
+  // is not cached (a large one) or `result` cannot be checked cheaply (see Walk).
+  void KeepResult(py::handle arrays, py::handle result) {
+    for (auto& c : reuse_) {
+      if (!c.arrays || c.arrays.ptr() != arrays.ptr()) continue;
+      c.ForgetResult();
+      const bool container = PyTuple_CheckExact(result.ptr()) || PyDict_CheckExact(result.ptr());
+      if (container && Walk(c, result.ptr(), 0)) {
+        c.result = py::reinterpret_borrow<py::object>(result);
+        c.containers.front().refs += 1;  // ours
+      } else {
+        c.ForgetResult();
+      }
+      return;
+    }
   }
 
   py::tuple Reset(py::object env_id, py::object seeds) {
@@ -336,6 +376,7 @@ class PyEngine {
   // Id under which other front-ends (the XLA handlers) find this pool and its API mutex.
   int64_t handle_id() const { return handle_->id; }
   int64_t batched_steps() const { return pool_->batched_steps(); }
+  int64_t results_reused() const { return results_reused_; }
   std::vector<double> GetState(int64_t env_id) {
     Lock lk(this);
     return pool_->GetState(env_id);
@@ -453,20 +494,21 @@ class PyEngine {
     EngineHandle* h;
   };
 
-  void SendLocked(py::object actions, py::object env_id, bool reset, py::object seeds) {
+  // caller_recvs: RecvLocked follows at once (Engine::Send's caller_recvs)
+  void SendLocked(py::object actions, py::object env_id, bool reset, py::object seeds, bool caller_recvs = false) {
     if (pool_->closed())
       throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
     // env ids
     const int* ids;
     int k;
-    py::array_t<int32_t> id_arr;
+    std::optional<py::array_t<int32_t>> id_arr;  // not default-constructed: that makes an empty numpy array
     if (env_id.is_none()) {
       ids = all_ids_.data();
       k = static_cast<int>(all_ids_.size());
     } else {
       id_arr = ConvertEnvIds(env_id);
-      ids = id_arr.data();
-      k = static_cast<int>(id_arr.size());
+      ids = id_arr->data();
+      k = static_cast<int>(id_arr->size());
     }
     std::vector<int64_t> seed_vec;
     if (!seeds.is_none()) seed_vec = ConvertSeeds(seeds, k);
@@ -483,7 +525,7 @@ class PyEngine {
     if (specs.size() == 1) {  // one action array: no Python list, no allocation (the per-step cost of a 1-env pool)
       py::array a = ConvertAction(specs[0], actions, rows, k);
       inputs_.push_back({static_cast<const uint8_t*>(a.data()), *EngineDType(a.dtype())});
-      pool_->Send(ids, k, inputs_, false, nullptr);
+      pool_->Send(ids, k, inputs_, false, nullptr, caller_recvs);
       return;
     }
     py::list arrays;
@@ -503,7 +545,7 @@ class PyEngine {
       keep.push_back(ConvertAction(specs[a], arrays[a], rows, k));
       inputs_.push_back({static_cast<const uint8_t*>(keep.back().data()), *EngineDType(keep.back().dtype())});
     }
-    pool_->Send(ids, k, inputs_, false, nullptr);
+    pool_->Send(ids, k, inputs_, false, nullptr, caller_recvs);
   }
 
   // Env ids given from Python (any integer dtype, 0-d or 1-d) as int32, range-checked in 64 bit before narrowing.
@@ -648,23 +690,32 @@ class PyEngine {
     }
   }
 
-  py::tuple RecvLocked() {
+  // The next batch. kept (if given): set to the front-end result kept with the batch when it is a refilled
+  // cached one whose result nothing else holds (KeepResult); left alone otherwise.
+  py::tuple RecvLocked(py::object* kept = nullptr) {
     if (pool_->closed())
       throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
     bool interrupted = false;
-    RecvResult r = WithoutGil([&](PyThreadState*& st) {
-      try {
-        return RecvOrClose([&] {
-          // Ctrl-C: signal handlers run only on the main thread, with the GIL
-          PyEval_RestoreThread(st);
-          interrupted = PyErr_CheckSignals() != 0;
-          st = PyEval_SaveThread();
-          return interrupted;
-        });
-      } catch (const Interrupted&) {
-        return RecvResult{};
-      }
-    });
+    RecvResult r;
+    if (pool_->RecvIsQuick()) {
+      // nothing to wait for (the batch is complete, or what is left is this thread's own cheap item): the GIL
+      // is kept, as for any short C call -- releasing and re-taking it would be pure overhead
+      r = RecvOrClose({});
+    } else {
+      r = WithoutGil([&](PyThreadState*& st) {
+        try {
+          return RecvOrClose([&] {
+            // Ctrl-C: signal handlers run only on the main thread, with the GIL
+            PyEval_RestoreThread(st);
+            interrupted = PyErr_CheckSignals() != 0;
+            st = PyEval_SaveThread();
+            return interrupted;
+          });
+        } catch (const Interrupted&) {
+          return RecvResult{};
+        }
+      });
+    }
     if (interrupted) throw py::error_already_set();
     const Layout& L = pool_->layout();
     if (L.block_bytes <= kReuseMaxBytes) {
@@ -672,6 +723,10 @@ class PyEngine {
         if (c.env_rows == r.env_rows && c.player_rows == r.player_rows && Unheld(c)) {
           std::memcpy(c.block, r.block, L.block_bytes);
           pool_->block_pool()->Release(r.block);
+          if (kept != nullptr && c.result) {
+            *kept = c.result;
+            ++results_reused_;
+          }
           return c.arrays;
         }
       }
@@ -710,6 +765,7 @@ class PyEngine {
       c.player_rows = r.player_rows;
       c.views.clear();
       for (size_t i = 0; i < L.entries.size(); ++i) c.views.push_back(ViewOf(PyTuple_GET_ITEM(out.ptr(), i)));
+      c.ForgetResult();
     }
     return out;
   }
@@ -730,13 +786,99 @@ class PyEngine {
     int nd, flags;
     std::vector<Py_intptr_t> dims, strides;
   };
+  struct Container {
+    PyObject* obj;    // a tuple or dict of the kept result (alive while the result is unchanged)
+    Py_ssize_t refs;  // the references it has from within the result (+ ours, for the result itself)
+    Py_ssize_t size;  // a dict's number of items when kept; -1 for a tuple (immutable)
+  };
   struct Reusable {
     py::tuple arrays;
     py::object base;
     uint8_t* block = nullptr;
     int env_rows = -1, player_rows = -1;
     std::vector<View> views;
+    // A front-end result made of these arrays (KeepResult), reused with them. extra[i]: its references to array i;
+    // containers: its tuples and dicts, each after the one holding it; items: each dict's keys and values as
+    // kept, in that order.
+    py::object result;
+    std::vector<Py_ssize_t> extra;
+    std::vector<Container> containers;
+    std::vector<PyObject*> items;
+    void ForgetResult() {
+      result = py::object();
+      extra.assign(views.size(), 0);
+      containers.clear();
+      items.clear();
+    }
   };
+  static constexpr int kMaxResultDepth = 4;
+  static constexpr size_t kMaxResultContainers = 16;
+  // Records what of `obj` (a part of a front-end result) Unheld must check: its tuples and dicts (exact types) and
+  // its references to the batch's arrays. False when the result cannot be kept: deeper or larger than the limits,
+  // or with a part that could change without a trace in what we check (a list, any other object) -- other numpy
+  // arrays (gymnasium's `_key` masks) only when read-only, and immutable scalars and strings.
+  bool Walk(Reusable& c, PyObject* obj, int depth) {
+    for (size_t i = 0; i < c.extra.size(); ++i) {
+      if (obj == PyTuple_GET_ITEM(c.arrays.ptr(), static_cast<py::ssize_t>(i))) {
+        ++c.extra[i];
+        return true;
+      }
+    }
+    const bool tuple = PyTuple_CheckExact(obj), dict = PyDict_CheckExact(obj);
+    if (!tuple && !dict) {
+      if (py::isinstance<py::array>(obj)) {
+        return !(py::detail::array_proxy(obj)->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_);
+      }
+      return obj == Py_None || PyBool_Check(obj) || PyLong_CheckExact(obj) || PyFloat_CheckExact(obj) ||
+             PyUnicode_CheckExact(obj) || PyBytes_CheckExact(obj);
+    }
+    for (auto& seen : c.containers) {
+      if (seen.obj == obj) {
+        ++seen.refs;
+        return true;
+      }
+    }
+    if (depth > kMaxResultDepth || c.containers.size() >= kMaxResultContainers) return false;
+    c.containers.push_back({obj, depth == 0 ? 0 : 1, tuple ? -1 : PyDict_GET_SIZE(obj)});
+    if (tuple) {
+      for (py::ssize_t i = 0; i < PyTuple_GET_SIZE(obj); ++i) {
+        if (!Walk(c, PyTuple_GET_ITEM(obj, i), depth + 1)) return false;
+      }
+      return true;
+    }
+    // the dict's items right after it is recorded (ResultUnheld reads them in that order), then its values' parts
+    const size_t first = c.items.size();
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(obj, &pos, &key, &value)) {
+      if (!PyUnicode_CheckExact(key)) return false;
+      c.items.push_back(key);
+      c.items.push_back(value);
+    }
+    const size_t end = c.items.size();
+    for (size_t i = first + 1; i < end; i += 2) {
+      if (!Walk(c, c.items[i], depth + 1)) return false;
+    }
+    return true;
+  }
+  // The kept result is held by nobody else and unchanged: each container has exactly its references from within
+  // the result, and each dict its kept items. Parents are checked before their parts, so every object compared is
+  // alive (held by a part already found unchanged); pointers are only compared, never followed, until then.
+  static bool ResultUnheld(const Reusable& c) {
+    size_t k = 0;
+    for (const Container& ct : c.containers) {
+      if (Py_REFCNT(ct.obj) != ct.refs) return false;
+      if (ct.size < 0) continue;
+      if (!PyDict_CheckExact(ct.obj) || PyDict_GET_SIZE(ct.obj) != ct.size) return false;
+      Py_ssize_t pos = 0;
+      PyObject *key, *value;
+      while (PyDict_Next(ct.obj, &pos, &key, &value)) {
+        if (key != c.items[k] || value != c.items[k + 1]) return false;
+        k += 2;
+      }
+    }
+    return true;
+  }
   static View ViewOf(PyObject* a) {
     const auto* p = py::detail::array_proxy(a);
     return View{
@@ -748,19 +890,21 @@ class PyEngine {
     if (Py_REFCNT(c.base.ptr()) != n + 1) return false;
     for (py::ssize_t i = 0; i < n; ++i) {
       PyObject* a = PyTuple_GET_ITEM(c.arrays.ptr(), i);
-      if (Py_REFCNT(a) != 1) return false;
+      if (Py_REFCNT(a) != 1 + c.extra[static_cast<size_t>(i)]) return false;
       const auto* p = py::detail::array_proxy(a);
       const View& v = c.views[static_cast<size_t>(i)];
-      if (p->data != v.data || p->descr != v.descr || p->nd != v.nd || p->flags != v.flags ||
-          !std::equal(v.dims.begin(), v.dims.end(), p->dimensions) ||
-          !std::equal(v.strides.begin(), v.strides.end(), p->strides)) {
-        return false;
+      if (p->data != v.data || p->descr != v.descr || p->nd != v.nd || p->flags != v.flags) return false;
+      for (int d = 0; d < v.nd; ++d) {  // a loop, not std::equal: that is a memcmp call per array
+        if (p->dimensions[d] != v.dims[static_cast<size_t>(d)] || p->strides[d] != v.strides[static_cast<size_t>(d)]) {
+          return false;
+        }
       }
     }
-    return true;
+    return !c.result || ResultUnheld(c);
   }
   Reusable reuse_[2];
   int reuse_next_ = 0;
+  int64_t results_reused_ = 0;  // kept front-end results returned again (tests check that it happens)
 
   std::shared_ptr<EngineHandle> handle_;  // shared with the XLA handlers, which find it by id
   bool close_on_return_ = false;          // close() was called by a signal handler inside this thread's own call
@@ -770,6 +914,117 @@ class PyEngine {
   py::list names_, per_player_;
   std::vector<int> all_ids_;
 };
+
+// ---- the hot calls without pybind11's dispatcher ---------------------------------------------------------------
+// Engine.step / send / recv are METH_FASTCALL methods: pybind11's generic dispatch (a call record, a type caster
+// per argument, the overload loop, keyword matching) cost more than a 1-env CartPole step. They take the same
+// arguments, by position or by name, and raise what the pybind11 methods raised (pybind11's own translators).
+
+// The arguments of a METH_FASTCALL | METH_KEYWORDS call matched to `names`, by position or keyword; those not given
+// are nullptr (the method's default). TypeError, as Python's own, for too many, unknown, repeated or missing ones.
+template <size_t N>
+std::array<PyObject*, N> Arguments(const char* fn, const std::array<const char*, N>& names, size_t required,
+                                   PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  std::array<PyObject*, N> out{};
+  if (static_cast<size_t>(nargs) > N) {
+    throw py::type_error(std::string(fn) + "() takes at most " + std::to_string(N) + " arguments (" +
+                         std::to_string(nargs) + " given)");
+  }
+  std::copy(args, args + nargs, out.begin());
+  const Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+  for (Py_ssize_t j = 0; j < nkw; ++j) {
+    const char* key = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, j));
+    if (key == nullptr) throw py::error_already_set();
+    size_t i = 0;
+    while (i < N && std::strcmp(names[i], key) != 0) ++i;
+    if (i == N) throw py::type_error(std::string(fn) + "() got an unexpected keyword argument '" + key + "'");
+    if (out[i] != nullptr) throw py::type_error(std::string(fn) + "() got multiple values for argument '" + key + "'");
+    out[i] = args[nargs + j];
+  }
+  for (size_t i = 0; i < required; ++i) {
+    if (out[i] == nullptr) throw py::type_error(std::string(fn) + "() missing required argument '" + names[i] + "'");
+  }
+  return out;
+}
+
+py::object ArgOr(PyObject* arg, py::object dflt) {
+  return arg == nullptr ? std::move(dflt) : py::reinterpret_borrow<py::object>(arg);
+}
+
+// The PyEngine of `self` (the method descriptor has checked that self is an Engine).
+PyEngine& EngineOf(PyObject* self) {
+  auto* engine = reinterpret_cast<py::detail::instance*>(self)->get_value_and_holder().value_ptr<PyEngine>();
+  if (engine == nullptr) throw py::type_error("Engine.__init__() was not called");
+  return *engine;
+}
+
+// f() as a Python method's result: a new reference, or nullptr with the Python error set (C++ exceptions through
+// the translators pybind11 would apply; detail::try_translate_exceptions is in pybind11 >= 2.13.6, pyproject.toml).
+template <class F>
+PyObject* AsMethodResult(F&& f) {
+  try {
+    return f().release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  } catch (abi::__forced_unwind&) {
+    throw;
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
+PyObject* EngineStep(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return AsMethodResult([&] {
+    const auto a = Arguments<2>("step", {"actions", "env_id"}, 1, args, nargs, kwnames);
+    return py::object(EngineOf(self).Step(ArgOr(a[0], py::none()), ArgOr(a[1], py::none())));
+  });
+}
+
+PyObject* EngineSend(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return AsMethodResult([&] {
+    const auto a = Arguments<4>("send", {"actions", "env_id", "reset", "seeds"}, 2, args, nargs, kwnames);
+    bool reset = false;
+    if (a[2] != nullptr) {
+      const int truth = PyObject_IsTrue(a[2]);
+      if (truth < 0) throw py::error_already_set();
+      reset = truth == 1;
+    }
+    EngineOf(self).Send(ArgOr(a[0], py::none()), ArgOr(a[1], py::none()), reset, ArgOr(a[3], py::none()));
+    return py::object(py::none());
+  });
+}
+
+PyObject* EngineRecv(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return AsMethodResult([&] {
+    Arguments<0>("recv", {}, 0, args, nargs, kwnames);
+    return py::object(EngineOf(self).Recv());
+  });
+}
+
+PyObject* EngineStepKept(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return AsMethodResult([&] {
+    const auto a = Arguments<1>("_step_kept", {"actions"}, 1, args, nargs, kwnames);
+    return py::object(EngineOf(self).StepKept(ArgOr(a[0], py::none())));
+  });
+}
+
+PyObject* EngineKeepResult(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return AsMethodResult([&] {
+    const auto a = Arguments<2>("_keep_result", {"arrays", "result"}, 2, args, nargs, kwnames);
+    EngineOf(self).KeepResult(a[0], a[1]);
+    return py::object(py::none());
+  });
+}
+
+// Installs def as a method of cls (a method descriptor: it checks that self is an Engine).
+void AddFastMethod(py::handle cls, PyMethodDef* def) {
+  py::object descr =
+      py::reinterpret_steal<py::object>(PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), def));
+  if (!descr) throw py::error_already_set();
+  cls.attr(def->ml_name) = descr;
+}
 
 }  // namespace
 }  // namespace pp
@@ -847,13 +1102,10 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("num_threads", &PyThreadPool::num_threads)
       .def_property_readonly("closed", &PyThreadPool::closed)
       .def_property_readonly("num_pools", &PyThreadPool::num_pools);
-  py::class_<PyEngine>(m, "Engine")
+  py::class_<PyEngine> engine(m, "Engine");
+  engine
       .def(py::init<const std::string&, const py::dict&, const PyThreadPool*>(), py::arg("env_class"),
            py::arg("config"), py::arg("thread_pool") = nullptr)
-      .def("send", &PyEngine::Send, py::arg("actions"), py::arg("env_id"), py::arg("reset") = false,
-           py::arg("seeds") = py::none())
-      .def("recv", &PyEngine::Recv)
-      .def("step", &PyEngine::Step, py::arg("actions"), py::arg("env_id") = py::none())
       .def("reset", &PyEngine::Reset, py::arg("env_id") = py::none(), py::arg("seeds") = py::none())
       .def("close", &PyEngine::Close)
       .def("num_players", &PyEngine::num_players)
@@ -874,7 +1126,25 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("spec", &PyEngine::spec)
       .def_property_readonly("output_specs", &PyEngine::output_specs)
       .def_property_readonly("_handle_id", &PyEngine::handle_id)
-      .def_property_readonly("_batched_steps", &PyEngine::batched_steps);
+      .def_property_readonly("_batched_steps", &PyEngine::batched_steps)
+      .def_property_readonly("_results_reused", &PyEngine::results_reused);
+  // the per-call methods, without pybind11's dispatcher (see EngineStep); the definitions must outlive the module
+  static PyMethodDef fast[] = {
+      {"step", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&EngineStep)), METH_FASTCALL | METH_KEYWORDS,
+       "step(actions, env_id=None): send the actions to the envs env_id (default: all) and return recv()'s batch"},
+      {"send", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&EngineSend)), METH_FASTCALL | METH_KEYWORDS,
+       "send(actions, env_id, reset=False, seeds=None): queue a step (or a reset) of the envs env_id"},
+      {"recv", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&EngineRecv)), METH_FASTCALL | METH_KEYWORDS,
+       "recv(): wait for the next batch and return it as a tuple of arrays"},
+      {"_step_kept", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&EngineStepKept)),
+       METH_FASTCALL | METH_KEYWORDS,
+       "_step_kept(actions): step every env; (the batch, the result _keep_result kept with it or None, the "
+       "observation rows as bytes or None)"},
+      {"_keep_result", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&EngineKeepResult)),
+       METH_FASTCALL | METH_KEYWORDS,
+       "_keep_result(arrays, result): keep a front-end result made of a batch's arrays, reused with the batch"},
+  };
+  for (auto& def : fast) AddFastMethod(engine, &def);
 
   // XLA FFI handlers (compiled in when the build found jaxlib's headers), as PyCapsules for
   // jax.ffi.register_ffi_target: {"cpu": {name: capsule}, "CUDA": {...}}.

@@ -413,6 +413,7 @@ std::string Engine::Close(std::chrono::milliseconds timeout) {
     b->block = nullptr;
   }
   ordered_.clear();
+  has_own_item_ = false;
   if (kept_.block) blocks_->Release(kept_.block);
   kept_ = RecvResult{};
   return "";
@@ -570,8 +571,8 @@ Batch* Engine::AcquireOrderedBatch() {
   return b;
 }
 
-void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset,
-                  const int64_t* seeds) {
+void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset, const int64_t* seeds,
+                  bool caller_recvs) {
   CheckOpen();
   if (k <= 0) throw std::invalid_argument("env_id is empty: give at least one env to step or reset");
   // 1. validate everything before touching any state
@@ -659,12 +660,30 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
   }
   num_pending_ += k;
   const int want = WorkersWanted(static_cast<int>(scratch_items_.size()), k);
+  if (caller_recvs && ordered && scratch_items_.size() == 1 && want == 0 && !has_own_item_) {
+    own_item_ = scratch_items_[0];  // no worker is wanted: the caller runs it, so it need not be queued
+    has_own_item_ = true;
+    return;
+  }
   queue_.Push(scratch_items_.data(), scratch_items_.size(), want, opts_.num_threads);
   if (shared_) shared_->Notify(want);
 }
 
+bool Engine::RecvIsQuick() const {
+  if (!sync() || ordered_.empty() || kept_.block != nullptr) return false;
+  const Batch* b = ordered_.front();
+  const int left = b->expected - b->done.load(std::memory_order_acquire);
+  if (left == 0) return true;
+  return has_own_item_ && own_item_.batch == b && own_item_.count == left &&
+         item_cost_ns_.load(std::memory_order_relaxed) * left < kQuickNs;
+}
+
 void Engine::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
   auto complete = [&] { return b->done.load(std::memory_order_acquire) >= b->expected; };
+  if (has_own_item_ && own_item_.batch == b) {  // Send's caller_recvs item (a later batch's waits for its Recv)
+    has_own_item_ = false;
+    Execute(own_item_);
+  }
   // Help: run queued items on this thread while they last (only this thread enqueues, so once the queue is
   // empty it stays empty until we return) -- but only cheap ones, and checking for Ctrl-C between them: a
   // caller inside a slow env step could not react to an interruption until the step ends.

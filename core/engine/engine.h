@@ -85,10 +85,17 @@ class Engine {
   // Validate and enqueue. env_ids: k distinct ids. actions: one entry per action array of the spec, each
   // contiguous rows (one row per player of each env, envs in env_ids order) in any engine dtype of the same
   // kind (integers for integer actions); ignored for resets. seeds: per-env reseed values (>= 0) or nullptr.
-  // Throws std::invalid_argument and enqueues nothing when any input is bad.
-  void Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset, const int64_t* seeds);
+  // Throws std::invalid_argument and enqueues nothing when any input is bad. caller_recvs: the caller calls Recv
+  // next (step = send + recv); a sync send that is one item no worker is wanted for is then not queued at all:
+  // that Recv runs it (no queue lock, no worker racing the caller for it).
+  void Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset, const int64_t* seeds,
+            bool caller_recvs = false);
   // Block until the next batch is complete. `interrupted` is polled while blocked (return true to abort).
   RecvResult Recv(const std::function<bool()>& interrupted);
+  // The next Recv will not wait: its (sync) batch is complete, or all that is left of it is the caller's own item
+  // (Send's caller_recvs) and the items cost less than kQuickNs. The bindings keep the GIL for such a Recv.
+  bool RecvIsQuick() const;
+  static constexpr int64_t kQuickNs = 20000;
   // Stops the workers and frees the envs. Waits at most `timeout` for the workers to finish the step they are in;
   // then asks every env to Abort() (an env that owns processes kills them, which unblocks its step) and waits
   // a little more. Workers still inside a step after that are abandoned: detached, and the envs, batches and
@@ -270,6 +277,9 @@ class Engine {
   void Notify(int want);  // wake workers (own or shared) for queued items
   std::vector<WorkItem> scratch_items_;
   std::vector<uint8_t> scratch_seen_;
+  // the item of a caller_recvs send that was kept off the queue: the next Recv runs it first
+  WorkItem own_item_{};
+  bool has_own_item_ = false;
 };
 
 // `step_waits_elsewhere`: the env class's step_waits_on_another_process (the automatic num_threads reads it).

@@ -102,6 +102,7 @@ class LegacyGymPool(_Face, GymPool, protocol.EnvPool):  # type: ignore[misc]
 
     def __init__(self, spec: FaceSpec, render_mode: str | None = None, render_env_id: int = 0):
         GymPool.__init__(self, spec, render_mode)
+        self._keeper = None  # step() adds a key to each result's info dict: a kept result could never be reused
         self.observation_space = self.single_observation_space = _legacy_space(spec.observation_space)
         self.action_space = self.single_action_space = _legacy_space(spec.action_space)
         self._face_init(spec, render_env_id)
