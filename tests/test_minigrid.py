@@ -210,25 +210,31 @@ def run_alongside(task_id, seed, steps, max_steps=None, act_seed=0):
     assert n_actions == ref.action_space.n
     rng = np.random.default_rng(act_seed)
     try:
-        obs, info = ours.reset()
-        robs, _ = ref.reset(seed=seed)
-        _compare(obs, [0.0], [False], [False], info, robs, 0.0, False, False, ref, f"{task_id} seed {seed} reset")
-        ended, done = 0, False
-        for t in range(steps):
-            a = int(rng.integers(0, n_actions))
-            obs, rew, term, trunc, info = ours.step(np.array([a]))
-            if done:
-                robs, _ = ref.reset()
-                rrew, rterm, rtrunc = 0.0, False, False
-            else:
-                robs, rrew, rterm, rtrunc, _ = ref.step(a)
-            _compare(obs, rew, term, trunc, info, robs, rrew, rterm, rtrunc, ref, f"{task_id} seed {seed} step {t}")
-            done = bool(rterm or rtrunc)
-            ended += done
-        return ended
+        return step_alongside(ours, ref, seed, (int(rng.integers(0, n_actions)) for _ in range(steps)), task_id)
     finally:
         ours.close()
         ref.close()
+
+
+def step_alongside(ours, ref, seed, actions, name):
+    """Reset ours and minigrid (reset(seed=seed)), then step both with each action of `actions`, comparing every
+    step; an episode that ends is reset on both sides (ours by its next-step autoreset, minigrid by reset() without
+    a seed). Returns the episodes ended."""
+    obs, info = ours.reset()
+    robs, _ = ref.reset(seed=seed)
+    _compare(obs, [0.0], [False], [False], info, robs, 0.0, False, False, ref, f"{name} seed {seed} reset")
+    ended, done = 0, False
+    for t, a in enumerate(actions):
+        obs, rew, term, trunc, info = ours.step(np.array([a]))
+        if done:
+            robs, _ = ref.reset()
+            rrew, rterm, rtrunc = 0.0, False, False
+        else:
+            robs, rrew, rterm, rtrunc, _ = ref.step(a)
+        _compare(obs, rew, term, trunc, info, robs, rrew, rterm, rtrunc, ref, f"{name} seed {seed} step {t}")
+        done = bool(rterm or rtrunc)
+        ended += done
+    return ended
 
 
 @pytest.mark.parametrize("task_id", IDS + BABYAI_IDS)

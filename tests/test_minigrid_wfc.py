@@ -27,7 +27,7 @@ pytest.importorskip("networkx")
 pytest.importorskip("imageio")
 from minigrid.envs.wfc import WFCEnv  # noqa: E402
 from minigrid.envs.wfc.config import PATTERN_PATH, WFC_PRESETS  # noqa: E402
-from test_minigrid import _compare, _python_state  # noqa: E402
+from test_minigrid import _python_state, step_alongside  # noqa: E402
 
 PRESETS = [
     "MazeSimple",
@@ -174,22 +174,9 @@ def _episodes_equal_minigrid(preset: str, seed: int, steps: int, max_steps: int 
     ours = _ours(preset, num_envs=1, seed=seed, **({} if max_steps is None else {"max_episode_steps": max_steps}))
     ref = _ref(preset, max_steps=max_steps)
     rng = np.random.default_rng(seed)
-    obs, info = ours.reset()
-    robs, _ = ref.reset(seed=seed)
-    _compare(obs, [0.0], [False], [False], info, robs, 0.0, False, False, ref, f"{preset} seed {seed} reset")
-    done, ended = False, 0
-    for t in range(steps):
-        # forward three times as often as any other action, so that the agent walks into walls and goals
-        a = int(rng.choice([0, 1, 2, 2, 2, 3, 4, 5, 6]))
-        obs, rew, term, trunc, info = ours.step(np.array([a]))
-        if done:
-            robs, _ = ref.reset()
-            rrew, rterm, rtrunc = 0.0, False, False
-        else:
-            robs, rrew, rterm, rtrunc, _ = ref.step(a)
-        _compare(obs, rew, term, trunc, info, robs, rrew, rterm, rtrunc, ref, f"{preset} seed {seed} step {t}")
-        done = bool(rterm or rtrunc)
-        ended += done
+    # forward three times as often as any other action, so that the agent walks into walls and goals
+    actions = (int(rng.choice([0, 1, 2, 2, 2, 3, 4, 5, 6])) for _ in range(steps))
+    ended = step_alongside(ours, ref, seed, actions, preset)
     ours.close()
     return ended
 
