@@ -1,21 +1,25 @@
-// A canvas of palette indices (one byte per pixel) with an even-odd polygon fill and an exact area-average shrink
-// to an RGB frame, for CarRacing's frames (car_racing.h).
+// A canvas of palette indices (one byte per pixel) with an even-odd polygon fill, shrunk to an RGB frame exactly as
+// pygame's smoothscale does it, for CarRacing's frames (car_racing.h).
 //
 // CarRacing draws a dozen colours onto gymnasium's 1000x800 surface and shrinks it to 96x96. One byte per pixel
-// makes a span fill a memset and the canvas 800 KB instead of 2.4 MB, and a canvas row is a few runs of one
-// colour, so the shrink adds each run's coverage of an output column (its length) times its colour, analytically,
-// instead of weighting every pixel. The weights are integers: a canvas pixel is OutW/gcd(W, OutW) units wide and an
-// output column W/gcd units (12 and 125 for 1000 -> 96), likewise for rows (3 and 25 for 800 -> 96), so an output
-// pixel is the exact area mean of the pixels it covers, rounded to the nearest level.
+// makes a span fill a memset and the canvas 800 KB instead of 2.4 MB (3 bytes per pixel).
+//
+// The shrink is pygame-ce's smoothscale with its SSE2 filters (the backend gymnasium's frames come from on x86-64;
+// `pygame.transform.get_smoothscale_backend()`), reproduced bit for bit: first along x, then along y, each output
+// value is (the pixels it fully covers + 14-bit fractions of the two pixels it shares with its neighbours) times a
+// reciprocal, all in truncating 16-bit fixed point. Its truncations darken a flat 102 to 100, which an exact area
+// mean would not, so copying them keeps our frames closest to gymnasium's. Most output pixels of the x pass see one
+// colour only (a canvas row is a few long runs), so those are a table lookup per colour; only pixels on a colour
+// edge add up their source pixels.
 #pragma once
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <numeric>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace pp::box2d {
@@ -23,16 +27,30 @@ namespace pp::box2d {
 template <int W, int H, int OutW, int OutH>
 class PaletteCanvas {
  public:
+  static constexpr int kInks = 16;  // palette indices 0..15
   using Rgb = std::array<int, 3>;
 
-  PaletteCanvas() : pixels_(static_cast<size_t>(W) * H, 0) {}
+  PaletteCanvas() : pixels_(static_cast<size_t>(W) * H, 0), xs_(W, OutW), ys_(H, OutH) {
+    for (int ink = 0; ink < kInks; ++ink) SetInk(static_cast<uint8_t>(ink), {0, 0, 0});
+  }
 
-  void SetInk(uint8_t ink, const Rgb& rgb) { palette_[ink] = rgb; }
+  void SetInk(uint8_t ink, const Rgb& rgb) {
+    if (ink >= kInks) throw std::out_of_range("PaletteCanvas: ink " + std::to_string(ink) + " >= 16");
+    for (int c = 0; c < 3; ++c) palette_[ink][c] = static_cast<uint16_t>(std::clamp(rgb[c], 0, 255));
+    for (int ox = 0; ox < OutW; ++ox) {  // the x pass of a stretch of this ink alone
+      const Tap& t = xs_.taps[ox];
+      for (int c = 0; c < 3; ++c) {
+        const uint16_t v = palette_[ink][c];
+        flat_[ox][ink][c] = xs_.Mix(t, v, static_cast<uint16_t>(v * (t.last - t.full_begin)), v);
+      }
+    }
+  }
 
   // Fills the polygon (canvas coordinates, y down) with `ink`: the pixels whose centre is inside (even-odd rule,
   // scanlines through pixel centres). With `outside` >= 0 every other pixel of the canvas becomes `outside`, so a
   // first polygon that covers most of the canvas also clears it, in one pass.
   void Fill(const double (*p)[2], int n, uint8_t ink, int outside = -1) {
+    if (ink >= kInks || outside >= kInks || n > kMaxVertices) throw std::out_of_range("PaletteCanvas::Fill");
     Edge edges[kMaxVertices];
     int m = 0;
     double ymin = 1e300, ymax = -1e300;
@@ -45,11 +63,12 @@ class PaletteCanvas {
       const double* hi = a[1] < b[1] ? b : a;
       edges[m++] = {lo[1], hi[1], lo[0], (hi[0] - lo[0]) / (hi[1] - lo[1])};
     }
-    const int y0 = std::max(0, static_cast<int>(std::ceil(ymin - 0.5)));
-    const int y1 = std::min(H - 1, static_cast<int>(std::floor(ymax - 0.5)));
-    if (outside >= 0) {
-      std::memset(pixels_.data(), outside, static_cast<size_t>(std::clamp(y0, 0, H)) * W);
-      if (y1 + 1 < H) std::memset(Row(std::max(y1 + 1, 0)), outside, static_cast<size_t>(H - std::max(y1 + 1, 0)) * W);
+    const int y0 = static_cast<int>(std::ceil(std::clamp(ymin - 0.5, 0.0, double(H))));
+    const int y1 = static_cast<int>(std::floor(std::clamp(ymax - 0.5, -1.0, double(H - 1))));
+    if (outside >= 0) {  // the rows the polygon misses
+      std::memset(pixels_.data(), outside, static_cast<size_t>(y0) * W);
+      const int below = std::max(y1 + 1, 0);
+      std::memset(pixels_.data() + static_cast<size_t>(below) * W, outside, static_cast<size_t>(H - below) * W);
     }
     double xs[kMaxVertices];
     for (int y = y0; y <= y1; ++y) {
@@ -66,10 +85,10 @@ class PaletteCanvas {
       uint8_t* row = Row(y);
       int done = 0;  // with `outside`: the row is written up to here
       for (int k = 0; k + 1 < c; k += 2) {
-        const int xa = std::max(0, static_cast<int>(std::ceil(xs[k] - 0.5)));
-        const int xb = std::min(W - 1, static_cast<int>(std::floor(xs[k + 1] - 0.5)));
+        const int xa = static_cast<int>(std::ceil(std::clamp(xs[k] - 0.5, 0.0, double(W))));
+        const int xb = static_cast<int>(std::floor(std::clamp(xs[k + 1] - 0.5, -1.0, double(W - 1))));
         if (xb < xa) continue;
-        if (outside >= 0) std::memset(row + done, outside, static_cast<size_t>(std::max(0, xa - done)));
+        if (outside >= 0 && xa > done) std::memset(row + done, outside, static_cast<size_t>(xa - done));
         std::memset(row + xa, ink, static_cast<size_t>(xb - xa + 1));
         done = xb + 1;
       }
@@ -77,96 +96,118 @@ class PaletteCanvas {
     }
   }
 
-  // The area mean of the canvas, OutH x OutW x 3 uint8 (row-major, RGB).
+  // pygame.transform.smoothscale of the canvas to OutW x OutH, written as OutH x OutW x 3 uint8 (row-major, RGB).
   void Shrink(uint8_t* out) {
-    std::fill(acc_.begin(), acc_.end(), 0);
-    Run runs[W];
-    for (int y = 0; y < H; ++y) {
-      const int n = Runs(Row(y), runs);
-      // the row covers [y * kRowUnit, (y + 1) * kRowUnit) of the output rows' units, in one or two output rows
-      const int u0 = y * kRowUnit, u1 = u0 + kRowUnit, r0 = u0 / kOutRowUnits, r1 = (u1 - 1) / kOutRowUnits;
-      if (r0 == r1) {
-        AddRow(runs, n, kRowUnit, &acc_[static_cast<size_t>(r0) * OutW * 3]);
-      } else {
-        AddRow(runs, n, r1 * kOutRowUnits - u0, &acc_[static_cast<size_t>(r0) * OutW * 3]);
-        AddRow(runs, n, u1 - r1 * kOutRowUnits, &acc_[static_cast<size_t>(r1) * OutW * 3]);
+    // the y pass, over the x pass of each canvas row, in pygame's order and arithmetic
+    std::array<uint16_t, OutW * 3> acc{}, row{};
+    for (int oy = 0; oy < OutH; ++oy) {
+      const Tap& t = ys_.taps[oy];
+      for (int y = t.full_begin; y < t.last; ++y) {
+        ShrinkRow(y, row.data());
+        for (int i = 0; i < OutW * 3; ++i) acc[i] = static_cast<uint16_t>(acc[i] + row[i]);
+      }
+      ShrinkRow(t.last, row.data());  // the row this output row shares with the next one
+      uint8_t* o = out + static_cast<size_t>(oy) * OutW * 3;
+      const uint16_t carry = static_cast<uint16_t>(0x4000 - t.count);
+      for (int i = 0; i < OutW * 3; ++i) {
+        o[i] = ys_.Mix(t, 0, acc[i], row[i]);  // acc already holds the shared row's carry
+        acc[i] = MulHi(static_cast<uint16_t>(row[i] << 2), carry);
       }
     }
-    constexpr int32_t kTotal = kOutColUnits * kOutRowUnits;  // the weight of a whole output pixel
-    for (size_t i = 0; i < acc_.size(); ++i) out[i] = static_cast<uint8_t>((acc_[i] + kTotal / 2) / kTotal);
   }
 
  private:
   static constexpr int kMaxVertices = 16;
-  static constexpr int kColUnit = OutW / std::gcd(W, OutW), kOutColUnits = W / std::gcd(W, OutW);
-  static constexpr int kRowUnit = OutH / std::gcd(H, OutH), kOutRowUnits = H / std::gcd(H, OutH);
-  static_assert(OutW <= W && OutH <= H, "a shrink");
-  static_assert(int64_t{255} * kOutColUnits * kOutRowUnits < (int64_t{1} << 31), "int32 sums");
+  static_assert(OutW < W && OutH < H, "a shrink on both axes (pygame's other cases differ)");
 
   struct Edge {
     double ylo, yhi, x, slope;  // x at ylo, dx/dy
   };
-  struct Run {
-    int begin, end;
-    uint8_t ink;
+
+  // One output pixel of one axis: source pixels [first, last], of which `first` (shared with the previous output
+  // pixel, none for the first output pixel) counts with the 14-bit weight `carry`, [full_begin, last) whole, and
+  // `last` (shared with the next one) with `count`.
+  struct Tap {
+    int first, full_begin, last;
+    uint16_t carry, count;
+  };
+  static uint16_t MulHi(uint16_t a, uint16_t b) { return static_cast<uint16_t>((uint32_t{a} * b) >> 16); }
+
+  // pygame's filter_shrink_X_SSE2 / filter_shrink_Y_SSE2 counters for one axis, `in` -> `out` pixels.
+  struct Axis {
+    std::vector<Tap> taps;
+    uint16_t recip;
+
+    Axis(int in, int out) {
+      const int space = 0x4000 * in / out;
+      recip = static_cast<uint16_t>(0x40000000 / space);
+      int counter = space, first = 0, full_begin = 0, carry = 0;
+      for (int x = 0; x < in && static_cast<int>(taps.size()) < out; ++x) {
+        if (counter > 0x4000) {
+          counter -= 0x4000;
+          continue;
+        }
+        const int frac = 0x4000 - counter;
+        taps.push_back({first, full_begin, x, static_cast<uint16_t>(carry), static_cast<uint16_t>(counter)});
+        first = x, full_begin = x + 1, carry = frac;
+        counter = space - frac;
+      }
+      if (static_cast<int>(taps.size()) != out) throw std::logic_error("PaletteCanvas: pygame's counters differ");
+    }
+
+    // An output value from the shared first pixel's value, the sum of the whole ones and the shared last one's.
+    uint8_t Mix(const Tap& t, uint16_t first, uint16_t full_sum, uint16_t last) const {
+      const uint16_t sum = static_cast<uint16_t>(MulHi(static_cast<uint16_t>(last << 2), t.count) + full_sum +
+                                                 MulHi(static_cast<uint16_t>(first << 2), t.carry));
+      return static_cast<uint8_t>(std::min<uint16_t>(MulHi(sum, recip), 255));  // packus saturates
+    }
   };
 
   uint8_t* Row(int y) { return &pixels_[static_cast<size_t>(y) * W]; }
 
-  // Splits a row into runs of one ink, comparing 8 pixels at a time.
-  static int Runs(const uint8_t* row, Run* runs) {
-    int n = 0, x = 0;
-    while (x < W) {
-      const uint8_t ink = row[x];
-      const uint64_t splat = 0x0101010101010101ull * ink;
-      int e = x + 1;
-      for (; e + 8 <= W; e += 8) {
-        uint64_t word;
-        std::memcpy(&word, row + e, 8);
-        if (word != splat) {
-          // the first differing byte: the lowest in memory, the lowest-order on a little-endian machine
-          e += (std::endian::native == std::endian::little ? std::countr_zero(word ^ splat)
-                                                           : std::countl_zero(word ^ splat)) /
-               8;
-          break;
-        }
-      }
-      while (e < W && row[e] == ink) ++e;
-      runs[n++] = {x, e, ink};
-      x = e;
-    }
-    return n;
-  }
-
-  // Adds runs (one canvas row, weighted `wy` row units) to one output row's sums: each run covers
-  // [begin * kColUnit, end * kColUnit) of the output columns' units.
-  void AddRow(const Run* runs, int n, int wy, int32_t* acc) const {
-    for (int i = 0; i < n; ++i) {
-      const Rgb& c = palette_[runs[i].ink];
-      const int a = runs[i].begin * kColUnit, b = runs[i].end * kColUnit;
-      const int c0 = a / kOutColUnits, c1 = (b - 1) / kOutColUnits;
-      const auto add = [&](int col, int units) {
-        int32_t* o = acc + col * 3;
-        const int w = units * wy;
-        o[0] += w * c[0], o[1] += w * c[1], o[2] += w * c[2];
-      };
-      if (c0 == c1) {
-        add(c0, b - a);
+  // The x pass of canvas row y: OutW x 3 values.
+  void ShrinkRow(int y, uint16_t* out) {
+    const uint8_t* row = Row(y);
+    for (int ox = 0; ox < OutW; ++ox, out += 3) {
+      const Tap& t = xs_.taps[ox];
+      const uint8_t ink = row[t.first];
+      if (OneInk(row + t.first, t.last - t.first + 1, ink)) {
+        for (int c = 0; c < 3; ++c) out[c] = flat_[ox][ink][c];
         continue;
       }
-      add(c0, (c0 + 1) * kOutColUnits - a);
-      const int32_t full[3] = {kOutColUnits * wy * c[0], kOutColUnits * wy * c[1], kOutColUnits * wy * c[2]};
-      for (int col = c0 + 1; col < c1; ++col) {
-        int32_t* o = acc + col * 3;
-        o[0] += full[0], o[1] += full[1], o[2] += full[2];
+      uint16_t full[3] = {0, 0, 0};
+      for (int x = t.full_begin; x < t.last; ++x) {
+        const auto& rgb = palette_[row[x]];
+        for (int c = 0; c < 3; ++c) full[c] = static_cast<uint16_t>(full[c] + rgb[c]);
       }
-      add(c1, b - c1 * kOutColUnits);
+      for (int c = 0; c < 3; ++c) out[c] = xs_.Mix(t, palette_[ink][c], full[c], palette_[row[t.last]][c]);
     }
+  }
+
+  // Whether p[0, n) all equal `ink`, 8 bytes at a time.
+  static bool OneInk(const uint8_t* p, int n, uint8_t ink) {
+    const uint64_t splat = 0x0101010101010101ull * ink;
+    int k = 0;
+    for (; k + 8 <= n; k += 8) {
+      uint64_t word;
+      std::memcpy(&word, p + k, 8);
+      if (word != splat) return false;
+    }
+    if (k < n && n >= 8) {  // the last n - k bytes, as the tail of the last 8
+      uint64_t word;
+      std::memcpy(&word, p + n - 8, 8);
+      return word == splat;
+    }
+    for (; k < n; ++k) {
+      if (p[k] != ink) return false;
+    }
+    return true;
   }
 
   std::vector<uint8_t> pixels_;
-  std::array<Rgb, 256> palette_{};  // by ink
-  std::array<int32_t, OutW * OutH * 3> acc_{};
+  Axis xs_, ys_;
+  std::array<std::array<uint16_t, 3>, kInks> palette_{};
+  std::array<std::array<std::array<uint8_t, 3>, kInks>, OutW> flat_{};  // the x pass of one ink, by column
 };
 
 }  // namespace pp::box2d
