@@ -31,6 +31,9 @@ class PaletteCanvas {
   using Rgb = std::array<int, 3>;
 
   PaletteCanvas() : pixels_(static_cast<size_t>(W) * H, 0), xs_(W, OutW), ys_(H, OutH) {
+    for (const Tap& t : xs_.taps) {
+      if (t.last - t.first + 1 < 8) throw std::logic_error("PaletteCanvas: OneInk needs 8 pixels per column");
+    }
     for (int ink = 0; ink < kInks; ++ink) SetInk(static_cast<uint8_t>(ink), {0, 0, 0});
   }
 
@@ -41,7 +44,7 @@ class PaletteCanvas {
       const Tap& t = xs_.taps[ox];
       for (int c = 0; c < 3; ++c) {
         const uint16_t v = palette_[ink][c];
-        flat_[ox][ink][c] = xs_.Mix(t, v, static_cast<uint16_t>(v * (t.last - t.full_begin)), v);
+        flat_[ink][ox * 4 + c] = xs_.Mix(t, v, static_cast<uint16_t>(v * (t.last - t.full_begin)), v);
       }
     }
   }
@@ -99,18 +102,18 @@ class PaletteCanvas {
   // pygame.transform.smoothscale of the canvas to OutW x OutH, written as OutH x OutW x 3 uint8 (row-major, RGB).
   void Shrink(uint8_t* out) {
     // the y pass, over the x pass of each canvas row, in pygame's order and arithmetic
-    std::array<uint16_t, OutW * 3> acc{}, row{};
+    std::array<uint16_t, OutW * 4> acc{}, row{};  // 4 lanes per pixel (RGB and an unused one): 8-byte copies
     for (int oy = 0; oy < OutH; ++oy) {
       const Tap& t = ys_.taps[oy];
       for (int y = t.full_begin; y < t.last; ++y) {
         ShrinkRow(y, row.data());
-        for (int i = 0; i < OutW * 3; ++i) acc[i] = static_cast<uint16_t>(acc[i] + row[i]);
+        for (int i = 0; i < OutW * 4; ++i) acc[i] = static_cast<uint16_t>(acc[i] + row[i]);
       }
       ShrinkRow(t.last, row.data());  // the row this output row shares with the next one
       uint8_t* o = out + static_cast<size_t>(oy) * OutW * 3;
       const uint16_t carry = static_cast<uint16_t>(0x4000 - t.count);
-      for (int i = 0; i < OutW * 3; ++i) {
-        o[i] = ys_.Mix(t, 0, acc[i], row[i]);  // acc already holds the shared row's carry
+      for (int i = 0; i < OutW * 4; ++i) {
+        if (i % 4 != 3) o[i / 4 * 3 + i % 4] = ys_.Mix(t, 0, acc[i], row[i]);  // acc holds the shared row's carry
         acc[i] = MulHi(static_cast<uint16_t>(row[i] << 2), carry);
       }
     }
@@ -118,6 +121,7 @@ class PaletteCanvas {
 
  private:
   static constexpr int kMaxVertices = 16;
+  static constexpr int kBlock = 4;  // columns tried as one stretch of one ink
   static_assert(OutW < W && OutH < H, "a shrink on both axes (pygame's other cases differ)");
 
   struct Edge {
@@ -165,49 +169,51 @@ class PaletteCanvas {
 
   uint8_t* Row(int y) { return &pixels_[static_cast<size_t>(y) * W]; }
 
-  // The x pass of canvas row y: OutW x 3 values.
+  // The x pass of canvas row y: OutW x 4 values. A block of columns of one ink is one copy from flat_; a block
+  // with an edge goes column by column, and a column with an edge adds up its pixels.
   void ShrinkRow(int y, uint16_t* out) {
     const uint8_t* row = Row(y);
-    for (int ox = 0; ox < OutW; ++ox, out += 3) {
-      const Tap& t = xs_.taps[ox];
-      const uint8_t ink = row[t.first];
-      if (OneInk(row + t.first, t.last - t.first + 1, ink)) {
-        for (int c = 0; c < 3; ++c) out[c] = flat_[ox][ink][c];
+    for (int ox = 0; ox < OutW; ox += kBlock) {
+      const int n = std::min(kBlock, OutW - ox);
+      const int first = xs_.taps[ox].first, last = xs_.taps[ox + n - 1].last;
+      if (OneInk(row + first, last - first + 1, row[first])) {
+        std::memcpy(out + ox * 4, &flat_[row[first]][ox * 4], sizeof(uint16_t) * 4 * n);
         continue;
       }
-      uint16_t full[3] = {0, 0, 0};
-      for (int x = t.full_begin; x < t.last; ++x) {
-        const auto& rgb = palette_[row[x]];
-        for (int c = 0; c < 3; ++c) full[c] = static_cast<uint16_t>(full[c] + rgb[c]);
+      for (int col = ox; col < ox + n; ++col) {
+        const Tap& t = xs_.taps[col];
+        const uint8_t ink = row[t.first];
+        uint16_t* o = out + col * 4;
+        if (OneInk(row + t.first, t.last - t.first + 1, ink)) {
+          std::memcpy(o, &flat_[ink][col * 4], sizeof(uint16_t) * 4);
+          continue;
+        }
+        uint16_t full[3] = {0, 0, 0};
+        for (int x = t.full_begin; x < t.last; ++x) {
+          const auto& rgb = palette_[row[x]];
+          for (int c = 0; c < 3; ++c) full[c] = static_cast<uint16_t>(full[c] + rgb[c]);
+        }
+        for (int c = 0; c < 3; ++c) o[c] = xs_.Mix(t, palette_[ink][c], full[c], palette_[row[t.last]][c]);
       }
-      for (int c = 0; c < 3; ++c) out[c] = xs_.Mix(t, palette_[ink][c], full[c], palette_[row[t.last]][c]);
     }
   }
 
-  // Whether p[0, n) all equal `ink`, 8 bytes at a time.
+  // Whether p[0, n) all equal `ink` (n >= 8), 8 bytes at a time.
   static bool OneInk(const uint8_t* p, int n, uint8_t ink) {
     const uint64_t splat = 0x0101010101010101ull * ink;
-    int k = 0;
-    for (; k + 8 <= n; k += 8) {
-      uint64_t word;
+    uint64_t diff = 0, word;
+    for (int k = 0; k + 8 < n; k += 8) {
       std::memcpy(&word, p + k, 8);
-      if (word != splat) return false;
+      diff |= word ^ splat;
     }
-    if (k < n && n >= 8) {  // the last n - k bytes, as the tail of the last 8
-      uint64_t word;
-      std::memcpy(&word, p + n - 8, 8);
-      return word == splat;
-    }
-    for (; k < n; ++k) {
-      if (p[k] != ink) return false;
-    }
-    return true;
+    std::memcpy(&word, p + n - 8, 8);  // the last 8 (overlapping the loop's last word)
+    return (diff | (word ^ splat)) == 0;
   }
 
   std::vector<uint8_t> pixels_;
   Axis xs_, ys_;
   std::array<std::array<uint16_t, 3>, kInks> palette_{};
-  std::array<std::array<std::array<uint8_t, 3>, kInks>, OutW> flat_{};  // the x pass of one ink, by column
+  std::array<std::array<uint16_t, OutW * 4>, kInks> flat_{};  // by ink: the x pass of a row of that ink alone
 };
 
 }  // namespace pp::box2d
