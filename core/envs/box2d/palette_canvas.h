@@ -39,13 +39,19 @@ class PaletteCanvas {
 
   void SetInk(uint8_t ink, const Rgb& rgb) {
     if (ink >= kInks) throw std::out_of_range("PaletteCanvas: ink " + std::to_string(ink) + " >= 16");
-    for (int c = 0; c < 3; ++c) palette_[ink][c] = static_cast<uint16_t>(std::clamp(rgb[c], 0, 255));
-    for (int ox = 0; ox < OutW; ++ox) {  // the x pass of a stretch of this ink alone
+    Lanes v{}, first{}, last{}, flat{};
+    for (int c = 0; c < 3; ++c) v[c] = static_cast<uint16_t>(std::clamp(rgb[c], 0, 255));
+    palette_[ink] = Pack(v);
+    for (int ox = 0; ox < OutW; ++ox) {  // the x pass's terms for this ink, and its value on a stretch of it alone
       const Tap& t = xs_.taps[ox];
       for (int c = 0; c < 3; ++c) {
-        const uint16_t v = palette_[ink][c];
-        flat_[ink][ox * 4 + c] = xs_.Mix(t, v, static_cast<uint16_t>(v * (t.last - t.full_begin)), v);
+        first[c] = MulHi(static_cast<uint16_t>(v[c] << 2), t.carry);
+        last[c] = MulHi(static_cast<uint16_t>(v[c] << 2), t.count);
+        flat[c] = xs_.Final(static_cast<uint16_t>(first[c] + v[c] * (t.last - t.full_begin) + last[c]));
       }
+      first_[ox][ink] = Pack(first);
+      last_[ox][ink] = Pack(last);
+      flat_[ink][ox] = Pack(flat);
     }
   }
 
@@ -101,20 +107,21 @@ class PaletteCanvas {
 
   // pygame.transform.smoothscale of the canvas to OutW x OutH, written as OutH x OutW x 3 uint8 (row-major, RGB).
   void Shrink(uint8_t* out) {
-    // the y pass, over the x pass of each canvas row, in pygame's order and arithmetic
-    std::array<uint16_t, OutW * 4> acc{}, row{};  // 4 lanes per pixel (RGB and an unused one): 8-byte copies
+    // the y pass, over the x pass of each canvas row, in pygame's order and arithmetic; 4 lanes per pixel
+    std::array<uint16_t, OutW * 4> acc{}, row{}, done{};
     for (int oy = 0; oy < OutH; ++oy) {
       const Tap& t = ys_.taps[oy];
-      for (int y = t.full_begin; y < t.last; ++y) {
-        ShrinkRow(y, row.data());
-        for (int i = 0; i < OutW * 4; ++i) acc[i] = static_cast<uint16_t>(acc[i] + row[i]);
-      }
-      ShrinkRow(t.last, row.data());  // the row this output row shares with the next one
-      uint8_t* o = out + static_cast<size_t>(oy) * OutW * 3;
+      for (int y = t.full_begin; y < t.last; ++y) ShrinkRow<true>(y, acc.data());
+      ShrinkRow<false>(t.last, row.data());  // the row this output row shares with the next one
       const uint16_t carry = static_cast<uint16_t>(0x4000 - t.count);
-      for (int i = 0; i < OutW * 4; ++i) {
-        if (i % 4 != 3) o[i / 4 * 3 + i % 4] = ys_.Mix(t, 0, acc[i], row[i]);  // acc holds the shared row's carry
-        acc[i] = MulHi(static_cast<uint16_t>(row[i] << 2), carry);
+      for (int i = 0; i < OutW * 4; ++i) {  // acc holds the shared first row's part and the whole rows
+        const uint16_t four = static_cast<uint16_t>(row[i] << 2);
+        done[i] = ys_.Final(static_cast<uint16_t>(acc[i] + MulHi(four, t.count)));
+        acc[i] = MulHi(four, carry);
+      }
+      uint8_t* o = out + static_cast<size_t>(oy) * OutW * 3;
+      for (int px = 0; px < OutW; ++px) {
+        for (int c = 0; c < 3; ++c) o[px * 3 + c] = static_cast<uint8_t>(done[px * 4 + c]);
       }
     }
   }
@@ -159,41 +166,58 @@ class PaletteCanvas {
       if (static_cast<int>(taps.size()) != out) throw std::logic_error("PaletteCanvas: pygame's counters differ");
     }
 
-    // An output value from the shared first pixel's value, the sum of the whole ones and the shared last one's.
-    uint8_t Mix(const Tap& t, uint16_t first, uint16_t full_sum, uint16_t last) const {
-      const uint16_t sum = static_cast<uint16_t>(MulHi(static_cast<uint16_t>(last << 2), t.count) + full_sum +
-                                                 MulHi(static_cast<uint16_t>(first << 2), t.carry));
-      return static_cast<uint8_t>(std::min<uint16_t>(MulHi(sum, recip), 255));  // packus saturates
-    }
+    // An output value from the sum of its parts: MulHi(4 * first, carry) + the whole pixels + MulHi(4 * last, count).
+    uint16_t Final(uint16_t sum) const { return std::min<uint16_t>(MulHi(sum, recip), 255); }  // packus saturates
   };
+
+  // A pixel's 4 lanes (R, G, B, unused) of 16 bits, packed in one word so that a sum adds all lanes at once (no
+  // lane exceeds 16 bits: at most 255 x 12 here). Packed and unpacked by memcpy, so the lanes' order in memory is
+  // the same on any byte order.
+  using Lanes = std::array<uint16_t, 4>;
+  static uint64_t Pack(const Lanes& l) {
+    uint64_t p;
+    std::memcpy(&p, l.data(), 8);
+    return p;
+  }
 
   uint8_t* Row(int y) { return &pixels_[static_cast<size_t>(y) * W]; }
 
-  // The x pass of canvas row y: OutW x 4 values. A block of columns of one ink is one copy from flat_; a block
-  // with an edge goes column by column, and a column with an edge adds up its pixels.
+  // The x pass of canvas row y, OutW x 4 lanes, added to `out` (kAdd) or written there. A block of columns of one
+  // ink is copied from flat_; in a block with an edge, a column of one ink as well, and a column with an edge
+  // adds up its pixels.
+  template <bool kAdd>
   void ShrinkRow(int y, uint16_t* out) {
     const uint8_t* row = Row(y);
+    const auto put = [out](int col, uint64_t packed) {
+      uint16_t* o = out + col * 4;
+      if constexpr (kAdd) {
+        Lanes l;
+        std::memcpy(l.data(), &packed, 8);
+        for (int c = 0; c < 4; ++c) o[c] = static_cast<uint16_t>(o[c] + l[c]);
+      } else {
+        std::memcpy(o, &packed, 8);
+      }
+    };
     for (int ox = 0; ox < OutW; ox += kBlock) {
       const int n = std::min(kBlock, OutW - ox);
       const int first = xs_.taps[ox].first, last = xs_.taps[ox + n - 1].last;
       if (OneInk(row + first, last - first + 1, row[first])) {
-        std::memcpy(out + ox * 4, &flat_[row[first]][ox * 4], sizeof(uint16_t) * 4 * n);
+        for (int col = ox; col < ox + n; ++col) put(col, flat_[row[first]][col]);
         continue;
       }
       for (int col = ox; col < ox + n; ++col) {
         const Tap& t = xs_.taps[col];
         const uint8_t ink = row[t.first];
-        uint16_t* o = out + col * 4;
         if (OneInk(row + t.first, t.last - t.first + 1, ink)) {
-          std::memcpy(o, &flat_[ink][col * 4], sizeof(uint16_t) * 4);
+          put(col, flat_[ink][col]);
           continue;
         }
-        uint16_t full[3] = {0, 0, 0};
-        for (int x = t.full_begin; x < t.last; ++x) {
-          const auto& rgb = palette_[row[x]];
-          for (int c = 0; c < 3; ++c) full[c] = static_cast<uint16_t>(full[c] + rgb[c]);
-        }
-        for (int c = 0; c < 3; ++c) o[c] = xs_.Mix(t, palette_[ink][c], full[c], palette_[row[t.last]][c]);
+        uint64_t sum = first_[col][ink] + last_[col][row[t.last]];
+        for (int x = t.full_begin; x < t.last; ++x) sum += palette_[row[x]];
+        Lanes l;
+        std::memcpy(l.data(), &sum, 8);
+        for (int c = 0; c < 4; ++c) l[c] = xs_.Final(l[c]);
+        put(col, Pack(l));
       }
     }
   }
@@ -212,8 +236,9 @@ class PaletteCanvas {
 
   std::vector<uint8_t> pixels_;
   Axis xs_, ys_;
-  std::array<std::array<uint16_t, 3>, kInks> palette_{};
-  std::array<std::array<uint16_t, OutW * 4>, kInks> flat_{};  // by ink: the x pass of a row of that ink alone
+  std::array<uint64_t, kInks> palette_{};  // packed lanes, by ink
+  std::array<std::array<uint64_t, kInks>, OutW> first_{}, last_{};  // by column, ink: the x pass's shared pixels
+  std::array<std::array<uint64_t, OutW>, kInks> flat_{};  // by ink, column: the x pass of a stretch of one ink
 };
 
 }  // namespace pp::box2d
