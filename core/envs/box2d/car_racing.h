@@ -102,6 +102,7 @@ class CarRacingEnv : public Env {
 
  private:
   static constexpr int kStateW = 96, kStateH = 96, kWindowW = 1000, kWindowH = 800;
+  static constexpr int kBarTop = kWindowH - 5 * kWindowH / 40;  // the indicator bar's first row
   static constexpr double kScale = 6.0, kTrackRad = 900 / kScale, kPlayfield = 2000 / kScale, kFps = 50;
   static constexpr double kZoom = 2.7, kTrackDetailStep = 21 / kScale, kTrackTurnRate = 0.31;
   static constexpr double kTrackWidth = 40 / kScale, kBorder = 8 / kScale, kGrassDim = kPlayfield / 20.0;
@@ -534,7 +535,7 @@ class CarRacingEnv : public Env {
 
   // World polygon -> window: gymnasium rotates by `angle`, scales by zoom, translates, then flips vertically.
   // With `clip`, gymnasium's test: skipped unless a vertex lies within max_dim of the window. `outside` as in
-  // PaletteCanvas::Fill.
+  // PaletteCanvas::Fill. Only the rows above the indicator bar are drawn: the bar (DrawIndicators) covers the rest.
   void FillWorld(const std::array<double, 2>* pts, int n, Ink ink, bool clip, int outside = -1) {
     double w[8][2];
     bool visible = !clip;
@@ -547,7 +548,7 @@ class CarRacingEnv : public Env {
                             (-max_dim <= w[k][1] && w[k][1] <= kWindowH + max_dim));
       w[k][1] = kWindowH - w[k][1];  // the flip
     }
-    if (visible) canvas_.Fill(w, n, ink, outside);
+    if (visible) canvas_.Fill(w, n, ink, outside, kBarTop);
   }
 
   void Render() {

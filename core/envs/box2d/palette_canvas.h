@@ -56,10 +56,12 @@ class PaletteCanvas {
   }
 
   // Fills the polygon (canvas coordinates, y down) with `ink`: the pixels whose centre is inside (even-odd rule,
-  // scanlines through pixel centres). With `outside` >= 0 every other pixel of the canvas becomes `outside`, so a
-  // first polygon that covers most of the canvas also clears it, in one pass.
-  void Fill(const double (*p)[2], int n, uint8_t ink, int outside = -1) {
-    if (ink >= kInks || outside >= kInks || n > kMaxVertices) throw std::out_of_range("PaletteCanvas::Fill");
+  // scanlines through pixel centres), in the canvas rows [0, rows) only. With `outside` >= 0 every other pixel of
+  // those rows becomes `outside`, so a first polygon that covers most of the canvas also clears it, in one pass.
+  void Fill(const double (*p)[2], int n, uint8_t ink, int outside = -1, int rows = H) {
+    if (ink >= kInks || outside >= kInks || n > kMaxVertices || rows < 0 || rows > H) {
+      throw std::out_of_range("PaletteCanvas::Fill");
+    }
     Edge edges[kMaxVertices];
     int m = 0;
     double ymin = 1e300, ymax = -1e300;
@@ -72,12 +74,12 @@ class PaletteCanvas {
       const double* hi = a[1] < b[1] ? b : a;
       edges[m++] = {lo[1], hi[1], lo[0], (hi[0] - lo[0]) / (hi[1] - lo[1])};
     }
-    const int y0 = static_cast<int>(std::ceil(std::clamp(ymin - 0.5, 0.0, double(H))));
-    const int y1 = static_cast<int>(std::floor(std::clamp(ymax - 0.5, -1.0, double(H - 1))));
+    const int y0 = static_cast<int>(std::ceil(std::clamp(ymin - 0.5, 0.0, double(rows))));
+    const int y1 = static_cast<int>(std::floor(std::clamp(ymax - 0.5, -1.0, double(rows - 1))));
     if (outside >= 0) {  // the rows the polygon misses
       std::memset(pixels_.data(), outside, static_cast<size_t>(y0) * W);
       const int below = std::max(y1 + 1, 0);
-      std::memset(pixels_.data() + static_cast<size_t>(below) * W, outside, static_cast<size_t>(H - below) * W);
+      std::memset(pixels_.data() + static_cast<size_t>(below) * W, outside, static_cast<size_t>(rows - below) * W);
     }
     double xs[kMaxVertices];
     for (int y = y0; y <= y1; ++y) {
@@ -107,18 +109,22 @@ class PaletteCanvas {
 
   // pygame.transform.smoothscale of the canvas to OutW x OutH, written as OutH x OutW x 3 uint8 (row-major, RGB).
   void Shrink(uint8_t* out) {
-    // the y pass, over the x pass of each canvas row, in pygame's order and arithmetic; 4 lanes per pixel
-    std::array<uint16_t, OutW * 4> acc{}, row{}, done{};
+    // the y pass, over the x pass of each canvas row, in pygame's order and arithmetic
+    std::array<uint64_t, OutW> sums{}, shared{};  // packed lanes per pixel
+    std::array<uint16_t, OutW * 4> acc, row, done;
     for (int oy = 0; oy < OutH; ++oy) {
       const Tap& t = ys_.taps[oy];
-      for (int y = t.full_begin; y < t.last; ++y) ShrinkRow<true>(y, acc.data());
-      ShrinkRow<false>(t.last, row.data());  // the row this output row shares with the next one
+      for (int y = t.full_begin; y < t.last; ++y) ShrinkRow<true>(y, sums.data());
+      ShrinkRow<false>(t.last, shared.data());  // the row this output row shares with the next one
+      std::memcpy(acc.data(), sums.data(), sizeof(acc));
+      std::memcpy(row.data(), shared.data(), sizeof(row));
       const uint16_t carry = static_cast<uint16_t>(0x4000 - t.count);
       for (int i = 0; i < OutW * 4; ++i) {  // acc holds the shared first row's part and the whole rows
         const uint16_t four = static_cast<uint16_t>(row[i] << 2);
         done[i] = ys_.Final(static_cast<uint16_t>(acc[i] + MulHi(four, t.count)));
         acc[i] = MulHi(four, carry);
       }
+      std::memcpy(sums.data(), acc.data(), sizeof(acc));
       uint8_t* o = out + static_cast<size_t>(oy) * OutW * 3;
       for (int px = 0; px < OutW; ++px) {
         for (int c = 0; c < 3; ++c) o[px * 3 + c] = static_cast<uint8_t>(done[px * 4 + c]);
@@ -130,6 +136,7 @@ class PaletteCanvas {
   static constexpr int kMaxVertices = 16;
   static constexpr int kBlock = 4;  // columns tried as one stretch of one ink
   static_assert(OutW < W && OutH < H, "a shrink on both axes (pygame's other cases differ)");
+  static_assert(255 * (W / OutW + 2) < 65536 && 255 * (H / OutH + 2) < 65536, "16-bit lanes (as pygame's)");
 
   struct Edge {
     double ylo, yhi, x, slope;  // x at ylo, dx/dy
@@ -171,7 +178,7 @@ class PaletteCanvas {
   };
 
   // A pixel's 4 lanes (R, G, B, unused) of 16 bits, packed in one word so that a sum adds all lanes at once (no
-  // lane exceeds 16 bits: at most 255 x 12 here). Packed and unpacked by memcpy, so the lanes' order in memory is
+  // lane exceeds 16 bits: a sum of at most 12 values <= 255 on either axis, static_assert'ed below). Packed and unpacked by memcpy, so the lanes' order in memory is
   // the same on any byte order.
   using Lanes = std::array<uint16_t, 4>;
   static uint64_t Pack(const Lanes& l) {
@@ -182,20 +189,17 @@ class PaletteCanvas {
 
   uint8_t* Row(int y) { return &pixels_[static_cast<size_t>(y) * W]; }
 
-  // The x pass of canvas row y, OutW x 4 lanes, added to `out` (kAdd) or written there. A block of columns of one
+  // The x pass of canvas row y, OutW packed pixels, added to `out` (kAdd) or written there. A block of columns of one
   // ink is copied from flat_; in a block with an edge, a column of one ink as well, and a column with an edge
   // adds up its pixels.
   template <bool kAdd>
-  void ShrinkRow(int y, uint16_t* out) {
+  void ShrinkRow(int y, uint64_t* out) {
     const uint8_t* row = Row(y);
     const auto put = [out](int col, uint64_t packed) {
-      uint16_t* o = out + col * 4;
       if constexpr (kAdd) {
-        Lanes l;
-        std::memcpy(l.data(), &packed, 8);
-        for (int c = 0; c < 4; ++c) o[c] = static_cast<uint16_t>(o[c] + l[c]);
+        out[col] += packed;
       } else {
-        std::memcpy(o, &packed, 8);
+        out[col] = packed;
       }
     };
     for (int ox = 0; ox < OutW; ox += kBlock) {
