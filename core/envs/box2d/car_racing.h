@@ -4,9 +4,9 @@
 // reproduced as in lunar_lander.h (doubles where Python computes, float32 where pybox2d hands values to Box2D,
 // numpy's generator for the draws), so rewards and terminations are gymnasium's exactly. The observation is the
 // 96x96x3 frame gymnasium draws with pygame on a 1000x800 surface and shrinks with pygame's smoothscale; here the
-// same polygons are filled on a 1000x800 canvas (pixel centres inside the polygon, no anti-aliased edges) and
-// averaged down to 96x96, so frames agree within a tolerance (docs/box2d.md), not bit for bit. The canvas holds
-// palette indices and shrinks by runs of one colour (palette_canvas.h), which is most of a step's speed. The score text
+// same polygons are filled on a 1000x800 canvas of palette indices (pixel centres inside the polygon, no
+// anti-aliased edges) and shrunk to 96x96 as pygame's smoothscale does, bit for bit (palette_canvas.h), so frames
+// equal gymnasium's away from polygon edges and agree within a tolerance (docs/box2d.md) overall. The score text
 // gymnasium prints in the bottom-left corner is not drawn (the area stays the indicator bar's black).
 //
 // State (GetState/SetState, snapshots): the generator state the episode started from, then the 3 action values

@@ -178,8 +178,8 @@ class PaletteCanvas {
   };
 
   // A pixel's 4 lanes (R, G, B, unused) of 16 bits, packed in one word so that a sum adds all lanes at once (no
-  // lane exceeds 16 bits: a sum of at most 12 values <= 255 on either axis, static_assert'ed below). Packed and unpacked by memcpy, so the lanes' order in memory is
-  // the same on any byte order.
+  // lane exceeds 16 bits: see the static_assert above). Packed and unpacked by memcpy, so the lanes' order in
+  // memory is the same on any byte order.
   using Lanes = std::array<uint16_t, 4>;
   static uint64_t Pack(const Lanes& l) {
     uint64_t p;
@@ -240,7 +240,7 @@ class PaletteCanvas {
 
   std::vector<uint8_t> pixels_;
   Axis xs_, ys_;
-  std::array<uint64_t, kInks> palette_{};  // packed lanes, by ink
+  std::array<uint64_t, kInks> palette_{};                           // packed lanes, by ink
   std::array<std::array<uint64_t, kInks>, OutW> first_{}, last_{};  // by column, ink: the x pass's shared pixels
   std::array<std::array<uint64_t, OutW>, kInks> flat_{};  // by ink, column: the x pass of a stretch of one ink
 };
