@@ -352,6 +352,23 @@ def test_car_racing_frames_are_not_a_constant():
     assert mean > 4 * FRAME_MEAN or p99 > 2 * FRAME_P99
 
 
+def test_car_racing_frames_exact_off_the_edges():
+    """Our shrink is pygame's smoothscale bit for bit (core/envs/box2d/palette_canvas.h): pixels differ from
+    gymnasium's only near polygon edges (pygame's integer vertices and anti-aliasing), not across flat areas, where an
+    exact area mean would be 1-2 levels brighter (pygame's fixed point truncates: a flat 102 comes out 100)."""
+    g, env, _ = start_both("CarRacing-v3", 5)
+    rng = np.random.default_rng(5)
+    shares = []
+    for _ in range(100):
+        a = np.array([rng.uniform(-1, 1), rng.uniform(0.2, 1), rng.uniform(0, 0.2)], np.float32)
+        obs = env.step(a[None])[0][0]
+        equal = (obs == g.step(a)[0]).all(-1)
+        equal[SCORE_TEXT] = True
+        shares.append(equal.mean())
+    # measured over 4 x 150 steps (all variants): every frame >= 0.76 equal, 0.93 on average
+    assert min(shares) >= 0.6 and np.mean(shares) >= 0.85, (min(shares), np.mean(shares))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_car_racing_full_episodes(seed):

@@ -4,8 +4,9 @@
 // reproduced as in lunar_lander.h (doubles where Python computes, float32 where pybox2d hands values to Box2D,
 // numpy's generator for the draws), so rewards and terminations are gymnasium's exactly. The observation is the
 // 96x96x3 frame gymnasium draws with pygame on a 1000x800 surface and shrinks with pygame's smoothscale; here the
-// same polygons are filled on a 1000x800 canvas (pixel centres inside the polygon, no anti-aliased edges) and
-// averaged down to 96x96, so frames agree within a tolerance (docs/box2d.md), not bit for bit. The score text
+// same polygons are filled on a 1000x800 canvas of palette indices (pixel centres inside the polygon, no
+// anti-aliased edges) and shrunk to 96x96 as pygame's smoothscale does, bit for bit (palette_canvas.h), so frames
+// equal gymnasium's away from polygon edges and agree within a tolerance (docs/box2d.md) overall. The score text
 // gymnasium prints in the bottom-left corner is not drawn (the area stays the indicator bar's black).
 //
 // State (GetState/SetState, snapshots): the generator state the episode started from, then the 3 action values
@@ -22,10 +23,12 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/engine/env.h"
 #include "core/engine/registry.h"
+#include "core/envs/box2d/palette_canvas.h"
 #include "core/envs/box2d/pybox2d.h"
 #include "core/envs/box2d/replay.h"
 #include "core/envs/common/numpy_random.h"
@@ -63,11 +66,12 @@ class CarRacingEnv : public Env {
         domain_randomize_(c.Get<bool>("domain_randomize")),
         lap_complete_percent_(c.Get<double>("lap_complete_percent")),
         listener_(this),
-        canvas_(static_cast<size_t>(kWindowW) * kWindowH * 3),
-        rows_(static_cast<size_t>(kWindowW) * 3),
-        xtaps_(AreaTaps(kWindowW, kStateW)),
-        ytaps_(AreaTaps(kWindowH, kStateH)),
-        log_(c, "CarRacing", continuous_ ? 3 : 1, continuous_ ? -1 : 4) {}
+        log_(c, "CarRacing", continuous_ ? 3 : 1, continuous_ ? -1 : 4) {
+    const std::pair<Ink, Rgb> fixed[] = {{kBlack, {0, 0, 0}},     {kWhite, {255, 255, 255}}, {kRed, {255, 0, 0}},
+                                         {kHull, {204, 0, 0}},    {kStripe, {77, 77, 77}},   {kBlue, {0, 0, 255}},
+                                         {kViolet, {51, 0, 255}}, {kGreen, {0, 255, 0}}};
+    for (const auto& [ink, rgb] : fixed) canvas_.SetInk(ink, rgb);
+  }
 
   void Reset(Output& out) override {
     rng_.SeedFrom(gen_);
@@ -98,6 +102,7 @@ class CarRacingEnv : public Env {
 
  private:
   static constexpr int kStateW = 96, kStateH = 96, kWindowW = 1000, kWindowH = 800;
+  static constexpr int kBarTop = kWindowH - 5 * kWindowH / 40;  // the indicator bar's first row
   static constexpr double kScale = 6.0, kTrackRad = 900 / kScale, kPlayfield = 2000 / kScale, kFps = 50;
   static constexpr double kZoom = 2.7, kTrackDetailStep = 21 / kScale, kTrackTurnRate = 0.31;
   static constexpr double kTrackWidth = 40 / kScale, kBorder = 8 / kScale, kGrassDim = kPlayfield / 20.0;
@@ -107,8 +112,28 @@ class CarRacingEnv : public Env {
   static constexpr double kWheelMomentOfInertia = 4000 * kSize * kSize, kFrictionLimit = 1000000 * kSize * kSize;
   static constexpr double kWheelR = 27, kWheelW = 14;
 
+  // The frame's colours, as canvas inks (palette_canvas.h): the episode's background, grass and road colours (set
+  // by InitColors) and gymnasium's fixed ones.
+  enum Ink : uint8_t {
+    kBlack,
+    kBackground,
+    kGrass,
+    kRoad,  // kRoad + i % 3: tile i's colour until something touches it, then kRoad
+    kRoad1,
+    kRoad2,
+    kWhite,
+    kRed,
+    kHull,
+    kStripe,
+    kBlue,
+    kViolet,
+    kGreen,
+  };
+  using Canvas = PaletteCanvas<kWindowW, kWindowH, kStateW, kStateH>;
+  using Rgb = Canvas::Rgb;
+
   struct Tile {
-    std::array<double, 3> color;
+    Ink ink = kRoad;
     bool visited = false;
     int idx = 0;
   };
@@ -120,7 +145,7 @@ class CarRacingEnv : public Env {
   };
   struct Poly {
     std::array<std::array<double, 2>, 4> p;
-    std::array<int, 3> color;
+    Ink ink;
     Tile* tile = nullptr;  // road polys draw their tile's current colour
   };
 
@@ -132,7 +157,7 @@ class CarRacingEnv : public Env {
     if (Tile* t = TileOf(a)) tile = t, obj = b;
     if (Tile* t = TileOf(b)) tile = t, obj = a;
     if (tile == nullptr) return;
-    tile->color = road_color_;
+    tile->ink = kRoad;
     Wheel* wheel = WheelOf(obj);
     if (wheel == nullptr) return;
     if (begin) {
@@ -174,6 +199,15 @@ class CarRacingEnv : public Env {
       road_color_ = {102, 102, 102};
       bg_color_ = {102, 204, 102};
       grass_color_ = {102, 230, 102};
+    }
+    const auto to_int = [](const std::array<double, 3>& c) {  // pygame takes the int() of each component
+      return Rgb{static_cast<int>(c[0]), static_cast<int>(c[1]), static_cast<int>(c[2])};
+    };
+    canvas_.SetInk(kBackground, to_int(bg_color_));
+    canvas_.SetInk(kGrass, to_int(grass_color_));
+    for (int k = 0; k < 3; ++k) {  // gymnasium's tile colours, road_color + 0.01 * (i % 3) * 255
+      const double c = 0.01 * k * 255;
+      canvas_.SetInk(static_cast<Ink>(kRoad + k), to_int({road_color_[0] + c, road_color_[1] + c, road_color_[2] + c}));
     }
   }
 
@@ -313,10 +347,9 @@ class CarRacingEnv : public Env {
       b2Body* body = world_->CreateBody(&def);
       body->CreateFixture(&f)->SetSensor(true);
       Tile& tile = tiles_[i];
-      const double c = 0.01 * (i % 3) * 255;
-      tile.color = {road_color_[0] + c, road_color_[1] + c, road_color_[2] + c};
+      tile.ink = static_cast<Ink>(kRoad + i % 3);
       tile.idx = i;
-      polys_.push_back({{r1l, r1r, r2r, r2l}, {0, 0, 0}, &tile});
+      polys_.push_back({{r1l, r1r, r2r, r2l}, kRoad, &tile});
       if (border[i]) {
         const double side = Sign(beta2 - beta1);
         const std::array<double, 2> b1l = {x1 + side * kTrackWidth * std::cos(beta1),
@@ -327,9 +360,7 @@ class CarRacingEnv : public Env {
                                            y2 + side * kTrackWidth * std::sin(beta2)};
         const std::array<double, 2> b2r = {x2 + side * (kTrackWidth + kBorder) * std::cos(beta2),
                                            y2 + side * (kTrackWidth + kBorder) * std::sin(beta2)};
-        polys_.push_back({{b1l, b1r, b2r, b2l},
-                          i % 2 == 0 ? std::array<int, 3>{255, 255, 255} : std::array<int, 3>{255, 0, 0},
-                          nullptr});
+        polys_.push_back({{b1l, b1r, b2r, b2l}, i % 2 == 0 ? kWhite : kRed, nullptr});
       }
     }
   }
@@ -502,41 +533,10 @@ class CarRacingEnv : public Env {
 
   // ---- drawing: gymnasium's _render("state_pixels") on a 1000x800 canvas, then shrunk to 96x96 ----
 
-  // Fills the polygon (window coordinates, y down after gymnasium's flip) with colour c: pixels whose centre is
-  // inside (even-odd rule, scanlines at pixel centres).
-  void Fill(const double (*p)[2], int n, const std::array<int, 3>& c) {
-    double ymin = 1e300, ymax = -1e300;
-    for (int k = 0; k < n; ++k) ymin = std::min(ymin, p[k][1]), ymax = std::max(ymax, p[k][1]);
-    const int y0 = std::max(0, static_cast<int>(std::ceil(ymin - 0.5))),
-              y1 = std::min(kWindowH - 1, static_cast<int>(std::floor(ymax - 0.5)));
-    double xs[16];
-    for (int y = y0; y <= y1; ++y) {
-      const double yc = y + 0.5;
-      int m = 0;
-      for (int k = 0; k < n; ++k) {
-        const double* a = p[k];
-        const double* b = p[(k + 1) % n];
-        if ((a[1] <= yc) != (b[1] <= yc)) xs[m++] = a[0] + (yc - a[1]) * (b[0] - a[0]) / (b[1] - a[1]);
-      }
-      std::sort(xs, xs + m);
-      for (int k = 0; k + 1 < m; k += 2) {
-        const int xa = std::max(0, static_cast<int>(std::ceil(xs[k] - 0.5)));
-        const int xb = std::min(kWindowW - 1, static_cast<int>(std::floor(xs[k + 1] - 0.5)));
-        if (xb < xa) continue;
-        uint8_t* span = &canvas_[(static_cast<size_t>(y) * kWindowW + xa) * 3];
-        span[0] = static_cast<uint8_t>(c[0]);
-        span[1] = static_cast<uint8_t>(c[1]);
-        span[2] = static_cast<uint8_t>(c[2]);
-        const size_t total = static_cast<size_t>(xb - xa + 1) * 3;
-        for (size_t done = 3; done < total; done *= 2) {  // copy the filled part onto the rest, doubling
-          std::memcpy(span + done, span, std::min(done, total - done));
-        }
-      }
-    }
-  }
-
   // World polygon -> window: gymnasium rotates by `angle`, scales by zoom, translates, then flips vertically.
-  void FillWorld(const std::array<double, 2>* pts, int n, const std::array<int, 3>& c, bool clip) {
+  // With `clip`, gymnasium's test: skipped unless a vertex lies within max_dim of the window. `outside` as in
+  // PaletteCanvas::Fill. Only the rows above the indicator bar are drawn: the bar (DrawIndicators) covers the rest.
+  void FillWorld(const std::array<double, 2>* pts, int n, Ink ink, bool clip, int outside = -1) {
     double w[8][2];
     bool visible = !clip;
     const double max_dim = std::max({kGrassDim, kTrackWidth, kTrackDetailStep}) * std::sqrt(2.0) * kZoom * kScale;
@@ -548,11 +548,10 @@ class CarRacingEnv : public Env {
                             (-max_dim <= w[k][1] && w[k][1] <= kWindowH + max_dim));
       w[k][1] = kWindowH - w[k][1];  // the flip
     }
-    if (visible) Fill(w, n, c);
+    if (visible) canvas_.Fill(w, n, ink, outside, kBarTop);
   }
 
   void Render() {
-    std::fill(canvas_.begin(), canvas_.end(), 0);  // a new pygame Surface: black (seen beyond the playfield)
     const double angle = -static_cast<double>(hull_->GetAngle());
     cos_ = std::cos(angle);
     sin_ = std::sin(angle);
@@ -561,29 +560,23 @@ class CarRacingEnv : public Env {
     const double sx = -double(pos.x) * zoom_, sy = -double(pos.y) * zoom_;
     trans_[0] = kWindowW / 2.0 + (sx * cos_ - sy * sin_);
     trans_[1] = kWindowH / 4.0 + (sx * sin_ + sy * cos_);
-    const auto to_int = [](const std::array<double, 3>& c) {
-      return std::array<int, 3>{static_cast<int>(c[0]), static_cast<int>(c[1]), static_cast<int>(c[2])};
-    };
     const std::array<double, 2> field[4] = {
         {kPlayfield, kPlayfield}, {kPlayfield, -kPlayfield}, {-kPlayfield, -kPlayfield}, {-kPlayfield, kPlayfield}};
-    FillWorld(field, 4, to_int(bg_color_), false);
-    const auto grass = to_int(grass_color_);
+    // the playfield on a new pygame Surface (black, seen beyond the playfield): one pass over the canvas
+    FillWorld(field, 4, kBackground, false, kBlack);
     for (int gx = -20; gx < 20; gx += 2) {
       for (int gy = -20; gy < 20; gy += 2) {
         const std::array<double, 2> sq[4] = {{kGrassDim * gx + kGrassDim, kGrassDim * gy + 0},
                                              {kGrassDim * gx + 0, kGrassDim * gy + 0},
                                              {kGrassDim * gx + 0, kGrassDim * gy + kGrassDim},
                                              {kGrassDim * gx + kGrassDim, kGrassDim * gy + kGrassDim}};
-        FillWorld(sq, 4, grass, true);
+        FillWorld(sq, 4, kGrass, true);
       }
     }
-    for (const Poly& poly : polys_) {
-      FillWorld(poly.p.data(), 4, poly.tile ? to_int(poly.tile->color) : poly.color, true);
-    }
+    for (const Poly& poly : polys_) FillWorld(poly.p.data(), 4, poly.tile ? poly.tile->ink : poly.ink, true);
     // the car: wheels (black, with the turning white stripe), then the hull
     for (int k = 0; k <= 4; ++k) {
       b2Body* body = k < 4 ? wheels_[k].body : hull_;
-      const std::array<int, 3> color = k < 4 ? std::array<int, 3>{0, 0, 0} : std::array<int, 3>{204, 0, 0};
       for (b2Fixture* f = body->GetFixtureList(); f != nullptr; f = f->GetNext()) {  // one colour per body
         const auto* shape = static_cast<const b2PolygonShape*>(f->GetShape());
         std::array<double, 2> path[8];
@@ -592,12 +585,12 @@ class CarRacingEnv : public Env {
           const b2Vec2 p = b2Mul(xf, shape->m_vertices[v]);
           path[v] = {double(p.x), double(p.y)};
         }
-        FillWorld(path, shape->m_count, color, false);
+        FillWorld(path, shape->m_count, k < 4 ? kBlack : kHull, false);
         if (k < 4) DrawStripe(wheels_[k], xf);
       }
     }
     DrawIndicators();
-    Shrink();
+    canvas_.Shrink(frame_.data());
   }
 
   void DrawStripe(const Wheel& w, const b2Transform& xf) {
@@ -616,82 +609,38 @@ class CarRacingEnv : public Env {
       const b2Vec2 p = b2Mul(xf, V(local[v][0], local[v][1]));
       path[v] = {double(p.x), double(p.y)};
     }
-    FillWorld(path, 4, {77, 77, 77}, false);
+    FillWorld(path, 4, kStripe, false);
   }
 
   void DrawIndicators() {  // gymnasium's _render_indicators, drawn after the flip (window coordinates)
     const double W = kWindowW, H = kWindowH, s = W / 40.0, h = H / 40.0;
     const double bar[4][2] = {{W, H}, {W, H - 5 * h}, {0, H - 5 * h}, {0, H}};
-    Fill(bar, 4, {0, 0, 0});
-    const auto vertical = [&](double place, double val, const std::array<int, 3>& c) {
+    canvas_.Fill(bar, 4, kBlack);
+    const auto vertical = [&](double place, double val, Ink ink) {
       const double p[4][2] = {{place * s, H - (h + h * val)},
                               {(place + 1) * s, H - (h + h * val)},
                               {(place + 1) * s, H - h},
                               {(place + 0) * s, H - h}};
-      Fill(p, 4, c);
+      canvas_.Fill(p, 4, ink);
     };
-    const auto horizontal = [&](double place, double val, const std::array<int, 3>& c) {
+    const auto horizontal = [&](double place, double val, Ink ink) {
       const double p[4][2] = {{(place + 0) * s, H - 4 * h},
                               {(place + val) * s, H - 4 * h},
                               {(place + val) * s, H - 2 * h},
                               {(place + 0) * s, H - 2 * h}};
-      Fill(p, 4, c);
+      canvas_.Fill(p, 4, ink);
     };
     const b2Vec2 v = hull_->GetLinearVelocity();
     const double speed = std::sqrt(double(v.x) * double(v.x) + double(v.y) * double(v.y));
-    if (std::abs(speed) > 1e-4) vertical(5, 0.02 * speed, {255, 255, 255});
+    if (std::abs(speed) > 1e-4) vertical(5, 0.02 * speed, kWhite);
     for (int k = 0; k < 4; ++k) {
       const double omega = wheels_[k].omega;
-      if (std::abs(omega) > 1e-4)
-        vertical(7 + k, 0.01 * omega, k < 2 ? std::array<int, 3>{0, 0, 255} : std::array<int, 3>{51, 0, 255});
+      if (std::abs(omega) > 1e-4) vertical(7 + k, 0.01 * omega, k < 2 ? kBlue : kViolet);
     }
     const double steer = wheels_[0].joint->GetJointAngle();
-    if (std::abs(steer) > 1e-4) horizontal(20, -10.0 * steer, {0, 255, 0});
+    if (std::abs(steer) > 1e-4) horizontal(20, -10.0 * steer, kGreen);
     const double spin = hull_->GetAngularVelocity();
-    if (std::abs(spin) > 1e-4) horizontal(30, -0.8 * spin, {255, 0, 0});
-  }
-
-  // 1000x800 -> 96x96: each output pixel the area-weighted mean of the canvas pixels it covers (separable: the
-  // rows of each output row first, then the columns of each output pixel).
-  struct Taps {
-    std::vector<int> first, count;
-    std::vector<float> weight;  // per output index, `count` weights from `first`, summing to 1
-  };
-  static Taps AreaTaps(int in, int out) {
-    Taps t;
-    const double f = double(in) / out;
-    for (int o = 0; o < out; ++o) {
-      const double a = o * f, b = a + f;
-      t.first.push_back(static_cast<int>(a));
-      const int end = std::min(in, static_cast<int>(std::ceil(b)));
-      t.count.push_back(end - t.first.back());
-      for (int k = t.first.back(); k < end; ++k) {
-        t.weight.push_back(static_cast<float>((std::min<double>(k + 1, b) - std::max<double>(k, a)) / f));
-      }
-    }
-    return t;
-  }
-
-  void Shrink() {
-    const float* wy = ytaps_.weight.data();
-    for (int oy = 0; oy < kStateH; ++oy) {
-      std::fill(rows_.begin(), rows_.end(), 0.0f);
-      for (int k = 0; k < ytaps_.count[oy]; ++k, ++wy) {
-        const uint8_t* row = &canvas_[static_cast<size_t>(ytaps_.first[oy] + k) * kWindowW * 3];
-        for (int i = 0; i < kWindowW * 3; ++i) rows_[i] += *wy * row[i];
-      }
-      const float* wx = xtaps_.weight.data();
-      for (int ox = 0; ox < kStateW; ++ox) {
-        float acc[3] = {0, 0, 0};
-        for (int k = 0; k < xtaps_.count[ox]; ++k, ++wx) {
-          const float* px = &rows_[(xtaps_.first[ox] + k) * 3];
-          for (int c = 0; c < 3; ++c) acc[c] += *wx * px[c];
-        }
-        for (int c = 0; c < 3; ++c) {
-          frame_[(oy * kStateW + ox) * 3 + c] = static_cast<uint8_t>(std::clamp(acc[c], 0.0f, 255.0f));
-        }
-      }
-    }
+    if (std::abs(spin) > 1e-4) horizontal(30, -0.8 * spin, kRed);
   }
 
   void Write(Output& out) { std::copy(frame_.begin(), frame_.end(), out.Obs<uint8_t>(0)); }
@@ -712,9 +661,7 @@ class CarRacingEnv : public Env {
   int tile_visited_count_ = 0;
   bool new_lap_ = false, terminated_ = false;
   double cos_ = 1, sin_ = 0, zoom_ = 1, trans_[2] = {0, 0};
-  std::vector<uint8_t> canvas_;
-  std::vector<float> rows_;  // Shrink's row sums
-  Taps xtaps_, ytaps_;
+  Canvas canvas_;
   std::array<uint8_t, kStateW * kStateH * 3> frame_{};
   ActionLog log_;  // the episode's start and actions (GetState)
 };
