@@ -416,7 +416,7 @@ def test_several_agents_call_stuck_after_kill_is_env_error():
     hanging, the env says it is out of use, and close() returns."""
     before = engine_pids()
     env = pp.make("MultiDuel-v1", env_type="gymnasium", num_envs=1, max_num_players=2, seed=2)
-    poisoned = None
+    instance = None
     try:
         env.reset()
         pids = engine_pids() - before
@@ -424,8 +424,10 @@ def test_several_agents_call_stuck_after_kill_is_env_error():
         host = next(iter(pids - {joiner}))
         args = open(f"/proc/{host}/cmdline", "rb").read().split(b"\0")
         instance = args[args.index(b"+viz_instance_id") + 1].decode()
-        poisoned = f"/dev/shm/ViZDoomMQDoom{instance}"  # the queue the host's calls send into
-        subprocess.run([sys.executable, "-c", DIE_HOLDING_QUEUE_LOCK, poisoned], check=True, timeout=60)
+        # the queue the host's calls send into
+        subprocess.run(
+            [sys.executable, "-c", DIE_HOLDING_QUEUE_LOCK, f"/dev/shm/ViZDoomMQDoom{instance}"], check=True, timeout=60
+        )
         os.kill(joiner, signal.SIGKILL)  # the joiner's call fails: the host's engine is killed too
         actions = np.zeros((2, env.single_action_space.shape[0]))
         start = time.monotonic()
@@ -440,8 +442,10 @@ def test_several_agents_call_stuck_after_kill_is_env_error():
         start = time.monotonic()
         env.close()
         assert time.monotonic() - start < 30
-        if poisoned is not None and os.path.exists(poisoned):
-            os.unlink(poisoned)  # the stuck call never removes its queue
+        # the host's game is leaked with its stuck call: nothing removes its queues and shared memory
+        for name in ["ViZDoomMQDoom", "ViZDoomMQCtr", "ViZDoomSM"] if instance else []:
+            if os.path.exists(f"/dev/shm/{name}{instance}"):
+                os.unlink(f"/dev/shm/{name}{instance}")
     assert wait_until(lambda: not (engine_pids() - before))
 
 

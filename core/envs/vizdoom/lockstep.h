@@ -31,30 +31,21 @@ class Lockstep {
  public:
   // What Run throws once the players' calls did not return after unstick (and at every later Run).
   class Abandoned : public std::runtime_error {
+   public:
     using std::runtime_error::runtime_error;
   };
 
   explicit Lockstep(int players) : state_(std::make_shared<State>()) {
     state_->busy.assign(static_cast<size_t>(players), false);
     threads_.reserve(static_cast<size_t>(players));
-    for (int p = 0; p < players; ++p) threads_.emplace_back(Serve, state_, p);
-  }
-  ~Lockstep() {
-    std::vector<bool> busy;
-    {
-      std::lock_guard<std::mutex> lock(state_->mu);
-      state_->stop = true;
-      busy = state_->busy;
-    }
-    state_->work_cv.notify_all();
-    for (size_t p = 0; p < threads_.size(); ++p) {
-      if (busy[p]) {
-        threads_[p].detach();  // still inside a call Run gave up on: it owns what it uses (the shared state)
-      } else {
-        threads_[p].join();  // idle: it sees `stop` and returns
-      }
+    try {
+      for (int p = 0; p < players; ++p) threads_.emplace_back(Serve, state_, p);
+    } catch (...) {  // a thread could not be created: the ones that were are stopped (a joinable thread terminates)
+      Stop();
+      throw;
     }
   }
+  ~Lockstep() { Stop(); }
   Lockstep(const Lockstep&) = delete;
   Lockstep& operator=(const Lockstep&) = delete;
 
@@ -134,6 +125,23 @@ class Lockstep {
     int running = 0;
     bool stop = false;
   };
+
+  void Stop() noexcept {
+    std::vector<bool> busy;
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      state_->stop = true;
+      busy = state_->busy;
+    }
+    state_->work_cv.notify_all();
+    for (size_t p = 0; p < threads_.size(); ++p) {
+      if (busy[p]) {
+        threads_[p].detach();  // still inside a call Run gave up on: it owns what it uses (the shared state)
+      } else {
+        threads_[p].join();  // idle: it sees `stop` and returns
+      }
+    }
+  }
 
   static void Serve(std::shared_ptr<State> state, int p) {
     State& s = *state;
