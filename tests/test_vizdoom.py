@@ -390,6 +390,65 @@ def test_several_agents_killed_engine_is_env_error():
     assert wait_until(lambda: not (engine_pids() - before))
 
 
+# A process that maps an engine's message queue, takes the queue's lock and dies holding it: what an engine killed
+# inside a send or receive leaves behind (the lock is a process-shared pthread mutex, not robust). glibc's
+# pthread_mutex_t: lock word, recursion count, owner tid, user count, kind; a process-shared normal mutex has kind
+# 128 (the PSHARED bit). The user count stays 1 while the engine waits on the queue's condition.
+DIE_HOLDING_QUEUE_LOCK = """
+import ctypes, mmap, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+buf = mmap.mmap(fd, os.fstat(fd).st_size)
+for off in range(0, 512, 8):
+    lock, count, owner, _, kind = struct.unpack_from("5i", buf, off)
+    if (lock, count, owner, kind) == (0, 0, 0, 128):
+        break
+else:
+    sys.exit("no unlocked process-shared mutex in " + sys.argv[1])
+addr = ctypes.addressof(ctypes.c_char.from_buffer(buf)) + off
+assert ctypes.CDLL(None).pthread_mutex_lock(ctypes.c_void_p(addr)) == 0
+os._exit(0)  # dies holding it
+"""
+
+
+def test_several_agents_call_stuck_after_kill_is_env_error():
+    """The CI hang, made certain: the host's message queue is locked by a dead process, so the host's call blocks
+    for good and killing its engine does not make it return. The step raises EnvError after the bound instead of
+    hanging, the env says it is out of use, and close() returns."""
+    before = engine_pids()
+    env = pp.make("MultiDuel-v1", env_type="gymnasium", num_envs=1, max_num_players=2, seed=2)
+    instance = None
+    try:
+        env.reset()
+        pids = engine_pids() - before
+        joiner = next(p for p in pids if b"-join" in open(f"/proc/{p}/cmdline", "rb").read())
+        host = next(iter(pids - {joiner}))
+        args = open(f"/proc/{host}/cmdline", "rb").read().split(b"\0")
+        instance = args[args.index(b"+viz_instance_id") + 1].decode()
+        # the queue the host's calls send into
+        subprocess.run(
+            [sys.executable, "-c", DIE_HOLDING_QUEUE_LOCK, f"/dev/shm/ViZDoomMQDoom{instance}"], check=True, timeout=60
+        )
+        os.kill(joiner, signal.SIGKILL)  # the joiner's call fails: the host's engine is killed too
+        actions = np.zeros((2, env.single_action_space.shape[0]))
+        start = time.monotonic()
+        with pytest.raises(pp.EnvError, match="did not return") as err:
+            for _ in range(5):
+                env.step(actions)
+        assert err.value.env_ids == [0] and time.monotonic() - start < 60
+        assert wait_until(lambda: not any(alive(p) for p in pids))
+        with pytest.raises(pp.EnvError, match="out of use"):
+            env.reset()
+    finally:
+        start = time.monotonic()
+        env.close()
+        assert time.monotonic() - start < 30
+        # the host's game is leaked with its stuck call: nothing removes its queues and shared memory
+        for name in ["ViZDoomMQDoom", "ViZDoomMQCtr", "ViZDoomSM"] if instance else []:
+            if os.path.exists(f"/dev/shm/{name}{instance}"):
+                os.unlink(f"/dev/shm/{name}{instance}")
+    assert wait_until(lambda: not (engine_pids() - before))
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # engine processes
 

@@ -660,10 +660,7 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
   }
   num_pending_ += k;
   const int want = WorkersWanted(static_cast<int>(scratch_items_.size()), k);
-  // (not for a class whose step waits on another process: its lone step goes through the queue as before, so a
-  // stalled engine is waited for with the GIL released -- a CI run hung in ViZDoom's killed-engine test with it)
-  if (caller_recvs && ordered && scratch_items_.size() == 1 && want == 0 && !has_own_item_ &&
-      !type_->step_waits_on_another_process) {
+  if (caller_recvs && ordered && scratch_items_.size() == 1 && want == 0 && !has_own_item_) {
     own_item_ = scratch_items_[0];  // no worker is wanted: the caller runs it, so it need not be queued
     has_own_item_ = true;
     return;

@@ -131,37 +131,70 @@ VizdoomEnv::VizdoomEnv(const Config& c, int env_id, uint64_t seed)
   const unsigned engine_seed = EngineSeed(seed);  // one seed for all players: one game
   for (int p = 0; p < players; ++p) SetUpEngine(engines_[p], c, p, engine_seed);
   if (players > 1) lockstep_ = std::make_unique<Lockstep>(players);
-  StartEngines();
+  try {
+    StartEngines();
+  } catch (...) {
+    LeakGamesIfAbandoned();  // the members' destructors would close and free games a stuck init() still uses
+    throw;
+  }
   SetUpScreens(c);
 }
 
+bool VizdoomEnv::LeakGamesIfAbandoned() noexcept {
+  if (!lockstep_ || !lockstep_->abandoned()) return false;
+  // some player's call is still blocked inside its game (see Lockstep): the games are leaked, never closed or
+  // freed, so that such a call, should it return, finds them intact
+  for (auto& e : engines_) (void)e.game.release();
+  return true;
+}
+
 VizdoomEnv::~VizdoomEnv() {
-  if (Several()) KillEngines();  // an engine of a network game may not answer close() while a peer is gone
-  // close() asks the engine to quit and waits for it: an engine that does not answer (stopped, hung) is killed
-  // after kCloseLimitS, so destroying the env (and closing the pool) is bounded
-  std::mutex mu;
-  std::condition_variable cv;
-  bool closed = false;
-  std::thread watchdog([&] {
-    std::unique_lock<std::mutex> lk(mu);
-    if (!cv.wait_for(lk, std::chrono::seconds(kCloseLimitS), [&] { return closed; })) KillEngines();
-  });
-  for (auto& e : engines_) {
-    try {
-      if (e.game) e.game->close();  // stops the engine process and waits for it
-    } catch (...) {                 // a dead engine: nothing left to stop
-    }
+  if (!LeakGamesIfAbandoned()) {
+    if (Several()) KillEngines();  // an engine of a network game may not answer close() while a peer is gone
+    CloseGames();
   }
-  {
-    std::lock_guard<std::mutex> lk(mu);
-    closed = true;
-  }
-  cv.notify_all();
-  watchdog.join();
+  lockstep_.reset();  // joins its threads (detaches those still inside an abandoned call)
   ForgetEngineProcesses();
   if (port_lock_ >= 0) close(port_lock_);  // the port is free for other envs again
   std::error_code ec;
   if (!private_dir_.empty()) std::filesystem::remove_all(private_dir_, ec);
+}
+
+void VizdoomEnv::CloseGames() {
+  // close() asks the engine to quit and waits for it: an engine that does not answer (stopped, hung) is killed
+  // after kCloseLimitS. A close() that still does not return (blocked on a queue lock its killed engine left held)
+  // is left to its thread, which owns the games, so destroying the env (and closing the pool) is bounded.
+  struct Closing {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    std::vector<std::unique_ptr<Game>> games;
+  };
+  auto closing = std::make_shared<Closing>();
+  for (auto& e : engines_) closing->games.push_back(std::move(e.game));
+  std::thread closer([closing] {
+    for (auto& game : closing->games) {
+      try {
+        if (game) game->close();  // stops the engine process and waits for it
+      } catch (...) {             // a dead engine: nothing left to stop
+      }
+    }
+    closing->games.clear();
+    std::lock_guard<std::mutex> lk(closing->mu);
+    closing->done = true;
+    closing->cv.notify_all();
+  });
+  std::unique_lock<std::mutex> lk(closing->mu);
+  auto done = [&] { return closing->done; };
+  if (!closing->cv.wait_for(lk, std::chrono::seconds(kCloseLimitS), done)) {
+    KillEngines();
+    if (!closing->cv.wait_for(lk, std::chrono::seconds(kKilledLimitS), done)) {
+      closer.detach();
+      return;
+    }
+  }
+  lk.unlock();
+  closer.join();
 }
 
 // Everything before init(): paths, screen, mode, game args, seed, buttons and game variables (read back into the
@@ -258,7 +291,16 @@ unsigned VizdoomEnv::EngineSeed(uint64_t seed) {
 
 void VizdoomEnv::Reseeded(uint64_t seed) { reseed_ = EngineSeed(seed); }
 
+void VizdoomEnv::CheckUsable() const {
+  if (lockstep_ && lockstep_->abandoned()) {
+    throw std::runtime_error(
+        "ViZDoom: this env is out of use: a call of one of its engines never returned after the engines were "
+        "killed (see the error of that step); close the pool and make a new one");
+  }
+}
+
 void VizdoomEnv::Reset(Output& out) {
+  CheckUsable();
   // reset(seed=s): the engine draws each episode's seed from a generator seeded with s, so reseeding it and
   // starting a new episode replays the episodes of an env made with seed s
   const std::optional<unsigned> reseed = std::exchange(reseed_, std::nullopt);
@@ -291,6 +333,7 @@ void VizdoomEnv::Reset(Output& out) {
 }
 
 void VizdoomEnv::Step(const ActionView& action, Output& out) {
+  CheckUsable();
   for (int p = 0; p < NumPlayers(); ++p) SetAction(engines_[p], action, p);
   if (!Several()) {
     engines_[0].game->advanceAction(frame_skip_, true);
@@ -340,7 +383,7 @@ void VizdoomEnv::AddBots() {
 }
 
 void VizdoomEnv::TogetherOrStop(const std::function<void(int)>& fn, int limit_s) {
-  lockstep_->Run(fn, std::chrono::seconds(limit_s), [this] { KillEngines(); });
+  lockstep_->Run(fn, Limits(limit_s), [this] { KillEngines(); });
 }
 
 // SIGKILL the engine processes this env started (through the pidfds FindEngineProcesses opened: never another
@@ -403,7 +446,7 @@ void VizdoomEnv::ForgetEngineProcesses() noexcept {
 // the host's init waits until every player has joined.
 void VizdoomEnv::StartEngines() {
   if (Several()) {
-    lockstep_->Run([&](int p) { engines_[p].game->init(); }, std::chrono::seconds(kStartLimitS),
+    lockstep_->Run([&](int p) { engines_[p].game->init(); }, Limits(kStartLimitS),
                    [this] {
                      // a stalled start: the engines are found (those already running) and stopped
                      try {
@@ -423,12 +466,16 @@ void VizdoomEnv::StartEngines() {
 void VizdoomEnv::RestartEngines() {
   if (Several()) {
     KillEngines();
-    for (auto& e : engines_) {
-      try {
-        e.game->close();
-      } catch (...) {  // a dead engine: nothing left to stop
-      }
-    }
+    // close() of a killed engine returns at once -- unless it died holding a lock of its message queue: bounded by
+    // the Lockstep like any other call of the players
+    TogetherOrStop(
+        [&](int p) {
+          try {
+            engines_[p].game->close();
+          } catch (...) {  // a dead engine: nothing left to stop
+          }
+        },
+        kCloseLimitS);
   }
   StartEngines();
 }
@@ -552,6 +599,7 @@ void VizdoomEnv::WriteOutputs(Engine& e, Output& out, int player, float reward) 
 }
 
 void VizdoomEnv::Render(uint8_t* rgb) {
+  CheckUsable();
   const Engine& e = engines_[0];
   const size_t plane = static_cast<size_t>(native_h_) * native_w_;
   // the screen at the scenario's size: resized into `native`, or the engine's buffer itself

@@ -291,8 +291,23 @@ class VizdoomEnv : public Env {
   static constexpr int kStartLimitS = 60, kCallLimitS = 30;
   // How long destroying the env waits for its engines to quit before it kills them.
   static constexpr int kCloseLimitS = 5;
+  // How long a call (or close()) may take to return once its engine was killed: a killed engine's calls return
+  // within milliseconds, unless it died holding a lock of its message queue (see Lockstep), and then never.
+  static constexpr int kKilledLimitS = 5;
+  // After one player's call failed, how long the others may take to answer by themselves before their engines are
+  // killed (an engine whose peer is gone answers after waiting about a tic for it).
+  static constexpr int kSettleMs = 1000;
   // Several players: every engine makes the call together (Lockstep); a failure stops them all.
   void TogetherOrStop(const std::function<void(int)>& fn, int limit_s);
+  static Lockstep::Limits Limits(int limit_s) {
+    return {std::chrono::seconds(limit_s), std::chrono::milliseconds(kSettleMs), std::chrono::seconds(kKilledLimitS)};
+  }
+  // Throws when a call of this env never returned (Lockstep abandoned): the env's games are out of use for good.
+  void CheckUsable() const;
+  // close() every engine, bounded: a close() that does not return is abandoned with the games it uses.
+  void CloseGames();
+  // After the Lockstep abandoned a call: releases the games (never freed) and returns true.
+  bool LeakGamesIfAbandoned() noexcept;
   void KillEngines() const noexcept;
   void Abort() noexcept override { KillEngines(); }
   std::vector<double> SaveState() const override {
