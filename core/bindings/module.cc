@@ -522,10 +522,11 @@ class PyEngine {
     const auto& specs = pool_->spec().action;
     const int rows = pool_->ActionRows(ids, k);
     inputs_.clear();
+    uint8_t* block = caller_recvs ? DirectBlock(k, rows) : nullptr;
     if (specs.size() == 1) {  // one action array: no Python list, no allocation (the per-step cost of a 1-env pool)
       py::array a = ConvertAction(specs[0], actions, rows, k);
       inputs_.push_back({static_cast<const uint8_t*>(a.data()), *EngineDType(a.dtype())});
-      pool_->Send(ids, k, inputs_, false, nullptr, caller_recvs);
+      pool_->Send(ids, k, inputs_, false, nullptr, caller_recvs, block);
       return;
     }
     py::list arrays;
@@ -545,7 +546,7 @@ class PyEngine {
       keep.push_back(ConvertAction(specs[a], arrays[a], rows, k));
       inputs_.push_back({static_cast<const uint8_t*>(keep.back().data()), *EngineDType(keep.back().dtype())});
     }
-    pool_->Send(ids, k, inputs_, false, nullptr, caller_recvs);
+    pool_->Send(ids, k, inputs_, false, nullptr, caller_recvs, block);
   }
 
   // Env ids given from Python (any integer dtype, 0-d or 1-d) as int32, range-checked in 64 bit before narrowing.
@@ -679,6 +680,18 @@ class PyEngine {
     }
   }
 
+  // The block of a cached result nobody holds (Unheld) with this many env and player rows, for a step (send + recv in
+  // one call) of a sync pool to write its rows into: the Recv then returns that result's arrays as they are -- no
+  // block from the pool, no copy, no new arrays, whatever the batch's size. Only while nothing else is pending, so
+  // the Recv that follows returns this very batch; nullptr otherwise.
+  uint8_t* DirectBlock(int k, int rows) {
+    if (!pool_->sync() || pool_->num_pending() != 0) return nullptr;
+    for (auto& c : reuse_) {
+      if (c.env_rows == k && c.player_rows == rows && Unheld(c)) return c.block;
+    }
+    return nullptr;
+  }
+
   // pool_->Recv; when close() was asked for while it waited (from a signal handler on this thread, or another
   // thread), the pool is closed here, under the lock this call holds, before the "closed" error propagates.
   RecvResult RecvOrClose(const std::function<bool()>& interrupted) {
@@ -718,6 +731,16 @@ class PyEngine {
     }
     if (interrupted) throw py::error_already_set();
     const Layout& L = pool_->layout();
+    const bool cache = L.block_bytes <= kReuseMaxBytes || pool_->sync();
+    for (auto& c : reuse_) {
+      if (cache && c.block == r.block) {  // a step written into this cached result's block (DirectBlock)
+        if (kept != nullptr && c.result) {
+          *kept = c.result;
+          ++results_reused_;
+        }
+        return c.arrays;
+      }
+    }
     if (L.block_bytes <= kReuseMaxBytes) {
       for (auto& c : reuse_) {
         if (c.env_rows == r.env_rows && c.player_rows == r.player_rows && Unheld(c)) {
@@ -755,7 +778,7 @@ class PyEngine {
       if (api.PyArray_SetBaseObject_(a, base.inc_ref().ptr()) != 0) throw py::error_already_set();  // steals
       PyTuple_SET_ITEM(out.ptr(), static_cast<py::ssize_t>(i), array.release().ptr());
     }
-    if (L.block_bytes <= kReuseMaxBytes) {  // remember it; the older of the two cached results is dropped
+    if (cache) {  // remember it; the older of the two cached results is dropped
       Reusable& c = reuse_[reuse_next_];
       reuse_next_ ^= 1;
       c.arrays = out;
@@ -778,7 +801,9 @@ class PyEngine {
   // tuple: our cache; each array: the tuple) and of n + 1 (the capsule: the n arrays and our cache) mean no
   // one else can read the block. An array whose attributes were changed in place (shape, strides, dtype, flags)
   // is not reused. Two results, so that the loop `obs = step(policy(obs))` (holding step k's arrays during step
-  // k + 1) reuses k - 1's. Larger batches are not copied: their arrays' cost is small per row.
+  // k + 1) reuses k - 1's. A step of a sync pool writes its rows into the block of such a result directly
+  // (DirectBlock), so there the results of batches of any size are kept; other batches are copied into a kept
+  // block only up to kReuseMaxBytes (larger ones get new arrays: their cost is small per row, a copy's is not).
   static constexpr size_t kReuseMaxBytes = 8192;
   struct View {
     void* data;

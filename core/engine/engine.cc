@@ -425,7 +425,7 @@ std::string Engine::Close(std::chrono::milliseconds timeout) {
     b->block = nullptr;
   }
   for (Batch* b : ordered_) {
-    if (b->block) blocks_->Release(b->block);
+    if (b->block && b->own_block) blocks_->Release(b->block);
     b->block = nullptr;
   }
   ordered_.clear();
@@ -630,7 +630,7 @@ void Engine::CheckIds(const int* env_ids, int k, bool reset, bool consecutive) {
 }
 
 void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset, const int64_t* seeds,
-                  bool caller_recvs) {
+                  bool caller_recvs, uint8_t* block) {
   CheckOpen();
   if (k <= 0) throw std::invalid_argument("env_id is empty: give at least one env to step or reset");
   // 1. validate everything before touching any state
@@ -678,7 +678,8 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
   Batch* ordered = nullptr;
   if (sync()) {
     ordered = AcquireOrderedBatch();
-    ordered->block = blocks_->Acquire();
+    ordered->own_block = block == nullptr;
+    ordered->block = block != nullptr ? block : blocks_->Acquire();
     ordered->expected = k;
     ordered->done.store(0, std::memory_order_relaxed);
     ordered->player_offset.resize(k);
@@ -815,7 +816,7 @@ RecvResult Engine::Recv(const std::function<bool()>& interrupted) {
   if (sync()) {
     // the failed envs reset on their next step; the batch is dropped (the caller steps all of them again)
     MarkReceived(r);
-    blocks_->Release(r.block);
+    if (b->own_block) blocks_->Release(r.block);
   } else {
     // the failed envs were reset in place: the whole batch is delivered by the next recv(), and its envs stay
     // pending until then (so they cannot be sent to twice)

@@ -42,6 +42,7 @@ class Interrupted : public std::runtime_error {
 
 struct Batch {
   uint8_t* block = nullptr;
+  bool own_block = true;  // from block_pool(); else the caller's (Send's `block`), never released here
   int expected = 0;
   std::atomic<int> done{0};
   std::vector<int> player_offset;  // ordered batches: first player row of each position
@@ -87,9 +88,13 @@ class Engine {
   // kind (integers for integer actions); ignored for resets. seeds: per-env reseed values (>= 0) or nullptr.
   // Throws std::invalid_argument and enqueues nothing when any input is bad. caller_recvs: the caller calls Recv
   // next (step = send + recv); a sync send that is one item no worker is wanted for is then not queued at all:
-  // that Recv runs it (no queue lock, no worker racing the caller for it).
+  // that Recv runs it (no queue lock, no worker racing the caller for it). block: a sync send's rows go there (a
+  // block of layout().block_bytes that the caller owns and nobody reads until the Recv that returns it) instead of
+  // a block from block_pool(); the engine never releases it.
   void Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset, const int64_t* seeds,
-            bool caller_recvs = false);
+            bool caller_recvs = false, uint8_t* block = nullptr);
+  // Envs sent and not yet received.
+  int num_pending() const { return num_pending_; }
   // Block until the next batch is complete. `interrupted` is polled while blocked (return true to abort).
   RecvResult Recv(const std::function<bool()>& interrupted);
   // The next Recv will not wait: its (sync) batch is complete, or all that is left of it is the caller's own item
