@@ -734,9 +734,13 @@ void Engine::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
   // Help: run queued items on this thread while they last (only this thread enqueues, so once the queue is
   // empty it stays empty until we return) -- but only cheap ones, and checking for Ctrl-C between them: a
   // caller inside a slow env step could not react to an interruption until the step ends.
+  // With one sync batch in flight the caller takes the newest items (WorkQueue::TryPopBack: each env tends to stay
+  // on one core); otherwise the oldest, so that no item waits behind later ones (an async caller taking the newest
+  // would step the envs it just sent again and again while older ones wait).
+  const bool newest = sync() && ordered_.size() == 1;
   WorkItem item;
   for (int n = 0; !complete() && item_cost_ns_.load(std::memory_order_relaxed) < kHelpMaxNs; ++n) {
-    if (!queue_.TryPopBack(&item)) break;
+    if (!(newest ? queue_.TryPopBack(&item) : queue_.TryPop(&item))) break;
     Execute(item);
     if (stop_requested()) break;
     if ((n & 63) == 63 && interrupted && interrupted()) {
