@@ -257,28 +257,49 @@ class PyEngine {
   py::tuple Step(py::object actions, py::object env_id) {
     Lock lk(this);
     SendLocked(actions, env_id, false, py::none(), true);
-    return RecvLocked();
+    py::tuple arrays = RecvLocked();
+    KeepObs(arrays);
+    return arrays;
   }
 
   // step(actions) of every env of a sync pool for a gym-style front-end: (the batch; the front-end result kept with
   // it (KeepResult) when the batch is a refilled cached one and nothing else holds any part of that result, else
-  // None; the observation rows as bytes when the batch has one observation array and one player per env, else
-  // None: the front-end keeps them for reset_mask, and bytes made here cost less than ndarray.tobytes()).
+  // None).
   py::tuple StepKept(py::object actions) {
     if (!pool_->sync()) throw std::invalid_argument("_step_kept steps every env of a sync pool");
     Lock lk(this);
     SendLocked(actions, py::none(), false, py::none(), true);
     py::object kept = py::none();
     py::tuple arrays = RecvLocked(&kept);
-    py::object obs = py::none();
+    KeepObs(arrays);
+    return py::reinterpret_steal<py::tuple>(PyTuple_Pack(2, arrays.ptr(), kept.ptr()));
+  }
+
+  // reset_mask's rows of the unmasked envs (parallel_pool.pool.KeptRows): the observation rows of the last batch
+  // that step() returned holding every env in id order, in a sync pool with one observation array and one player
+  // per env, kept here as they were returned; obs_seq() counts those batches. Kept here rather than by the
+  // front-end, which would pay a Python call and ndarray.tobytes() per step. Only once a front-end asked for it
+  // (keep_obs(): the gym-style front-ends of sync pools, which offer reset_mask).
+  void KeepObs(const py::tuple& arrays) {
     const Layout& L = pool_->layout();
-    if (L.num_obs == 1 && pool_->spec().num_players_max <= 1) {
-      const auto* a = py::detail::array_proxy(PyTuple_GET_ITEM(arrays.ptr(), 0));
-      const auto bytes = static_cast<py::ssize_t>(L.entries[0].row_bytes) * a->dimensions[0];
-      obs = py::reinterpret_steal<py::object>(PyBytes_FromStringAndSize(a->data, bytes));
-      if (!obs) throw py::error_already_set();
-    }
-    return py::reinterpret_steal<py::tuple>(PyTuple_Pack(3, arrays.ptr(), kept.ptr(), obs.ptr()));
+    if (!keep_obs_ || !pool_->sync() || L.num_obs != 1 || pool_->spec().num_players_max > 1) return;
+    const auto* ids = py::detail::array_proxy(PyTuple_GET_ITEM(arrays.ptr(), L.env_id));
+    const auto n = ids->dimensions[0];
+    if (n != num_envs()) return;
+    const auto* id = reinterpret_cast<const int32_t*>(ids->data);
+    bool in_order = true;
+    for (py::ssize_t i = 0; i < n; ++i) in_order &= id[i] == i;
+    if (!in_order) return;
+    const auto* a = py::detail::array_proxy(PyTuple_GET_ITEM(arrays.ptr(), 0));
+    const size_t bytes = L.entries[0].row_bytes * static_cast<size_t>(n);
+    last_obs_.resize(bytes);
+    std::memcpy(last_obs_.data(), a->data, bytes);
+    ++obs_seq_;
+  }
+  void keep_obs() { keep_obs_ = true; }
+  int64_t obs_seq() const { return obs_seq_; }
+  py::bytes last_obs() const {
+    return py::bytes(reinterpret_cast<const char*>(last_obs_.data()), static_cast<py::ssize_t>(last_obs_.size()));
   }
 
   // Keeps `result`, a front-end's result made of the arrays of `arrays` (a batch this engine returned), with that
@@ -930,6 +951,9 @@ class PyEngine {
   Reusable reuse_[2];
   int reuse_next_ = 0;
   int64_t results_reused_ = 0;  // kept front-end results returned again (tests check that it happens)
+  std::vector<uint8_t> last_obs_;  // KeepObs
+  int64_t obs_seq_ = 0;
+  bool keep_obs_ = false;
 
   std::shared_ptr<EngineHandle> handle_;  // shared with the XLA handlers, which find it by id
   bool close_on_return_ = false;          // close() was called by a signal handler inside this thread's own call
@@ -1152,7 +1176,10 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("output_specs", &PyEngine::output_specs)
       .def_property_readonly("_handle_id", &PyEngine::handle_id)
       .def_property_readonly("_batched_steps", &PyEngine::batched_steps)
-      .def_property_readonly("_results_reused", &PyEngine::results_reused);
+      .def_property_readonly("_results_reused", &PyEngine::results_reused)
+      .def_property_readonly("_obs_seq", &PyEngine::obs_seq)
+      .def("_last_obs", &PyEngine::last_obs)
+      .def("_keep_obs", &PyEngine::keep_obs);
   // the per-call methods, without pybind11's dispatcher (see EngineStep); the definitions must outlive the module
   static PyMethodDef fast[] = {
       {"step", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&EngineStep)), METH_FASTCALL | METH_KEYWORDS,
@@ -1163,8 +1190,7 @@ PYBIND11_MODULE(_core, m) {
        "recv(): wait for the next batch and return it as a tuple of arrays"},
       {"_step_kept", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&EngineStepKept)),
        METH_FASTCALL | METH_KEYWORDS,
-       "_step_kept(actions): step every env; (the batch, the result _keep_result kept with it or None, the "
-       "observation rows as bytes or None)"},
+       "_step_kept(actions): step every env; (the batch, the result _keep_result kept with it or None)"},
       {"_keep_result", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&EngineKeepResult)),
        METH_FASTCALL | METH_KEYWORDS,
        "_keep_result(arrays, result): keep a front-end result made of a batch's arrays, reused with the batch"},
