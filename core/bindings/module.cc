@@ -950,7 +950,7 @@ class PyEngine {
   }
   Reusable reuse_[2];
   int reuse_next_ = 0;
-  int64_t results_reused_ = 0;  // kept front-end results returned again (tests check that it happens)
+  int64_t results_reused_ = 0;     // kept front-end results returned again (tests check that it happens)
   std::vector<uint8_t> last_obs_;  // KeepObs
   int64_t obs_seq_ = 0;
   bool keep_obs_ = false;

@@ -26,7 +26,7 @@ constexpr int64_t kWakeWorthNs =
 constexpr int64_t kRunNs = 5000;
 // how long a worker spins for work before sleeping (the caller's Python between two calls of a loop is far less)
 constexpr int64_t kWorkerSpinNs = 100000;
-constexpr int kWaitSpin = 4000;    // pause iterations the caller spins before blocking
+constexpr int kWaitSpin = 4000;  // pause iterations the caller spins before blocking
 
 std::string Msg(std::initializer_list<std::string> parts) {
   std::string s;
