@@ -661,6 +661,12 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
                    actions[a].dtype, n * rows);
         continue;
       }
+      if (max_players_ == 1 && actions[a].dtype == spec_.action[a].dtype && in_row == 4) {
+        // the common scattered send (an async recv's env ids): one 4-byte row per env, a copy of known size
+        for (int i = 0; i < k; ++i)
+          std::memcpy(const_cast<uint8_t*>(slots_[env_ids[i]].action_ptrs[a]), actions[a].data + i * 4, 4);
+        continue;
+      }
       size_t row = 0;
       for (int i = 0; i < k; ++i) {
         const Slot& s = slots_[env_ids[i]];
@@ -774,6 +780,7 @@ void Engine::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
 }
 
 int Engine::CompactPlayerRows(uint8_t* block, int env_rows) {
+  if (max_players_ == 1) return env_rows;  // one player row per env row: nothing to close
   const auto& E = layout_.entries;
   const int32_t* ids = reinterpret_cast<const int32_t*>(block + E[layout_.env_id].offset);
   int total = 0;
