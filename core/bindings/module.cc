@@ -585,8 +585,9 @@ class PyEngine {
       // int32 already (the env_id array of a batch this engine returned): checked as it is, no int64 copy
       auto ids = py::reinterpret_borrow<py::array_t<int32_t>>(raw);
       const int32_t* p = ids.data();
+      const int32_t n = num_envs();
       for (py::ssize_t i = 0; i < ids.size(); ++i) {
-        if (p[i] < 0 || p[i] >= num_envs()) {
+        if (p[i] < 0 || p[i] >= n) {
           throw py::value_error("env_id " + std::to_string(p[i]) + " is out of range: this pool has env ids 0.." +
                                 std::to_string(num_envs() - 1));
         }
