@@ -288,8 +288,9 @@ void Engine::StepStretch(const int* env_ids, int n, Batch* ordered, int pos) {
 }
 
 void Engine::Execute(const WorkItem& it) {
-  // Time every item of expensive envs, one in 16 cheap ones (two clock reads per run of 16 CartPoles were 5% of
-  // the run; the estimate settles before runs form: they are one env long while it is high). On a loaded
+  // Time every item of expensive envs, one in 16 cheap ones, runs included (two clock reads per run of 16 CartPoles
+  // were 5% of the run; runs of a type without StepBatch stay one env long until the estimate has settled, and a
+  // StepBatch type's run length does not depend on it). On a loaded
   // machine a step's wall time includes the time its thread was preempted, and one such sample made the estimate
   // jump past kHelpMaxNs: the caller stopped helping and the pool lost a runnable thread just when it was short of
   // CPU. So expensive items are timed in CPU time when the thread was preempted (see ItemClock); cheap ones by the
