@@ -75,10 +75,9 @@ class Engine:
     def step(
         self, actions: ArrayLike | Sequence[ArrayLike], env_id: ArrayLike | None = None
     ) -> tuple[np.ndarray, ...]: ...
-    def _step_kept(self, actions: ArrayLike | Sequence[ArrayLike]) -> tuple[tuple[np.ndarray, ...], Any, bytes | None]:
+    def _step_kept(self, actions: ArrayLike | Sequence[ArrayLike]) -> tuple[tuple[np.ndarray, ...], Any]:
         """step(actions) of every env of a sync pool: (the batch; the front-end result that _keep_result kept with it
-        when the batch is a refilled cached one and nothing else holds any part of that result, else None; the
-        observation rows as bytes when the batch has one observation array and one player per env, else None)."""
+        when the batch is a refilled cached one and nothing else holds any part of that result, else None)."""
     def _keep_result(self, arrays: tuple[np.ndarray, ...], result: Any) -> None:
         """Keep `result` (tuples and dicts of the batch's arrays, read-only arrays and scalars) with the batch
         `arrays` while the engine caches it; a no-op for a batch it does not cache or a result it cannot check."""
@@ -124,6 +123,14 @@ class Engine:
     @property
     def _results_reused(self) -> int:
         """step() results kept with a batch (_keep_result) that _step_kept returned again (tests: reuse happens)."""
+    @property
+    def _obs_seq(self) -> int:
+        """Steps of every env (step/_step_kept without env_id, nothing else pending) whose observation rows the
+        engine kept (pools with one observation array and one player per env; 0 otherwise)."""
+    def _keep_obs(self) -> None:
+        """Keep the observation rows of those steps from now on (a front-end that offers reset_mask asks)."""
+    def _last_obs(self) -> bytes:
+        """The observation rows of the last of those steps (what reset_mask returns for envs it leaves alone)."""
 
 # XLA FFI handlers as PyCapsules, {"cpu": {name: capsule}, "CUDA": {...}} (empty without XLA support).
 xla_targets: dict[str, dict[str, Any]]

@@ -169,7 +169,7 @@ class _GymStyle(BasePool):
     def __init__(self, spec: EnvSpec, render_mode: str | None = None, thread_pool: Any = None):
         BasePool.__init__(self, spec, render_mode, thread_pool)
         if not self.is_async:  # reset_mask's unchanged rows (async pools refuse reset_mask)
-            self._kept = KeptRows(self.schema, self.num_envs, self.max_num_players)
+            self._kept = KeptRows(self.schema, self.num_envs, self.max_num_players, self._sync_core)
         # The C++ engine of a sync pool keeps step()'s result with the batch it is made of and returns it again when
         # it refills that batch and nothing else holds any part of it (docs/decisions.md, "Per call"). Not with
         # same-step autoreset, whose result has final keys only on the steps where an episode ended.
@@ -189,11 +189,10 @@ class _GymStyle(BasePool):
         if keeper is not None and env_id is None and type(actions) is ndarray and actions.ndim:
             # the common call (every env, one action array): a result nobody holds any more comes back refilled
             try:
-                arrays, result, full = keeper._step_kept(actions)
+                arrays, result = keeper._step_kept(actions)  # the engine keeps the rows for reset_mask (KeptRows)
             except Exception:
                 self.engine  # noqa: B018 -- a closed pool's own error
                 raise
-            self._kept.every_env(arrays, full)  # type: ignore[union-attr]  # a sync pool's
             if result is None:
                 result = self._result(arrays)
                 keeper._keep_result(arrays, result)

@@ -43,7 +43,7 @@ class KeptRows:
     Fed every batch the pool returns (step, step_arrays, send/recv, reset). The rows are the pool's own copy, so a
     user who edits in place the observation they were given does not change what the next masked reset returns."""
 
-    def __init__(self, schema: Schema, num_envs: int, max_num_players: int):
+    def __init__(self, schema: Schema, num_envs: int, max_num_players: int, engine: Any = None):
         self._schema = schema
         self._obs_at = [schema.index[schema.obs_name(k)] for k in schema.obs_keys]
         ids = np.arange(num_envs, dtype=np.int32)
@@ -58,21 +58,36 @@ class KeptRows:
         # the fast path's copy as bytes (tobytes() costs a third of an array copy), not yet in _obs/_owner (_settle)
         self._full: bytes | None = None
         self._full_shape = (num_envs, *fields[0].shape)
+        # A C++ engine keeps the observation rows of its steps of every env itself (the per-call fast paths pass
+        # them by: no Python call per step), counting them in `_obs_seq`; _seq is its count when rows were last
+        # given here, so a count above it means the engine's rows are the latest.
+        self._engine = engine if engine is not None and hasattr(engine, "_obs_seq") else None
+        self._seq = 0
+        if self._engine is not None:
+            self._engine._keep_obs()
 
-    def every_env(self, arrays: Sequence[np.ndarray], full: bytes | None = None) -> None:
+    def _given(self) -> None:
+        """Rows were given here: they are newer than any the engine kept so far."""
+        if self._engine is not None:
+            self._seq = self._engine._obs_seq
+
+    def every_env(self, arrays: Sequence[np.ndarray]) -> None:
         """A batch of every env in env order (a sync step or reset of all envs): copied, nothing merged. On the
-        per-call fast path (one observation array, one player per env): one copy, as bytes (`full`, when the engine
-        made them)."""
+        per-call fast path (one observation array, one player per env): one copy, as bytes."""
         at = self._only_at
         if at >= 0:
-            self._full = arrays[at].tobytes() if full is None else full
+            self._full = arrays[at].tobytes()
         else:
             self._full = None
             self._obs = [arrays[i].copy() for i in self._obs_at]
             self._owner = self._ids if self._one_player else arrays[self._schema.players_env_id].copy()
+        self._given()
 
     def _settle(self) -> None:
-        """The fast path's copy into the general form (one observation array, the rows of envs 0..n-1)."""
+        """The latest rows (the engine's, when newer) into the general form (one observation array, the rows of envs
+        0..n-1)."""
+        if self._engine is not None and self._engine._obs_seq != self._seq:
+            self._full, self._seq = self._engine._last_obs(), self._engine._obs_seq
         if self._full is not None:
             obs = np.frombuffer(self._full, self._obs[0].dtype).reshape(self._full_shape)
             self._obs, self._owner, self._full = [obs], self._ids, None
@@ -87,6 +102,7 @@ class KeptRows:
         order = np.argsort(owner, kind="stable")
         self._obs = [np.concatenate([old[keep], arrays[i]])[order] for old, i in zip(self._obs, self._obs_at)]
         self._owner = owner[order]
+        self._given()
 
     def rows(self) -> tuple[Any, np.ndarray]:
         """(the observation of every env, in the front-end's form; the env of each row): copies for the caller."""
@@ -250,7 +266,7 @@ class BasePool:
             except Exception:
                 self.engine  # noqa: B018 -- a closed pool's own error
                 raise
-            if self._kept is not None:
+            if self._kept is not None and self._sync_core is None:  # a C++ engine keeps the rows itself
                 self._kept.every_env(arrays)
             return arrays
         return self._step_raw(actions, env_id)

@@ -238,6 +238,72 @@ def test_unheld_results_are_refilled_not_remade():
     twin.close()
 
 
+def test_large_sync_batches_are_written_into_kept_results():
+    """A sync step writes straight into the block of a kept result nobody holds, whatever the batch's size (256
+    CartPoles: more than the 8 KiB up to which other batches are copied into one): the same arrays come back with a
+    twin pool's values, and arrays a caller holds keep theirs."""
+    n = 256
+    env, twin = _cartpole(n), _cartpole(n)
+    rng = np.random.default_rng(1)
+    ids = set()
+    for _ in range(20):
+        act = rng.integers(0, 2, n).astype(np.int32)
+        got, want = env.step_arrays(act), twin.step_arrays(act, env_id=np.arange(n))
+        ids.add(id(got))
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+        del got
+    assert len(ids) <= 2
+    held = env.step_arrays(np.ones(n, np.int32))
+    want = [a.copy() for a in twin.step_arrays(np.ones(n, np.int32))]
+    before = env.engine._results_reused
+    for _ in range(10):
+        act = rng.integers(0, 2, n).astype(np.int32)
+        env.step(act)
+        env.step_arrays(act)
+    assert env.engine._results_reused > before  # step()'s kept result came back too
+    for h, w in zip(held, want):
+        np.testing.assert_array_equal(h, w)
+    env.close()
+    twin.close()
+
+
+@pytest.mark.parametrize("env_type", ["gymnasium", "gym"])
+def test_reset_mask_rows_from_the_engine_and_the_front_end_in_turn(env_type):
+    """The fast paths leave reset_mask's rows to the C++ engine, other calls give them to the front-end: in any
+    order, reset_mask returns the latest rows, as a twin pool whose every step names its env ids."""
+    n = 5
+    fast = parallel_pool.make("CartPole-v1", env_type=env_type, num_envs=n, seed=7)
+    twin = parallel_pool.make("CartPole-v1", env_type=env_type, num_envs=n, seed=7)
+    fast.reset()
+    twin.reset()
+    rng = np.random.default_rng(2)
+    every = np.arange(n)
+    for t in range(30):
+        act = rng.integers(0, 2, n).astype(np.int32)
+        kind = t % 5
+        if kind == 0:
+            fast.step(act)
+            twin.step(act, env_id=every)
+        elif kind == 1:
+            fast.step_arrays(act)
+            twin.step_arrays(act, env_id=every)
+        elif kind == 2:  # a subset, merged by the front-end
+            sub = rng.permutation(n)[:2]
+            fast.step(act[:2], env_id=sub)
+            twin.step(act[:2], env_id=sub)
+        elif kind == 3:
+            fast.reset()
+            twin.reset()
+        mask = rng.random(n) < 0.4
+        mask[t % n] = True
+        np.testing.assert_array_equal(
+            fast.reset(options={"reset_mask": mask})[0], twin.reset(options={"reset_mask": mask})[0]
+        )
+    fast.close()
+    twin.close()
+
+
 def test_an_array_changed_in_place_is_not_refilled():
     """A result array whose shape (or dtype) a caller changed in place before dropping it is never reused: the next
     results have the engine's shapes."""

@@ -257,28 +257,49 @@ class PyEngine {
   py::tuple Step(py::object actions, py::object env_id) {
     Lock lk(this);
     SendLocked(actions, env_id, false, py::none(), true);
-    return RecvLocked();
+    py::tuple arrays = RecvLocked();
+    KeepObs(arrays);
+    return arrays;
   }
 
   // step(actions) of every env of a sync pool for a gym-style front-end: (the batch; the front-end result kept with
   // it (KeepResult) when the batch is a refilled cached one and nothing else holds any part of that result, else
-  // None; the observation rows as bytes when the batch has one observation array and one player per env, else
-  // None: the front-end keeps them for reset_mask, and bytes made here cost less than ndarray.tobytes()).
+  // None).
   py::tuple StepKept(py::object actions) {
     if (!pool_->sync()) throw std::invalid_argument("_step_kept steps every env of a sync pool");
     Lock lk(this);
     SendLocked(actions, py::none(), false, py::none(), true);
     py::object kept = py::none();
     py::tuple arrays = RecvLocked(&kept);
-    py::object obs = py::none();
+    KeepObs(arrays);
+    return py::reinterpret_steal<py::tuple>(PyTuple_Pack(2, arrays.ptr(), kept.ptr()));
+  }
+
+  // reset_mask's rows of the unmasked envs (parallel_pool.pool.KeptRows): the observation rows of the last batch
+  // that step() returned holding every env in id order, in a sync pool with one observation array and one player
+  // per env, kept here as they were returned; obs_seq() counts those batches. Kept here rather than by the
+  // front-end, which would pay a Python call and ndarray.tobytes() per step. Only once a front-end asked for it
+  // (keep_obs(): the gym-style front-ends of sync pools, which offer reset_mask).
+  void KeepObs(const py::tuple& arrays) {
     const Layout& L = pool_->layout();
-    if (L.num_obs == 1 && pool_->spec().num_players_max <= 1) {
-      const auto* a = py::detail::array_proxy(PyTuple_GET_ITEM(arrays.ptr(), 0));
-      const auto bytes = static_cast<py::ssize_t>(L.entries[0].row_bytes) * a->dimensions[0];
-      obs = py::reinterpret_steal<py::object>(PyBytes_FromStringAndSize(a->data, bytes));
-      if (!obs) throw py::error_already_set();
-    }
-    return py::reinterpret_steal<py::tuple>(PyTuple_Pack(3, arrays.ptr(), kept.ptr(), obs.ptr()));
+    if (!keep_obs_ || !pool_->sync() || L.num_obs != 1 || pool_->spec().num_players_max > 1) return;
+    const auto* ids = py::detail::array_proxy(PyTuple_GET_ITEM(arrays.ptr(), L.env_id));
+    const auto n = ids->dimensions[0];
+    if (n != num_envs()) return;
+    const auto* id = reinterpret_cast<const int32_t*>(ids->data);
+    bool in_order = true;
+    for (py::ssize_t i = 0; i < n; ++i) in_order &= id[i] == i;
+    if (!in_order) return;
+    const auto* a = py::detail::array_proxy(PyTuple_GET_ITEM(arrays.ptr(), 0));
+    const size_t bytes = L.entries[0].row_bytes * static_cast<size_t>(n);
+    last_obs_.resize(bytes);
+    std::memcpy(last_obs_.data(), a->data, bytes);
+    ++obs_seq_;
+  }
+  void keep_obs() { keep_obs_ = true; }
+  int64_t obs_seq() const { return obs_seq_; }
+  py::bytes last_obs() const {
+    return py::bytes(reinterpret_cast<const char*>(last_obs_.data()), static_cast<py::ssize_t>(last_obs_.size()));
   }
 
   // Keeps `result`, a front-end's result made of the arrays of `arrays` (a batch this engine returned), with that
@@ -522,10 +543,11 @@ class PyEngine {
     const auto& specs = pool_->spec().action;
     const int rows = pool_->ActionRows(ids, k);
     inputs_.clear();
+    uint8_t* block = caller_recvs ? DirectBlock(k, rows) : nullptr;
     if (specs.size() == 1) {  // one action array: no Python list, no allocation (the per-step cost of a 1-env pool)
       py::array a = ConvertAction(specs[0], actions, rows, k);
       inputs_.push_back({static_cast<const uint8_t*>(a.data()), *EngineDType(a.dtype())});
-      pool_->Send(ids, k, inputs_, false, nullptr, caller_recvs);
+      pool_->Send(ids, k, inputs_, false, nullptr, caller_recvs, block);
       return;
     }
     py::list arrays;
@@ -545,7 +567,7 @@ class PyEngine {
       keep.push_back(ConvertAction(specs[a], arrays[a], rows, k));
       inputs_.push_back({static_cast<const uint8_t*>(keep.back().data()), *EngineDType(keep.back().dtype())});
     }
-    pool_->Send(ids, k, inputs_, false, nullptr, caller_recvs);
+    pool_->Send(ids, k, inputs_, false, nullptr, caller_recvs, block);
   }
 
   // Env ids given from Python (any integer dtype, 0-d or 1-d) as int32, range-checked in 64 bit before narrowing.
@@ -557,6 +579,21 @@ class PyEngine {
       throw py::type_error("env_id must be integers, got dtype " + py::str(raw.dtype()).cast<std::string>());
     }
     if (raw.ndim() > 1) throw py::value_error("env_id must be a 1-d array of env ids");
+    const int flags = raw.flags();
+    if (EngineDType(raw.dtype()) == DType::kInt32 && (flags & py::array::c_style) &&
+        (flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_)) {
+      // int32 already (the env_id array of a batch this engine returned): checked as it is, no int64 copy
+      auto ids = py::reinterpret_borrow<py::array_t<int32_t>>(raw);
+      const int32_t* p = ids.data();
+      const int32_t n = num_envs();
+      for (py::ssize_t i = 0; i < ids.size(); ++i) {
+        if (p[i] < 0 || p[i] >= n) {
+          throw py::value_error("env_id " + std::to_string(p[i]) + " is out of range: this pool has env ids 0.." +
+                                std::to_string(num_envs() - 1));
+        }
+      }
+      return ids;
+    }
     auto as64 = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(raw);
     const int64_t* p = as64.data();
     for (py::ssize_t i = 0; i < as64.size(); ++i) {
@@ -679,6 +716,18 @@ class PyEngine {
     }
   }
 
+  // The block of a cached result nobody holds (Unheld) with this many env and player rows, for a step (send + recv in
+  // one call) of a sync pool to write its rows into: the Recv then returns that result's arrays as they are -- no
+  // block from the pool, no copy, no new arrays, whatever the batch's size. Only while nothing else is pending, so
+  // the Recv that follows returns this very batch; nullptr otherwise.
+  uint8_t* DirectBlock(int k, int rows) {
+    if (!pool_->sync() || pool_->num_pending() != 0) return nullptr;
+    for (auto& c : reuse_) {
+      if (c.env_rows == k && c.player_rows == rows && Unheld(c)) return c.block;
+    }
+    return nullptr;
+  }
+
   // pool_->Recv; when close() was asked for while it waited (from a signal handler on this thread, or another
   // thread), the pool is closed here, under the lock this call holds, before the "closed" error propagates.
   RecvResult RecvOrClose(const std::function<bool()>& interrupted) {
@@ -718,6 +767,16 @@ class PyEngine {
     }
     if (interrupted) throw py::error_already_set();
     const Layout& L = pool_->layout();
+    const bool cache = L.block_bytes <= kReuseMaxBytes || pool_->sync();
+    for (auto& c : reuse_) {
+      if (cache && c.block == r.block) {  // a step written into this cached result's block (DirectBlock)
+        if (kept != nullptr && c.result) {
+          *kept = c.result;
+          ++results_reused_;
+        }
+        return c.arrays;
+      }
+    }
     if (L.block_bytes <= kReuseMaxBytes) {
       for (auto& c : reuse_) {
         if (c.env_rows == r.env_rows && c.player_rows == r.player_rows && Unheld(c)) {
@@ -755,7 +814,7 @@ class PyEngine {
       if (api.PyArray_SetBaseObject_(a, base.inc_ref().ptr()) != 0) throw py::error_already_set();  // steals
       PyTuple_SET_ITEM(out.ptr(), static_cast<py::ssize_t>(i), array.release().ptr());
     }
-    if (L.block_bytes <= kReuseMaxBytes) {  // remember it; the older of the two cached results is dropped
+    if (cache) {  // remember it; the older of the two cached results is dropped
       Reusable& c = reuse_[reuse_next_];
       reuse_next_ ^= 1;
       c.arrays = out;
@@ -778,7 +837,9 @@ class PyEngine {
   // tuple: our cache; each array: the tuple) and of n + 1 (the capsule: the n arrays and our cache) mean no
   // one else can read the block. An array whose attributes were changed in place (shape, strides, dtype, flags)
   // is not reused. Two results, so that the loop `obs = step(policy(obs))` (holding step k's arrays during step
-  // k + 1) reuses k - 1's. Larger batches are not copied: their arrays' cost is small per row.
+  // k + 1) reuses k - 1's. A step of a sync pool writes its rows into the block of such a result directly
+  // (DirectBlock), so there the results of batches of any size are kept; other batches are copied into a kept
+  // block only up to kReuseMaxBytes (larger ones get new arrays: their cost is small per row, a copy's is not).
   static constexpr size_t kReuseMaxBytes = 8192;
   struct View {
     void* data;
@@ -904,7 +965,10 @@ class PyEngine {
   }
   Reusable reuse_[2];
   int reuse_next_ = 0;
-  int64_t results_reused_ = 0;  // kept front-end results returned again (tests check that it happens)
+  int64_t results_reused_ = 0;     // kept front-end results returned again (tests check that it happens)
+  std::vector<uint8_t> last_obs_;  // KeepObs
+  int64_t obs_seq_ = 0;
+  bool keep_obs_ = false;
 
   std::shared_ptr<EngineHandle> handle_;  // shared with the XLA handlers, which find it by id
   bool close_on_return_ = false;          // close() was called by a signal handler inside this thread's own call
@@ -1127,7 +1191,10 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("output_specs", &PyEngine::output_specs)
       .def_property_readonly("_handle_id", &PyEngine::handle_id)
       .def_property_readonly("_batched_steps", &PyEngine::batched_steps)
-      .def_property_readonly("_results_reused", &PyEngine::results_reused);
+      .def_property_readonly("_results_reused", &PyEngine::results_reused)
+      .def_property_readonly("_obs_seq", &PyEngine::obs_seq)
+      .def("_last_obs", &PyEngine::last_obs)
+      .def("_keep_obs", &PyEngine::keep_obs);
   // the per-call methods, without pybind11's dispatcher (see EngineStep); the definitions must outlive the module
   static PyMethodDef fast[] = {
       {"step", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&EngineStep)), METH_FASTCALL | METH_KEYWORDS,
@@ -1138,8 +1205,7 @@ PYBIND11_MODULE(_core, m) {
        "recv(): wait for the next batch and return it as a tuple of arrays"},
       {"_step_kept", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&EngineStepKept)),
        METH_FASTCALL | METH_KEYWORDS,
-       "_step_kept(actions): step every env; (the batch, the result _keep_result kept with it or None, the "
-       "observation rows as bytes or None)"},
+       "_step_kept(actions): step every env; (the batch, the result _keep_result kept with it or None)"},
       {"_keep_result", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&EngineKeepResult)),
        METH_FASTCALL | METH_KEYWORDS,
        "_keep_result(arrays, result): keep a front-end result made of a batch's arrays, reused with the batch"},

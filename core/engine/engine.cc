@@ -24,8 +24,9 @@ constexpr int64_t kWakeWorthNs =
     50000;  // wake a sleeping worker only for at least this much work (a wake-up costs ~10-50 us)
 // a send's cheap envs go to the queue in runs of about this much work
 constexpr int64_t kRunNs = 5000;
-constexpr int kWorkerSpin = 2000;  // pause iterations a worker spins before sleeping
-constexpr int kWaitSpin = 4000;    // pause iterations the caller spins before blocking
+// how long a worker spins for work before sleeping (the caller's Python between two calls of a loop is far less)
+constexpr int64_t kWorkerSpinNs = 100000;
+constexpr int kWaitSpin = 4000;  // pause iterations the caller spins before blocking
 
 std::string Msg(std::initializer_list<std::string> parts) {
   std::string s;
@@ -86,6 +87,19 @@ void CheckActionValues(const ArraySpec& a, const S* v, size_t rows) {
   // bounds shared by every element (the common case) are looked up once, not per element
   const bool uniform = a.low.size() <= 1;
   const std::pair<int64_t, int64_t> range = IsIntegral(a.dtype) ? IntegerRange(a, 0) : std::pair<int64_t, int64_t>{};
+  if constexpr (!std::is_floating_point_v<S>) {
+    // integers under shared bounds: their least and greatest (a loop the compiler vectorizes) decide; the loop
+    // below only runs to name the first bad row
+    const size_t n = rows * per;
+    if (IsIntegral(a.dtype) && uniform && n > 0) {
+      S lo = v[0], hi = v[0];
+      for (size_t i = 1; i < n; ++i) {
+        lo = std::min(lo, v[i]);
+        hi = std::max(hi, v[i]);
+      }
+      if (static_cast<int64_t>(lo) >= range.first && static_cast<int64_t>(hi) <= range.second) return;
+    }
+  }
   for (size_t r = 0; r < rows; ++r) {
     for (size_t j = 0; j < per; ++j) {
       const S x = v[r * per + j];
@@ -156,10 +170,7 @@ Engine::Engine(const EnvClass& type, const Config& config, std::vector<Config> e
     }
     opts_.num_threads = shared_->num_threads();
   }
-  for (const auto& a : spec_.action) {
-    action_row_bytes_.push_back(a.RowBytes());
-    action_bytes_per_player_ += a.RowBytes();
-  }
+  for (const auto& a : spec_.action) action_row_bytes_.push_back(a.RowBytes());
   BuildEnvs(type, config, std::move(env_configs));
   for (int i = 0; i < opts_.num_envs; ++i) {
     Slot& s = slots_[i];
@@ -168,12 +179,7 @@ Engine::Engine(const EnvClass& type, const Config& config, std::vector<Config> e
       throw std::invalid_argument("env " + std::to_string(i) + " has " + std::to_string(s.players) +
                                   " players but the spec allows at most " + std::to_string(spec_.num_players_max));
     }
-    s.action.assign(action_bytes_per_player_ * s.players, 0);
-    size_t off = 0;
-    for (size_t a = 0; a < spec_.action.size(); ++a) {
-      s.action_ptrs.push_back(s.action.data() + off);
-      off += action_row_bytes_[a] * s.players;
-    }
+    player_base_.push_back(i == 0 ? 0 : player_base_.back() + slots_[i - 1].players);
     for (int k = 0; k < layout_.num_obs; ++k) s.out.obs.push_back({nullptr, layout_.entries[k].row_bytes});
     for (int k = 0; k < layout_.num_info; ++k) {
       s.out.info.push_back({nullptr, layout_.entries[layout_.num_obs + k].row_bytes});
@@ -191,6 +197,16 @@ Engine::Engine(const EnvClass& type, const Config& config, std::vector<Config> e
       s.staging.assign(soff + 16, 0);
     }
   }
+  const int player_rows = player_base_.back() + slots_.back().players;
+  for (size_t a = 0; a < spec_.action.size(); ++a) {
+    action_rows_.emplace_back(action_row_bytes_[a] * static_cast<size_t>(player_rows), 0);
+  }
+  for (int i = 0; i < opts_.num_envs; ++i) {
+    for (size_t a = 0; a < spec_.action.size(); ++a) {
+      slots_[i].action_ptrs.push_back(action_rows_[a].data() + action_row_bytes_[a] * player_base_[i]);
+    }
+  }
+  pending_.assign(opts_.num_envs, 0);
   // StepBatch writes one obs array and no info and reads one action array; PARALLEL_POOL_STEP_BATCH=0 turns it
   // off (the tests compare both)
   const char* batch_env = std::getenv("PARALLEL_POOL_STEP_BATCH");
@@ -409,7 +425,7 @@ std::string Engine::Close(std::chrono::milliseconds timeout) {
     b->block = nullptr;
   }
   for (Batch* b : ordered_) {
-    if (b->block) blocks_->Release(b->block);
+    if (b->block && b->own_block) blocks_->Release(b->block);
     b->block = nullptr;
   }
   ordered_.clear();
@@ -425,7 +441,7 @@ void Engine::CheckOpen() const {
 }
 
 void Engine::WorkerLoop(int t) {
-  const int spin = t < spinners_ ? kWorkerSpin : 0;
+  const int64_t spin = t < spinners_ ? kWorkerSpinNs : 0;
   WorkItem item;
   while (queue_.Pop(&item, spin)) Execute(item);
   std::lock_guard<std::mutex> lk(exit_mu_);
@@ -448,7 +464,7 @@ int Engine::num_players(int64_t env_id) const {
 Engine::Slot& Engine::IdleSlot(int64_t env_id) {
   CheckOpen();
   CheckEnvId(env_id);
-  if (slots_[env_id].pending) {
+  if (pending_[env_id]) {
     throw std::invalid_argument("env " + std::to_string(env_id) + " has a result pending; recv() it first");
   }
   return slots_[env_id];
@@ -534,6 +550,7 @@ void Engine::SetConfig(const int* env_ids, int k, const std::vector<Config>& con
 }
 
 int Engine::ActionRows(const int* env_ids, int k) const {
+  if (max_players_ == 1) return k;
   int rows = 0;
   for (int i = 0; i < k; ++i) rows += slots_[env_ids[i]].players;
   return rows;
@@ -553,11 +570,17 @@ int Engine::RunLength(int envs) const {
 
 // How many workers this send has work for: one per item (the caller takes one itself when it helps), at most one
 // per kWakeWorthNs of estimated work. The queue wakes sleepers only for those not already awake.
-int Engine::WorkersWanted(int items, int envs) const {
+// back_to_back: the previous send was less than a worker's spin ago. Then the spinning workers are wanted for any
+// work they can share: awake, they would still be spinning now, so one asleep went to sleep in an earlier pause of
+// the caller, and woken once it stays awake through the calls that follow. Without this, a pool of cheap envs whose
+// worker fell asleep once (a GC pause, a preemption) never woke it again: no single call was worth a wake-up, and
+// the caller stepped every env alone (CartPole@256 sync: the worker stepped under a quarter of the envs).
+int Engine::WorkersWanted(int items, int envs, bool back_to_back) const {
   const int64_t cost = item_cost_ns_.load(std::memory_order_relaxed);
   const bool caller_helps = sync() && cost < kHelpMaxNs;  // then the caller runs one item itself (see WaitFor)
   int for_workers = caller_helps ? items - 1 : items;
   int64_t worth = static_cast<int64_t>(envs) * cost / kWakeWorthNs;
+  if (back_to_back) worth = std::max<int64_t>(worth, spinners_);
   return static_cast<int>(std::min<int64_t>({static_cast<int64_t>(for_workers), worth, opts_.num_threads}));
 }
 
@@ -571,11 +594,11 @@ Batch* Engine::AcquireOrderedBatch() {
   return b;
 }
 
-void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset, const int64_t* seeds,
-                  bool caller_recvs) {
-  CheckOpen();
-  if (k <= 0) throw std::invalid_argument("env_id is empty: give at least one env to step or reset");
-  // 1. validate everything before touching any state
+void Engine::CheckIds(const int* env_ids, int k, bool reset, bool consecutive) {
+  // consecutive ids in range are distinct and valid by construction; while no env has a result pending and
+  // stepping needs no finished-episode check, they need no check per env (the common send: every env, in order)
+  const bool per_env = !reset && opts_.autoreset == AutoReset::kDisabled;
+  if (consecutive && num_pending_ == 0 && !per_env) return;
   int bad = -1;
   std::string err;
   for (int i = 0; i < k && bad < 0; ++i) {
@@ -587,10 +610,10 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
     } else if (scratch_seen_[e]) {
       err = "env_id " + std::to_string(e) + " appears more than once";
       bad = i;
-    } else if (slots_[e].pending) {
+    } else if (pending_[e]) {
       err = "env " + std::to_string(e) + " already has an action pending; recv() its result before sending again";
       bad = i;
-    } else if (!reset && opts_.autoreset == AutoReset::kDisabled && slots_[e].done) {
+    } else if (per_env && slots_[e].done) {
       err = "env " + std::to_string(e) +
             " has finished its episode (or was never reset) and autoreset_mode is 'disabled': reset it first "
             "(reset(options={'reset_mask': mask}) or reset(env_id=...))";
@@ -604,13 +627,23 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
     if (e >= 0 && e < opts_.num_envs) scratch_seen_[e] = 0;
   }
   if (bad >= 0) throw std::invalid_argument(err);
+}
+
+void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset, const int64_t* seeds,
+                  bool caller_recvs, uint8_t* block) {
+  CheckOpen();
+  if (k <= 0) throw std::invalid_argument("env_id is empty: give at least one env to step or reset");
+  // 1. validate everything before touching any state
+  bool consecutive = env_ids[0] >= 0 && env_ids[0] <= opts_.num_envs - k;
+  for (int i = 1; i < k && consecutive; ++i) consecutive = env_ids[i] == env_ids[0] + i;
+  CheckIds(env_ids, k, reset, consecutive);
   if (sync() && opts_.batch_size < k) throw std::invalid_argument("too many env ids");
+  const int rows = ActionRows(env_ids, k);
   if (!reset) {
     if (actions.size() != spec_.action.size()) {
       throw std::invalid_argument("expected " + std::to_string(spec_.action.size()) + " action arrays, got " +
                                   std::to_string(actions.size()));
     }
-    size_t rows = static_cast<size_t>(ActionRows(env_ids, k));
     for (size_t a = 0; a < spec_.action.size(); ++a) CheckAction(spec_.action[a], actions[a], rows);
   }
   for (int i = 0; seeds && i < k; ++i) {
@@ -619,47 +652,64 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
                                   " is negative: seeds must be integers in [0, 2**63 - 1]");
     }
   }
-  // 2. commit: copy actions into each env's slot, mark pending, enqueue
+  // 2. commit: copy the actions into the envs' action rows, mark pending, enqueue
+  if (!reset) {
+    for (size_t a = 0; a < spec_.action.size(); ++a) {
+      const size_t n = spec_.action[a].NumElements(), in_row = n * DTypeSize(actions[a].dtype);
+      if (consecutive) {  // the envs' rows are consecutive in action_rows_ too: one copy
+        CopyAction(const_cast<uint8_t*>(slots_[env_ids[0]].action_ptrs[a]), spec_.action[a].dtype, actions[a].data,
+                   actions[a].dtype, n * rows);
+        continue;
+      }
+      if (max_players_ == 1 && actions[a].dtype == spec_.action[a].dtype && in_row == 4) {
+        // the common scattered send (an async recv's env ids): one 4-byte row per env, a copy of known size
+        for (int i = 0; i < k; ++i)
+          std::memcpy(const_cast<uint8_t*>(slots_[env_ids[i]].action_ptrs[a]), actions[a].data + i * 4, 4);
+        continue;
+      }
+      size_t row = 0;
+      for (int i = 0; i < k; ++i) {
+        const Slot& s = slots_[env_ids[i]];
+        CopyAction(const_cast<uint8_t*>(s.action_ptrs[a]), spec_.action[a].dtype, actions[a].data + row * in_row,
+                   actions[a].dtype, n * s.players);
+        row += s.players;
+      }
+    }
+  }
+  for (int i = 0; reset && i < k; ++i) {
+    Slot& s = slots_[env_ids[i]];
+    s.reseed = seeds != nullptr;
+    s.seed = seeds ? static_cast<uint64_t>(seeds[i]) : 0;
+  }
   Batch* ordered = nullptr;
   if (sync()) {
     ordered = AcquireOrderedBatch();
-    ordered->block = blocks_->Acquire();
+    ordered->own_block = block == nullptr;
+    ordered->block = block != nullptr ? block : blocks_->Acquire();
     ordered->expected = k;
     ordered->done.store(0, std::memory_order_relaxed);
     ordered->player_offset.resize(k);
+    ordered->player_rows = rows;
+    if (max_players_ == 1) {
+      for (int i = 0; i < k; ++i) ordered->player_offset[i] = i;
+    } else {
+      for (int i = 0, r = 0; i < k; r += slots_[env_ids[i]].players, ++i) ordered->player_offset[i] = r;
+    }
+    ordered_.push_back(ordered);
   }
   scratch_items_.clear();
   const int run = RunLength(k);
-  size_t row = 0;
-  int player_rows = 0;
-  for (int i = 0; i < k; ++i) {
-    int e = env_ids[i];
-    Slot& s = slots_[e];
-    if (!reset) {
-      for (size_t a = 0; a < spec_.action.size(); ++a) {
-        const ArraySpec& spec = spec_.action[a];
-        const size_t n = spec.NumElements();
-        CopyAction(const_cast<uint8_t*>(s.action_ptrs[a]), spec.dtype,
-                   actions[a].data + row * n * DTypeSize(actions[a].dtype), actions[a].dtype, n * s.players);
-      }
-    }
-    row += s.players;
-    s.pending = true;
-    if (ordered) ordered->player_offset[i] = player_rows;
-    player_rows += s.players;
-    s.reset = reset;
-    s.reseed = seeds != nullptr;
-    s.seed = seeds ? static_cast<uint64_t>(seeds[i]) : 0;
-    if (i % run == 0) scratch_items_.push_back(WorkItem{ordered, i, 0, {}});
-    WorkItem& item = scratch_items_.back();
-    item.env_ids[item.count++] = e;
+  for (int i = 0; i < k; i += run) {
+    WorkItem item{ordered, i, std::min(run, k - i), {}, reset};
+    std::copy(env_ids + i, env_ids + i + item.count, item.env_ids);
+    scratch_items_.push_back(item);
   }
-  if (ordered) {
-    ordered->player_rows = player_rows;
-    ordered_.push_back(ordered);
-  }
+  for (int i = 0; i < k; ++i) pending_[env_ids[i]] = 1;
   num_pending_ += k;
-  const int want = WorkersWanted(static_cast<int>(scratch_items_.size()), k);
+  const int64_t now = WallNs();
+  const bool back_to_back = now - last_send_ns_ < kWorkerSpinNs;
+  last_send_ns_ = now;
+  const int want = WorkersWanted(static_cast<int>(scratch_items_.size()), k, back_to_back);
   if (caller_recvs && ordered && scratch_items_.size() == 1 && want == 0 && !has_own_item_) {
     own_item_ = scratch_items_[0];  // no worker is wanted: the caller runs it, so it need not be queued
     has_own_item_ = true;
@@ -687,9 +737,13 @@ void Engine::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
   // Help: run queued items on this thread while they last (only this thread enqueues, so once the queue is
   // empty it stays empty until we return) -- but only cheap ones, and checking for Ctrl-C between them: a
   // caller inside a slow env step could not react to an interruption until the step ends.
+  // With one sync batch in flight the caller takes the newest items (WorkQueue::TryPopBack: each env tends to stay
+  // on one core); otherwise the oldest, so that no item waits behind later ones (an async caller taking the newest
+  // would step the envs it just sent again and again while older ones wait).
+  const bool newest = sync() && ordered_.size() == 1;
   WorkItem item;
   for (int n = 0; !complete() && item_cost_ns_.load(std::memory_order_relaxed) < kHelpMaxNs; ++n) {
-    if (!queue_.TryPop(&item)) break;
+    if (!(newest ? queue_.TryPopBack(&item) : queue_.TryPop(&item))) break;
     Execute(item);
     if (stop_requested()) break;
     if ((n & 63) == 63 && interrupted && interrupted()) {
@@ -723,6 +777,7 @@ void Engine::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
 }
 
 int Engine::CompactPlayerRows(uint8_t* block, int env_rows) {
+  if (max_players_ == 1) return env_rows;  // one player row per env row: nothing to close
   const auto& E = layout_.entries;
   const int32_t* ids = reinterpret_cast<const int32_t*>(block + E[layout_.env_id].offset);
   int total = 0;
@@ -769,7 +824,7 @@ RecvResult Engine::Recv(const std::function<bool()>& interrupted) {
   if (sync()) {
     // the failed envs reset on their next step; the batch is dropped (the caller steps all of them again)
     MarkReceived(r);
-    blocks_->Release(r.block);
+    if (b->own_block) blocks_->Release(r.block);
   } else {
     // the failed envs were reset in place: the whole batch is delivered by the next recv(), and its envs stay
     // pending until then (so they cannot be sent to twice)
@@ -797,7 +852,7 @@ RecvResult Engine::DeliverKept() {
 void Engine::MarkReceived(const RecvResult& r) {
   const auto& eid = layout_.entries[layout_.env_id];
   const int32_t* ids = reinterpret_cast<const int32_t*>(r.block + eid.offset);
-  for (int i = 0; i < r.env_rows; ++i) slots_[ids[i]].pending = false;
+  for (int i = 0; i < r.env_rows; ++i) pending_[ids[i]] = 0;
   num_pending_ -= r.env_rows;
 }
 

@@ -42,6 +42,7 @@ class Interrupted : public std::runtime_error {
 
 struct Batch {
   uint8_t* block = nullptr;
+  bool own_block = true;  // from block_pool(); else the caller's (Send's `block`), never released here
   int expected = 0;
   std::atomic<int> done{0};
   std::vector<int> player_offset;  // ordered batches: first player row of each position
@@ -87,9 +88,13 @@ class Engine {
   // kind (integers for integer actions); ignored for resets. seeds: per-env reseed values (>= 0) or nullptr.
   // Throws std::invalid_argument and enqueues nothing when any input is bad. caller_recvs: the caller calls Recv
   // next (step = send + recv); a sync send that is one item no worker is wanted for is then not queued at all:
-  // that Recv runs it (no queue lock, no worker racing the caller for it).
+  // that Recv runs it (no queue lock, no worker racing the caller for it). block: a sync send's rows go there (a
+  // block of layout().block_bytes that the caller owns and nobody reads until the Recv that returns it) instead of
+  // a block from block_pool(); the engine never releases it.
   void Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset, const int64_t* seeds,
-            bool caller_recvs = false);
+            bool caller_recvs = false, uint8_t* block = nullptr);
+  // Envs sent and not yet received.
+  int num_pending() const { return num_pending_; }
   // Block until the next batch is complete. `interrupted` is polled while blocked (return true to abort).
   RecvResult Recv(const std::function<bool()>& interrupted);
   // The next Recv will not wait: its (sync) batch is complete, or all that is left of it is the caller's own item
@@ -153,14 +158,13 @@ class Engine {
  private:
   struct Slot {
     std::unique_ptr<Env> env;
-    // the pending send's task: reset (else step), and reseed the env's generator with `seed` before resetting
-    bool reset = false, reseed = false;
+    // a pending reset (WorkItem::reset) reseeds the env's generator with `seed` first (written by reset sends only)
+    bool reseed = false;
     uint64_t seed = 0;
     int players = 1;
     int elapsed = 0;
-    bool done = true;      // the env must be reset before it can step (written by the executing thread)
-    bool pending = false;  // sent, not yet received (Python-facing thread only)
-    std::vector<uint8_t> action;
+    bool done = true;  // the env must be reset before it can step (written by the executing thread)
+    // this env's rows of each action array in action_rows_
     std::vector<const uint8_t*> action_ptrs;
     Output out;
     // async mode: the env writes here, and the row is copied into a batch only once the step is done, so
@@ -186,7 +190,7 @@ class Engine {
 
   // Execute runs an item's envs; RunTask = the steps below, in this order (see execute.cc).
   void Execute(const WorkItem& item);
-  Batch* RunTask(int env_id, Batch* ordered, int pos);  // the batch the env's row went to
+  Batch* RunTask(int env_id, bool reset, Batch* ordered, int pos);  // the batch the env's row went to
   Rows RowsFor(Batch* ordered, int pos, Slot& s) const;
   size_t EntryBytes(int entry, const Slot& s) const;
   void PrepareRows(int env_id, Slot& s, const Rows& rows);
@@ -197,7 +201,7 @@ class Engine {
   void StepStretch(const int* env_ids, int n, Batch* ordered, int pos);
   void StepRun(const int* env_ids, int n, Batch* b, int row);
   void PresetResults(Slot& s);
-  std::string RunEnv(Slot& s, const Rows& rows);  // "" or the env's error; never throws
+  std::string RunEnv(Slot& s, bool reset, const Rows& rows);  // "" or the env's error; never throws
   void ResetEnv(Slot& s);
   void SwapInNextEnv(Slot& s);
   void StepEnv(Slot& s, const Rows& rows);
@@ -216,7 +220,8 @@ class Engine {
   void CheckEnvId(int64_t env_id) const;
   Slot& IdleSlot(int64_t env_id);  // open pool, valid env_id, no result pending
   int RunLength(int envs) const;
-  int WorkersWanted(int items, int envs) const;
+  int WorkersWanted(int items, int envs, bool back_to_back) const;
+  void CheckIds(const int* env_ids, int k, bool reset, bool consecutive);
   int CompactPlayerRows(uint8_t* block, int env_rows);
   RecvResult RecvOrdered(const std::function<bool()>& interrupted);
   RecvResult RecvAsync(const std::function<bool()>& interrupted);
@@ -237,7 +242,13 @@ class Engine {
   std::shared_ptr<BlockPool> blocks_;
   std::vector<Slot> slots_;
   std::vector<size_t> action_row_bytes_;
-  size_t action_bytes_per_player_ = 0;
+  // each action array's rows of every env, envs in id order (env e's players from player_base_[e]): a send of
+  // consecutive env ids copies each action array with one copy
+  std::vector<std::vector<uint8_t>> action_rows_;
+  std::vector<int> player_base_;
+  // sent, not yet received (Python-facing thread only; apart from the slots, which the executing threads read)
+  std::vector<uint8_t> pending_;
+  int64_t last_send_ns_ = 0;  // when the previous send was made (the wake-up rule, WorkersWanted)
   WorkQueue queue_;
   std::vector<std::thread> workers_;
   int spinners_ = 1;                 // workers 0..spinners_-1 spin for work before sleeping; the others sleep at once

@@ -111,11 +111,11 @@ void Engine::SameStepReset(Slot& s, const Rows& rows) {
   *s.out.truncated = trunc;
 }
 
-std::string Engine::RunEnv(Slot& s, const Rows& rows) {
+std::string Engine::RunEnv(Slot& s, bool reset, const Rows& rows) {
   try {
-    if (s.reset || s.done) {
+    if (reset || s.done) {
       SwapInNextEnv(s);  // before a reseed, so the new env is the one reseeded
-      if (s.reseed) s.env->Seed(s.seed);
+      if (reset && s.reseed) s.env->Seed(s.seed);
       ResetEnv(s);
     } else {
       StepEnv(s, rows);
@@ -179,11 +179,11 @@ void Engine::MarkDone(Batch* b, int envs) {
   }
 }
 
-Batch* Engine::RunTask(int env_id, Batch* ordered, int pos) {
+Batch* Engine::RunTask(int env_id, bool reset, Batch* ordered, int pos) {
   Slot& s = slots_[env_id];
   const Rows rows = RowsFor(ordered, pos, s);
   PrepareRows(env_id, s, rows);
-  std::string error = RunEnv(s, rows);
+  std::string error = RunEnv(s, reset, rows);
   if (!error.empty() && !sync()) error += RecoverInPlace(s, rows);
   *reinterpret_cast<int32_t*>(rows.At(layout_, s, layout_.elapsed)) = s.elapsed;
   Batch* b = rows.staged ? PublishStaged(s) : ordered;
@@ -252,13 +252,10 @@ void Engine::StepRun(const int* env_ids, int n, Batch* b, int row) {
 void Engine::ExecuteBatched(const WorkItem& it) {
   // each stretch of stepping envs in one StepBatch call; a reset (sent, or autoreset after an episode's end) one at a
   // time through RunTask (a pending SetConfig applies only at a reset)
-  auto steps = [&](int i) {
-    const Slot& s = slots_[it.env_ids[i]];
-    return !s.reset && !s.done;
-  };
+  auto steps = [&](int i) { return !it.reset && !slots_[it.env_ids[i]].done; };
   for (int i = 0; i < it.count;) {
     if (!steps(i)) {
-      Batch* b = RunTask(it.env_ids[i], it.batch, it.pos + i);
+      Batch* b = RunTask(it.env_ids[i], it.reset, it.batch, it.pos + i);
       if (it.batch == nullptr) MarkDone(b, 1);
       ++i;
       continue;
@@ -291,7 +288,9 @@ void Engine::StepStretch(const int* env_ids, int n, Batch* ordered, int pos) {
 }
 
 void Engine::Execute(const WorkItem& it) {
-  // Time every item of expensive envs, every run of several envs, one in 16 single cheap ones. On a loaded
+  // Time every item of expensive envs, one in 16 cheap ones, runs included (two clock reads per run of 16 CartPoles
+  // were 5% of the run; runs of a type without StepBatch stay one env long until the estimate has settled, and a
+  // StepBatch type's run length does not depend on it). On a loaded
   // machine a step's wall time includes the time its thread was preempted, and one such sample made the estimate
   // jump past kHelpMaxNs: the caller stopped helping and the pool lost a runnable thread just when it was short of
   // CPU. So expensive items are timed in CPU time when the thread was preempted (see ItemClock); cheap ones by the
@@ -299,14 +298,14 @@ void Engine::Execute(const WorkItem& it) {
   // one). The estimate is per env.
   static thread_local uint32_t sample = 0;
   const bool costly = item_cost_ns_.load(std::memory_order_relaxed) > kAlwaysTimeNs;
-  const bool timed = costly || it.count > 1 || ((++sample) & 15) == 0;
+  const bool timed = costly || ((++sample) & 15) == 0;
   const ItemClock t0 = !timed ? ItemClock{} : costly ? ItemClock::Now() : ItemClock{WallNs(), 0, 0};
 
   if (step_batch_ != nullptr) {
     ExecuteBatched(it);
   } else {
     for (int i = 0; i < it.count; ++i) {
-      Batch* b = RunTask(it.env_ids[i], it.batch, it.pos + i);
+      Batch* b = RunTask(it.env_ids[i], it.reset, it.batch, it.pos + i);
       if (it.batch == nullptr) MarkDone(b, 1);  // async: each row is in its batch as soon as it is done
     }
   }

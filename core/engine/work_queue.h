@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/engine/item_clock.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define PP_CPU_RELAX() _mm_pause()
@@ -31,7 +33,8 @@ struct WorkItem {
                  // in completion order (async)
   int pos;
   int count;
-  int env_ids[kMaxRun];  // the first `count` are the run's envs; what each does waits in its slot
+  int env_ids[kMaxRun];  // the first `count` are the run's envs; their actions wait in the action rows
+  bool reset = false;    // reset these envs (else step them)
 };
 
 class WorkQueue {
@@ -81,12 +84,28 @@ class WorkQueue {
     return PopLocked(out);
   }
 
-  // Worker side: spin briefly, then sleep until an item arrives. Returns false when stopping.
-  bool Pop(WorkItem* out, int spin_iters) {
-    for (int i = 0; i < spin_iters; ++i) {
+  // The newest item: the waiting caller's side (Engine::WaitFor). Workers take the oldest, so of a send's runs a
+  // worker steps the first ones and the caller the last ones, and from one send to the next an env tends to be
+  // stepped on the same core, whose cache holds its state (taken from one end, its runs alternated between cores).
+  bool TryPopBack(WorkItem* out) {
+    if (size_atomic_.load(std::memory_order_acquire) == 0) return false;
+    std::lock_guard<std::mutex> lk(mu_);
+    if (size_ == 0) return false;
+    *out = ring_[(head_ + size_ - 1) % ring_.size()];
+    --size_;
+    size_atomic_.store(size_, std::memory_order_release);
+    return true;
+  }
+
+  // Worker side: spin for about spin_ns (a time, not a count of pauses: a pause takes 10 to 150 cycles by CPU), then
+  // sleep until an item arrives. Returns false when stopping.
+  bool Pop(WorkItem* out, int64_t spin_ns) {
+    const int64_t until = spin_ns > 0 ? WallNs() + spin_ns : 0;
+    for (int i = 1; spin_ns > 0; ++i) {
       if (stop_.load(std::memory_order_relaxed)) return false;
       if (TryPop(out)) return true;
       PP_CPU_RELAX();
+      if ((i & 63) == 0 && WallNs() > until) break;
     }
     std::unique_lock<std::mutex> lk(mu_);
     while (size_ == 0 && !stop_.load(std::memory_order_relaxed)) {
