@@ -420,10 +420,10 @@ def test_several_agents_call_stuck_after_kill_is_env_error():
     try:
         env.reset()
         pids = engine_pids() - before
-        joiner = next(p for p in pids if b"-join" in open(f"/proc/{p}/cmdline", "rb").read())
+        joiner = next(p for p in pids if "-join" in _cmdline(p))
         host = next(iter(pids - {joiner}))
-        args = open(f"/proc/{host}/cmdline", "rb").read().split(b"\0")
-        instance = args[args.index(b"+viz_instance_id") + 1].decode()
+        args = _cmdline(host)
+        instance = args[args.index("+viz_instance_id") + 1]
         # the queue the host's calls send into
         subprocess.run(
             [sys.executable, "-c", DIE_HOLDING_QUEUE_LOCK, f"/dev/shm/ViZDoomMQDoom{instance}"], check=True, timeout=60
