@@ -43,8 +43,12 @@ def rows_bytes(arrays):
     return [np.ascontiguousarray(a).tobytes() for a in arrays]
 
 
-def run_sync(monkeypatch, batched, task, mode, steps=250, num_envs=37):
-    env = make(monkeypatch, batched, task, num_envs=num_envs, batch_size=num_envs, num_threads=2, autoreset_mode=mode)
+def run_sync(monkeypatch, batched, task, mode, steps=250, num_envs=37, num_threads=2, shared_sends=None):
+    """shared_sends: a list that gets the engine's count of sends shared among the threads as one item each
+    (Engine::ShareAmongThreads: full sends of >= 16 envs per thread; 37 envs with 2 workers are fewer)."""
+    env = make(
+        monkeypatch, batched, task, num_envs=num_envs, batch_size=num_envs, num_threads=num_threads, autoreset_mode=mode
+    )
     rng = np.random.default_rng(5)
     ix = env.schema.index
     record = []
@@ -70,6 +74,8 @@ def run_sync(monkeypatch, batched, task, mode, steps=250, num_envs=37):
             done &= ~mask
             record.append(obs.tobytes())
     batched_steps = env.engine._batched_steps
+    if shared_sends is not None:
+        shared_sends.append(env.engine._shared_sends)
     env.close()
     return record, batched_steps
 
@@ -129,6 +135,22 @@ def test_sync_batched_equals_one_at_a_time(monkeypatch, task, mode):
     assert len(one) == len(batched)
     for t, (a, b) in enumerate(zip(one, batched)):
         assert a == b, f"record {t} differs"
+
+
+@pytest.mark.parametrize("task", ["CartPole-v1", "Pendulum-v1", "FrozenLake-v1", "Catch-v0"])
+@pytest.mark.parametrize("mode", MODES)
+def test_sync_shared_among_threads_equals_one_at_a_time(monkeypatch, task, mode):
+    # one worker + the caller, 37 envs: each full send is one item per thread, the caller's share adjusted call by
+    # call (Engine::ShareAmongThreads); partial sends and resets keep RunLength's runs
+    shared: list[int] = []
+
+    def run(monkeypatch, batched, task, mode):
+        return run_sync(monkeypatch, batched, task, mode, num_threads=1, shared_sends=shared)
+
+    one, batched = one_and_batched(run, monkeypatch, task, mode, min_batched=1000)
+    assert shared[0] == 0  # one at a time: no StepBatch, never shared
+    assert shared[1] > (50 if mode == "disabled" else 150)
+    assert one == batched
 
 
 @pytest.mark.parametrize("task", TASKS)

@@ -271,7 +271,7 @@ class PyEngine {
     SendLocked(actions, py::none(), false, py::none(), true);
     py::object kept = py::none();
     py::tuple arrays = RecvLocked(&kept);
-    KeepObs(arrays);
+    KeepObs(arrays, true);
     return py::reinterpret_steal<py::tuple>(PyTuple_Pack(2, arrays.ptr(), kept.ptr()));
   }
 
@@ -280,16 +280,19 @@ class PyEngine {
   // per env, kept here as they were returned; obs_seq() counts those batches. Kept here rather than by the
   // front-end, which would pay a Python call and ndarray.tobytes() per step. Only once a front-end asked for it
   // (keep_obs(): the gym-style front-ends of sync pools, which offer reset_mask).
-  void KeepObs(const py::tuple& arrays) {
+  // every_env: the batch of a send to every env (env_id None), in id order by construction.
+  void KeepObs(const py::tuple& arrays, bool every_env = false) {
     const Layout& L = pool_->layout();
     if (!keep_obs_ || !pool_->sync() || L.num_obs != 1 || pool_->spec().num_players_max > 1) return;
     const auto* ids = py::detail::array_proxy(PyTuple_GET_ITEM(arrays.ptr(), L.env_id));
     const auto n = ids->dimensions[0];
     if (n != num_envs()) return;
-    const auto* id = reinterpret_cast<const int32_t*>(ids->data);
-    bool in_order = true;
-    for (py::ssize_t i = 0; i < n; ++i) in_order &= id[i] == i;
-    if (!in_order) return;
+    if (!every_env) {
+      const auto* id = reinterpret_cast<const int32_t*>(ids->data);
+      bool in_order = true;
+      for (py::ssize_t i = 0; i < n; ++i) in_order &= id[i] == i;
+      if (!in_order) return;
+    }
     const auto* a = py::detail::array_proxy(PyTuple_GET_ITEM(arrays.ptr(), 0));
     const size_t bytes = L.entries[0].row_bytes * static_cast<size_t>(n);
     last_obs_.resize(bytes);
@@ -397,6 +400,7 @@ class PyEngine {
   // Id under which other front-ends (the XLA handlers) find this pool and its API mutex.
   int64_t handle_id() const { return handle_->id; }
   int64_t batched_steps() const { return pool_->batched_steps(); }
+  int64_t shared_sends() const { return pool_->shared_sends(); }
   int64_t results_reused() const { return results_reused_; }
   std::vector<double> GetState(int64_t env_id) {
     Lock lk(this);
@@ -1191,6 +1195,7 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("output_specs", &PyEngine::output_specs)
       .def_property_readonly("_handle_id", &PyEngine::handle_id)
       .def_property_readonly("_batched_steps", &PyEngine::batched_steps)
+      .def_property_readonly("_shared_sends", &PyEngine::shared_sends)
       .def_property_readonly("_results_reused", &PyEngine::results_reused)
       .def_property_readonly("_obs_seq", &PyEngine::obs_seq)
       .def("_last_obs", &PyEngine::last_obs)

@@ -584,6 +584,31 @@ int Engine::WorkersWanted(int items, int envs, bool back_to_back) const {
   return static_cast<int>(std::min<int64_t>({static_cast<int64_t>(for_workers), worth, opts_.num_threads}));
 }
 
+// A sync step of every env (consecutive ids) of a type with StepBatch: one item per thread, each a range of
+// envs, so that a call costs each thread one queue operation and one completion, not one per run of 16 envs (with
+// the threads on cores far apart -- here the two vCPUs' round trip ranged from 70 to 420 ns from one hour to the
+// next -- each is a cache line moved between cores). The waiting caller takes the last item (WaitFor: newest
+// first); the workers' items are longer by `caller_cut_` envs in all, since the caller also does the call's own
+// serial work (Python, this send, the result) while the workers have nothing. WaitFor adjusts the cut each call.
+void Engine::ShareAmongThreads(int first, int k, Batch* ordered) {
+  const int workers = opts_.num_threads;
+  const int even = k / (workers + 1);
+  caller_cut_ = std::clamp(caller_cut_, -even, even);
+  const int caller_envs = even - caller_cut_;
+  const int worker_envs = k - caller_envs;
+  for (int w = 0, pos = 0; w <= workers; ++w) {
+    // workers' shares as equal as integers allow, the caller's last
+    const int n = w == workers ? caller_envs : worker_envs / workers + (w < worker_envs % workers ? 1 : 0);
+    if (n == 0) continue;
+    WorkItem item{ordered, pos, n, {}, false};
+    item.first = first + pos;
+    scratch_items_.push_back(item);
+    pos += n;
+  }
+  caller_share_pending_ = caller_envs > 0;
+  ++shared_sends_;
+}
+
 Batch* Engine::AcquireOrderedBatch() {
   if (ordered_free_.empty()) {
     ordered_store_.push_back(std::make_unique<Batch>());
@@ -634,8 +659,10 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
   CheckOpen();
   if (k <= 0) throw std::invalid_argument("env_id is empty: give at least one env to step or reset");
   // 1. validate everything before touching any state
-  bool consecutive = env_ids[0] >= 0 && env_ids[0] <= opts_.num_envs - k;
-  for (int i = 1; i < k && consecutive; ++i) consecutive = env_ids[i] == env_ids[0] + i;
+  // (no early exit: the loop vectorizes, and the common send is every env in order)
+  int off_by = 0;
+  for (int i = 1; i < k; ++i) off_by |= env_ids[i] ^ (env_ids[0] + i);
+  const bool consecutive = env_ids[0] >= 0 && env_ids[0] <= opts_.num_envs - k && off_by == 0;
   CheckIds(env_ids, k, reset, consecutive);
   if (sync() && opts_.batch_size < k) throw std::invalid_argument("too many env ids");
   const int rows = ActionRows(env_ids, k);
@@ -661,10 +688,17 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
                    actions[a].dtype, n * rows);
         continue;
       }
-      if (max_players_ == 1 && actions[a].dtype == spec_.action[a].dtype && in_row == 4) {
-        // the common scattered send (an async recv's env ids): one 4-byte row per env, a copy of known size
-        for (int i = 0; i < k; ++i)
-          std::memcpy(const_cast<uint8_t*>(slots_[env_ids[i]].action_ptrs[a]), actions[a].data + i * 4, 4);
+      if (max_players_ == 1 && actions[a].dtype == spec_.action[a].dtype) {
+        // the common scattered send (an async recv's env ids): env e's row is row e of action_rows_; found without
+        // reading its slot, whose first cache line the executing thread has just written (elapsed, done)
+        uint8_t* rows_a = action_rows_[a].data();
+        if (in_row == 4) {
+          for (int i = 0; i < k; ++i)
+            std::memcpy(rows_a + static_cast<size_t>(env_ids[i]) * 4, actions[a].data + i * 4, 4);
+        } else {
+          for (int i = 0; i < k; ++i)
+            std::memcpy(rows_a + static_cast<size_t>(env_ids[i]) * in_row, actions[a].data + i * in_row, in_row);
+        }
         continue;
       }
       size_t row = 0;
@@ -688,24 +722,26 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
     ordered->block = block != nullptr ? block : blocks_->Acquire();
     ordered->expected = k;
     ordered->done.store(0, std::memory_order_relaxed);
-    ordered->player_offset.resize(k);
     ordered->player_rows = rows;
-    if (max_players_ == 1) {
-      for (int i = 0; i < k; ++i) ordered->player_offset[i] = i;
-    } else {
+    if (max_players_ > 1) {  // (one player per env: position i's first player row is i, RowsFor)
+      ordered->player_offset.resize(k);
       for (int i = 0, r = 0; i < k; r += slots_[env_ids[i]].players, ++i) ordered->player_offset[i] = r;
     }
     ordered_.push_back(ordered);
   }
   scratch_items_.clear();
-  const int run = RunLength(k);
-  for (int i = 0; i < k; i += run) {
-    WorkItem item{ordered, i, std::min(run, k - i), {}, reset};
-    std::copy(env_ids + i, env_ids + i + item.count, item.env_ids);
-    scratch_items_.push_back(item);
+  caller_share_pending_ = false;
+  if (sync() && consecutive && !reset && step_batch_ != nullptr && shared_ == nullptr &&
+      k >= WorkItem::kMaxRun * (opts_.num_threads + 1)) {  // (smaller sends: RunLength's runs, as long as those)
+    ShareAmongThreads(env_ids[0], k, ordered);
+  } else {
+    const int run = RunLength(k);
+    for (int i = 0; i < k; i += run) {
+      WorkItem item{ordered, i, std::min(run, k - i), {}, reset};
+      std::copy(env_ids + i, env_ids + i + item.count, item.env_ids);
+      scratch_items_.push_back(item);
+    }
   }
-  for (int i = 0; i < k; ++i) pending_[env_ids[i]] = 1;
-  num_pending_ += k;
   const int64_t now = WallNs();
   const bool back_to_back = now - last_send_ns_ < kWorkerSpinNs;
   last_send_ns_ = now;
@@ -713,10 +749,17 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
   if (caller_recvs && ordered && scratch_items_.size() == 1 && want == 0 && !has_own_item_) {
     own_item_ = scratch_items_[0];  // no worker is wanted: the caller runs it, so it need not be queued
     has_own_item_ = true;
-    return;
+  } else {
+    queue_.Push(scratch_items_.data(), scratch_items_.size(), want, opts_.num_threads);
+    if (shared_) shared_->Notify(want);
   }
-  queue_.Push(scratch_items_.data(), scratch_items_.size(), want, opts_.num_threads);
-  if (shared_) shared_->Notify(want);
+  // what only this thread reads, after the workers have their items (a sync call's serial part is theirs to wait)
+  if (consecutive) {
+    std::memset(pending_.data() + env_ids[0], 1, static_cast<size_t>(k));
+  } else {
+    for (int i = 0; i < k; ++i) pending_[env_ids[i]] = 1;
+  }
+  num_pending_ += k;
 }
 
 bool Engine::RecvIsQuick() const {
@@ -741,10 +784,23 @@ void Engine::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
   // on one core); otherwise the oldest, so that no item waits behind later ones (an async caller taking the newest
   // would step the envs it just sent again and again while older ones wait).
   const bool newest = sync() && ordered_.size() == 1;
+  const bool shared_out = caller_share_pending_ && newest;  // a ShareAmongThreads send (the caller's item last)
+  caller_share_pending_ = false;
   WorkItem item;
   for (int n = 0; !complete() && item_cost_ns_.load(std::memory_order_relaxed) < kHelpMaxNs; ++n) {
     if (!(newest ? queue_.TryPopBack(&item) : queue_.TryPop(&item))) break;
     Execute(item);
+    if (shared_out && n == 0) {
+      // the caller's own share is done: were the workers' shares done first (give them more next call) or are
+      // they still running (give them less)? One env per call either way: the cut settles where both finish
+      // together, and follows the machine when its load changes. Not when the caller ran a worker's item too
+      // (the workers were not there: nothing to learn).
+      if (complete()) {
+        ++caller_cut_;
+      } else if (queue_.Empty()) {
+        --caller_cut_;
+      }
+    }
     if (stop_requested()) break;
     if ((n & 63) == 63 && interrupted && interrupted()) {
       Notify(opts_.num_threads);

@@ -152,6 +152,8 @@ class Engine {
   void Render(const int* env_ids, int k, uint8_t* out);
   // Env steps taken through the env type's StepBatch so far (tests check that the batched path ran).
   int64_t batched_steps() const { return batched_steps_.load(std::memory_order_relaxed); }
+  // Sends shared among the threads as one item each (ShareAmongThreads) so far (tests check that the path ran).
+  int64_t shared_sends() const { return shared_sends_; }
   // Action rows needed for these envs (sum of their player counts).
   int ActionRows(const int* env_ids, int k) const;
 
@@ -190,6 +192,7 @@ class Engine {
 
   // Execute runs an item's envs; RunTask = the steps below, in this order (see execute.cc).
   void Execute(const WorkItem& item);
+  void ExecuteRun(const WorkItem& item);  // at most kMaxRun envs by id; Execute marks the rows done
   Batch* RunTask(int env_id, bool reset, Batch* ordered, int pos);  // the batch the env's row went to
   Rows RowsFor(Batch* ordered, int pos, Slot& s) const;
   size_t EntryBytes(int entry, const Slot& s) const;
@@ -220,6 +223,7 @@ class Engine {
   void CheckEnvId(int64_t env_id) const;
   Slot& IdleSlot(int64_t env_id);  // open pool, valid env_id, no result pending
   int RunLength(int envs) const;
+  void ShareAmongThreads(int first, int k, Batch* ordered);
   int WorkersWanted(int items, int envs, bool back_to_back) const;
   void CheckIds(const int* env_ids, int k, bool reset, bool consecutive);
   int CompactPlayerRows(uint8_t* block, int env_rows);
@@ -233,8 +237,10 @@ class Engine {
   const EnvClass* type_;
   // the type's StepBatch where this pool's layout allows it (single player, one obs array, no info), else nullptr
   void (*step_batch_)(Env* const* envs, int n, const BatchRows& rows) = nullptr;
-  std::atomic<int64_t> batched_steps_{0};
-  Config config_;                 // the pool's config (env 0's values of per-env keys)
+  // written by the executing threads: each hot atomic on its own cache line (alignas on it and on the member
+  // after it), so that its writes do not evict what the other threads read on every item (opts_, step_batch_)
+  alignas(64) std::atomic<int64_t> batched_steps_{0};
+  alignas(64) Config config_;     // the pool's config (env 0's values of per-env keys)
   mutable std::mutex config_mu_;  // Slot::config, next_config, next_env
   Spec spec_;
   Layout layout_;
@@ -263,8 +269,8 @@ class Engine {
 
   // async (completion-order) batches: a ring of K batches
   std::vector<std::unique_ptr<Batch>> ring_;
-  std::atomic<int64_t> complete_seq_{0};
-  int64_t recv_seq_ = 0;
+  alignas(64) std::atomic<int64_t> complete_seq_{0};
+  alignas(64) int64_t recv_seq_ = 0;
   int num_pending_ = 0;  // envs sent and not yet received
   RecvResult kept_;      // async: a batch whose recv raised EnvError, returned by the next recv
   // sync (ordered) batches: sent, not yet received, oldest first; and spare batch objects
@@ -281,9 +287,9 @@ class Engine {
   // ordered batch one item covers, and whether the waiting caller runs queued items itself: only when they cost
   // less than kHelpMaxNs, so Ctrl-C is seen quickly
   static constexpr int64_t kHelpMaxNs = 10000000;
-  std::atomic<int64_t> item_cost_ns_{1000000};
+  alignas(64) std::atomic<int64_t> item_cost_ns_{1000000};
   // a shared ThreadPool (make(..., thread_pool=tp)) serving queue_ instead of workers_; nullptr: own workers
-  std::shared_ptr<ThreadPool> shared_;
+  alignas(64) std::shared_ptr<ThreadPool> shared_;
   std::shared_ptr<ThreadPool::Client> client_;
   void Notify(int want);  // wake workers (own or shared) for queued items
   std::vector<WorkItem> scratch_items_;
@@ -291,6 +297,11 @@ class Engine {
   // the item of a caller_recvs send that was kept off the queue: the next Recv runs it first
   WorkItem own_item_{};
   bool has_own_item_ = false;
+  // ShareAmongThreads: how many envs fewer than an even share the caller's item has (adjusted by WaitFor), and
+  // whether the last send was shared that way (API thread only)
+  int caller_cut_ = 0;
+  bool caller_share_pending_ = false;
+  int64_t shared_sends_ = 0;
 };
 
 // `step_waits_elsewhere`: the env class's step_waits_on_another_process (the automatic num_threads reads it).

@@ -25,7 +25,7 @@ uint8_t* Engine::Rows::At(const Layout& L, const Slot& s, int idx) const {
 Engine::Rows Engine::RowsFor(Batch* ordered, int pos, Slot& s) const {
   // ordered (sync) batches are written in place; async rows go to the env's staging area first
   if (ordered == nullptr) return Rows{s.staging.data(), true, 0, 0};
-  return Rows{ordered->block, false, pos, ordered->player_offset[pos]};
+  return Rows{ordered->block, false, pos, max_players_ == 1 ? pos : ordered->player_offset[pos]};
 }
 
 size_t Engine::EntryBytes(int idx, const Slot& s) const {
@@ -205,10 +205,13 @@ void Engine::StepRun(const int* env_ids, int n, Batch* b, int row) {
   const uint8_t* actions[WorkItem::kMaxRun];
   auto* ids = reinterpret_cast<int32_t*>(at(layout_.env_id));
   auto* player_ids = reinterpret_cast<int32_t*>(at(layout_.player_env_id));
+  // single player, one action array: env e's action is row e of action_rows_ (not through the slot's action_ptrs,
+  // a cache line more per env)
+  const uint8_t* action_rows = action_rows_[0].data();
+  const size_t action_bytes = action_row_bytes_[0];
   for (int i = 0; i < n; ++i) {
-    const Slot& s = slots_[env_ids[i]];
-    envs[i] = s.env.get();
-    actions[i] = s.action_ptrs[0];
+    envs[i] = slots_[env_ids[i]].env.get();
+    actions[i] = action_rows + action_bytes * static_cast<size_t>(env_ids[i]);
     ids[i] = player_ids[i] = env_ids[i];
   }
   if (layout_.final_begin >= 0) {  // zero unless this step ends an episode, as in PrepareRows
@@ -288,6 +291,22 @@ void Engine::StepStretch(const int* env_ids, int n, Batch* ordered, int pos) {
 }
 
 void Engine::Execute(const WorkItem& it) {
+  if (it.first >= 0) {  // a long run of consecutive envs: in pieces of kMaxRun, done as a whole
+    WorkItem piece{nullptr, 0, 0, {}, it.reset};
+    piece.batch = it.batch;
+    for (int off = 0; off < it.count; off += WorkItem::kMaxRun) {
+      piece.pos = it.pos + off;
+      piece.count = std::min(WorkItem::kMaxRun, it.count - off);
+      for (int i = 0; i < piece.count; ++i) piece.env_ids[i] = it.first + off + i;
+      ExecuteRun(piece);
+    }
+  } else {
+    ExecuteRun(it);
+  }
+  if (it.batch != nullptr) MarkDone(it.batch, it.count);
+}
+
+void Engine::ExecuteRun(const WorkItem& it) {
   // Time every item of expensive envs, one in 16 cheap ones, runs included (two clock reads per run of 16 CartPoles
   // were 5% of the run; runs of a type without StepBatch stay one env long until the estimate has settled, and a
   // StepBatch type's run length does not depend on it). On a loaded
@@ -310,7 +329,6 @@ void Engine::Execute(const WorkItem& it) {
     }
   }
   if (timed) UpdateCost((costly ? ItemClock::Now().CostSince(t0) : WallNs() - t0.wall) / it.count);
-  if (it.batch != nullptr) MarkDone(it.batch, it.count);
 }
 
 }  // namespace pp

@@ -35,6 +35,33 @@ struct WorkItem {
   int count;
   int env_ids[kMaxRun];  // the first `count` are the run's envs; their actions wait in the action rows
   bool reset = false;    // reset these envs (else step them)
+  // >= 0: the run is envs first, first + 1, ..., first + count - 1 and count may exceed kMaxRun (env_ids unused):
+  // a sync send of consecutive ids to cheap envs, in one item per thread share (see Engine::RunLength)
+  int first = -1;
+};
+
+// A lock for a few loads and stores: spins (with a CPU pause) instead of sleeping in the kernel. The queue's
+// critical sections are tens of nanoseconds, but a contended std::mutex puts the loser to sleep in a futex and the
+// winner makes a wake-up syscall: a worker that saw an item appear while the sender still held the lock lost
+// microseconds per send (CartPole@256 sync: the worker idle about half its time). A holder preempted by the OS
+// would keep spinners waiting, so after a while a spinner yields its core.
+class SpinLock {
+ public:
+  void lock() {
+    for (int i = 0; flag_.exchange(true, std::memory_order_acquire);) {
+      while (flag_.load(std::memory_order_relaxed)) {
+        if (++i < 1024) {
+          PP_CPU_RELAX();
+        } else {
+          std::this_thread::yield();
+        }
+      }
+    }
+  }
+  void unlock() { flag_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> flag_{false};
 };
 
 class WorkQueue {
@@ -51,16 +78,22 @@ class WorkQueue {
   // Enqueue items and wake sleeping workers until `want` of the pool's `workers` are awake.
   void Push(const WorkItem* items, size_t n, int want, int workers) {
     {
-      std::lock_guard<std::mutex> lk(mu_);
+      std::lock_guard<SpinLock> lk(lock_);
       for (size_t i = 0; i < n; ++i) {
         ring_[(head_ + size_) % ring_.size()] = items[i];
         ++size_;
       }
-      size_atomic_.store(size_, std::memory_order_release);
+      size_atomic_.store(size_, std::memory_order_seq_cst);
     }
-    const int s = sleeping_.load(std::memory_order_acquire);
+    // seq_cst: the size is published before sleeping_ is read, and a worker counts itself sleeping before it reads
+    // the size (Pop), so either it sees these items or it is counted here
+    const int s = sleeping_.load(std::memory_order_seq_cst);
     const int wake = WakeShortfall(want, workers, s);
-    if (wake >= s && s > 0) {
+    if (wake == 0) return;
+    {
+      std::lock_guard<std::mutex> lk(mu_);  // a worker counted as sleeping is inside cv_.wait once we hold mu_
+    }
+    if (wake >= s) {
       cv_.notify_all();
     } else {
       for (int i = 0; i < wake; ++i) cv_.notify_one();
@@ -69,7 +102,7 @@ class WorkQueue {
 
   // Wakes the sleeping workers if items are queued (for items the caller decided not to run itself).
   void WakeIfPending() {
-    if (size_atomic_.load(std::memory_order_acquire) == 0 || sleeping_.load(std::memory_order_acquire) == 0) return;
+    if (size_atomic_.load(std::memory_order_seq_cst) == 0 || sleeping_.load(std::memory_order_seq_cst) == 0) return;
     {
       std::lock_guard<std::mutex> lk(mu_);
     }
@@ -80,8 +113,13 @@ class WorkQueue {
 
   bool TryPop(WorkItem* out) {
     if (size_atomic_.load(std::memory_order_acquire) == 0) return false;
-    std::lock_guard<std::mutex> lk(mu_);
-    return PopLocked(out);
+    std::lock_guard<SpinLock> lk(lock_);
+    if (size_ == 0) return false;
+    *out = ring_[head_];
+    head_ = (head_ + 1) % ring_.size();
+    --size_;
+    size_atomic_.store(size_, std::memory_order_release);
+    return true;
   }
 
   // The newest item: the waiting caller's side (Engine::WaitFor). Workers take the oldest, so of a send's runs a
@@ -89,7 +127,7 @@ class WorkQueue {
   // stepped on the same core, whose cache holds its state (taken from one end, its runs alternated between cores).
   bool TryPopBack(WorkItem* out) {
     if (size_atomic_.load(std::memory_order_acquire) == 0) return false;
-    std::lock_guard<std::mutex> lk(mu_);
+    std::lock_guard<SpinLock> lk(lock_);
     if (size_ == 0) return false;
     *out = ring_[(head_ + size_ - 1) % ring_.size()];
     --size_;
@@ -107,14 +145,22 @@ class WorkQueue {
       PP_CPU_RELAX();
       if ((i & 63) == 0 && WallNs() > until) break;
     }
-    std::unique_lock<std::mutex> lk(mu_);
-    while (size_ == 0 && !stop_.load(std::memory_order_relaxed)) {
-      sleeping_.fetch_add(1, std::memory_order_acq_rel);
-      cv_.wait(lk);
-      sleeping_.fetch_sub(1, std::memory_order_acq_rel);
+    while (true) {
+      {
+        std::unique_lock<std::mutex> lk(mu_);
+        while (!stop_.load(std::memory_order_relaxed)) {
+          sleeping_.fetch_add(1, std::memory_order_seq_cst);
+          if (size_atomic_.load(std::memory_order_seq_cst) != 0) {
+            sleeping_.fetch_sub(1, std::memory_order_seq_cst);
+            break;
+          }
+          cv_.wait(lk);
+          sleeping_.fetch_sub(1, std::memory_order_seq_cst);
+        }
+      }
+      if (stop_.load(std::memory_order_relaxed)) return false;
+      if (TryPop(out)) return true;  // else another thread took it first: wait again
     }
-    if (stop_.load(std::memory_order_relaxed)) return false;
-    return PopLocked(out);
   }
 
   void Stop() {
@@ -126,21 +172,13 @@ class WorkQueue {
   }
 
  private:
-  bool PopLocked(WorkItem* out) {
-    if (size_ == 0) return false;
-    *out = ring_[head_];
-    head_ = (head_ + 1) % ring_.size();
-    --size_;
-    size_atomic_.store(size_, std::memory_order_release);
-    return true;
-  }
-
+  SpinLock lock_;  // ring_, head_, size_
   std::vector<WorkItem> ring_;
   size_t head_ = 0, size_ = 0;
   std::atomic<size_t> size_atomic_{0};
   std::atomic<int> sleeping_{0};
   std::atomic<bool> stop_{false};
-  std::mutex mu_;
+  std::mutex mu_;  // sleeping and waking only
   std::condition_variable cv_;
 };
 

@@ -92,5 +92,42 @@ TEST(WorkQueue, StopWakesEverySleeperWithFalse) {
   EXPECT_FALSE(q.Pop(&out, 10));  // stays stopped
 }
 
+// The queue's data is under a spin lock and sleeping under a mutex: every item pushed is taken exactly once, by
+// a spinning worker, workers that sleep between items, and a caller taking the newest (which also takes what the
+// workers leave, as Engine::WaitFor does); Stop then ends every worker, asleep or not.
+TEST(WorkQueue, EveryItemTakenOnceUnderContention) {
+  constexpr int kRounds = 20000, kPerRound = 3;
+  WorkQueue q(64);
+  std::vector<std::atomic<int>> taken(kRounds * kPerRound);
+  std::atomic<int> count{0};
+  auto take = [&](const WorkItem& it) {
+    taken[it.env_ids[0]].fetch_add(1);
+    count.fetch_add(1);
+  };
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 3; ++w) {
+    workers.emplace_back([&, w] {
+      WorkItem out;
+      while (q.Pop(&out, w == 0 ? 20000 : 0)) take(out);  // one spins 20 us before sleeping, two sleep at once
+    });
+  }
+  WorkItem out;
+  for (int r = 0; r < kRounds; ++r) {
+    WorkItem items[kPerRound];
+    for (int i = 0; i < kPerRound; ++i) items[i] = Item(r * kPerRound + i);
+    q.Push(items, kPerRound, r % 4, 3);  // sometimes wakes nobody: the awake ones (or this thread) must take them
+    if (r % 2 == 0 && q.TryPopBack(&out)) take(out);
+    while (count.load() < (r + 1) * kPerRound - 2 * kPerRound) {  // keep at most two rounds queued
+      if (q.TryPopBack(&out)) take(out);
+    }
+  }
+  while (count.load() < kRounds * kPerRound) {
+    if (q.TryPopBack(&out)) take(out);
+  }
+  q.Stop();
+  for (auto& w : workers) w.join();
+  for (int i = 0; i < kRounds * kPerRound; ++i) ASSERT_EQ(taken[i].load(), 1) << "item " << i;
+}
+
 }  // namespace
 }  // namespace pp
