@@ -78,6 +78,9 @@ class Engine:
     def _step_kept(self, actions: ArrayLike | Sequence[ArrayLike]) -> tuple[tuple[np.ndarray, ...], Any]:
         """step(actions) of every env of a sync pool: (the batch; the front-end result that _keep_result kept with it
         when the batch is a refilled cached one and nothing else holds any part of that result, else None)."""
+    def _recv_kept(self) -> tuple[tuple[np.ndarray, ...], Any]:
+        """recv() for a gym-style front-end: (the batch; the result that _keep_result kept with its arrays when they
+        are a refilled cached batch and nothing else holds any part of that result, else None)."""
     def _keep_result(self, arrays: tuple[np.ndarray, ...], result: Any) -> None:
         """Keep `result` (tuples and dicts of the batch's arrays, read-only arrays and scalars) with the batch
         `arrays` while the engine caches it; a no-op for a batch it does not cache or a result it cannot check."""
@@ -121,8 +124,12 @@ class Engine:
     def _batched_steps(self) -> int:
         """Env steps taken through the env type's StepBatch so far (tests: the batched path ran)."""
     @property
+    def _shared_sends(self) -> int:
+        """Sync sends of every env shared among the threads as one item each so far (tests: that path ran)."""
+    @property
     def _results_reused(self) -> int:
-        """step() results kept with a batch (_keep_result) that _step_kept returned again (tests: reuse happens)."""
+        """Results kept with a batch (_keep_result) that _step_kept or _recv_kept returned again (tests: reuse
+        happens)."""
     @property
     def _obs_seq(self) -> int:
         """Steps of every env (step/_step_kept without env_id, nothing else pending) whose observation rows the

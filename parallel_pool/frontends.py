@@ -174,6 +174,8 @@ class _GymStyle(BasePool):
         # it refills that batch and nothing else holds any part of it (docs/decisions.md, "Per call"). Not with
         # same-step autoreset, whose result has final keys only on the steps where an episode ended.
         self._keeper = None if self.schema.has_final else self._sync_core
+        # and an async pool's recv() result, the same way (the engine keeps its last two batches' arrays)
+        self._recv_keeper = None if self.schema.has_final else self._async_core
 
     def _result(self, arrays: Sequence[np.ndarray]) -> Any:
         return gym_result(self.schema, arrays, np, self._info_masks)
@@ -198,6 +200,22 @@ class _GymStyle(BasePool):
                 keeper._keep_result(arrays, result)
             return result
         return self._result(self.step_arrays(actions, env_id))
+
+    def recv(self) -> Any:
+        """Block until batch_size envs have results and return them as (obs, reward, terminated, truncated, info)."""
+        keeper = self._recv_keeper
+        if keeper is None:
+            return BasePool.recv(self)
+        try:
+            arrays, result = keeper._recv_kept()
+        except Exception:
+            self.engine  # noqa: B018 -- a closed pool's own error
+            raise
+        self._last_ids = arrays[self.schema.env_id]  # (_received: an async pool keeps no rows for reset_mask)
+        if result is None:
+            result = self._result(arrays)
+            keeper._keep_result(arrays, result)
+        return result
 
     def _reset_front(self, seed: Any, options: Any, env_id: Any) -> tuple[Any, dict[str, Any]]:
         mask = None if options is None else options.get("reset_mask")

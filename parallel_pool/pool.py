@@ -141,6 +141,8 @@ class BasePool:
         # a sync pool's C++ engine: the gym-style step() of every env goes through its _step_kept
         engine = self._engine
         self._sync_core = engine if not self.is_async and isinstance(engine, _core.Engine) else None
+        # an async pool's C++ engine: the gym-style recv() goes through its _recv_kept
+        self._async_core = engine if self.is_async and isinstance(engine, _core.Engine) else None
         self._action_names = [a["name"] for a in spec.action_arrays]
         self._all_ids = np.arange(self.num_envs, dtype=np.int32)
         # env ids of the last batch received (async pools: step() without env_id acts on them)
@@ -223,6 +225,13 @@ class BasePool:
     def send(self, action: Any, env_id: Any = None) -> None:
         """Queue `action` for the envs `env_id` (default: all envs; async pools: the last batch received) and
         return at once. `action` may also be EnvPool's dict {"action": ..., "env_id": ...}."""
+        if env_id is not None and type(action) is ndarray and action.ndim:  # the async loop's call: no checks here
+            try:
+                self._engine.send(action, env_id, False, None)  # type: ignore[union-attr]  # None: the except below
+            except Exception:
+                self.engine  # noqa: B018 -- a closed pool's own error
+                raise
+            return
         action, env_id = self._action(action, env_id)
         self.engine.send(action, self._default_ids(env_id), False, None)
 

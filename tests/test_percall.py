@@ -505,3 +505,59 @@ def test_a_step_after_a_pending_send_returns_the_oldest_batch():
     np.testing.assert_array_equal(np.concatenate([first[obs], second[obs]]), want[obs])
     env.close()
     twin.close()
+
+
+def _async_dummy(env_type):
+    return parallel_pool.make(
+        "Dummy-v0", env_type=env_type, num_envs=6, batch_size=3, num_threads=1, seed=5, episode_len=4
+    )
+
+
+@pytest.mark.parametrize("env_type", ["gymnasium", "gym"])
+def test_async_recv_results_are_returned_again_refilled(env_type):
+    """An async loop that drops each recv() result gets kept results back (_recv_kept), refilled with each batch:
+    Dummy's observation names its env, its step in the episode and the action it last got, so every result says
+    whether its rows, info and masks belong together and to this batch."""
+    env = _async_dummy(env_type)
+    env.async_reset()
+    rng = np.random.default_rng(1)
+    sent: dict[int, int] = {}
+    before = env.engine._results_reused
+    for _ in range(60):
+        obs, _, _, _, info = env.recv()
+        ids = info["env_id"]
+        np.testing.assert_array_equal(obs[:, 0], ids)
+        np.testing.assert_array_equal(obs[:, 1], info["elapsed_step"])
+        for row, e in enumerate(ids):
+            if obs[row, 1] > 0:  # a step (not a reset): the action this env was sent last
+                assert obs[row, 2] == sent[int(e)]
+        if env_type == "gymnasium":
+            assert info["_env_id"].all() and info["_elapsed_step"].all()
+        act = rng.integers(0, 4, len(ids))
+        sent.update(zip(ids.tolist(), act.tolist()))
+        env.send(act, ids)
+    assert env.engine._results_reused - before >= 50
+    env.close()
+
+
+@pytest.mark.parametrize("env_type", ["gymnasium", "gym"])
+@pytest.mark.parametrize("hold", sorted(_PARTS))
+def test_held_recv_results_never_change(env_type, hold):
+    """Hold one part of an async recv() result and go on: it keeps the values, keys and structure it had."""
+    env = _async_dummy(env_type)
+    env.async_reset()
+    for _ in range(3):
+        info = env.recv()[4]
+        env.send(np.ones(3, np.int64), info["env_id"])
+    result = env.recv()
+    held = _PARTS[hold](result)
+    want = _copy_tree(held)
+    env.send(np.full(3, 2), result[4]["env_id"])
+    del result
+    before = env.engine._results_reused
+    for _ in range(20):
+        info = env.recv()[4]
+        env.send(np.full(3, 3), info["env_id"])
+    _same_tree(held, want)
+    assert env.engine._results_reused > before
+    env.close()

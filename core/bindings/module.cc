@@ -275,6 +275,15 @@ class PyEngine {
     return py::reinterpret_steal<py::tuple>(PyTuple_Pack(2, arrays.ptr(), kept.ptr()));
   }
 
+  // recv() for a gym-style front-end of an async pool: (the batch; the front-end result kept with it when the batch
+  // came back in the arrays of a cached result that nothing else holds any more, else None), as StepKept.
+  py::tuple RecvKept() {
+    Lock lk(this);
+    py::object kept = py::none();
+    py::tuple arrays = RecvLocked(&kept);
+    return py::reinterpret_steal<py::tuple>(PyTuple_Pack(2, arrays.ptr(), kept.ptr()));
+  }
+
   // reset_mask's rows of the unmasked envs (parallel_pool.pool.KeptRows): the observation rows of the last batch
   // that step() returned holding every env in id order, in a sync pool with one observation array and one player
   // per env, kept here as they were returned; obs_seq() counts those batches. Kept here rather than by the
@@ -400,6 +409,7 @@ class PyEngine {
   // Id under which other front-ends (the XLA handlers) find this pool and its API mutex.
   int64_t handle_id() const { return handle_->id; }
   int64_t batched_steps() const { return pool_->batched_steps(); }
+  uint32_t num_envs_u() const { return static_cast<uint32_t>(pool_->options().num_envs); }
   int64_t shared_sends() const { return pool_->shared_sends(); }
   int64_t results_reused() const { return results_reused_; }
   std::vector<double> GetState(int64_t env_id) {
@@ -576,6 +586,21 @@ class PyEngine {
 
   // Env ids given from Python (any integer dtype, 0-d or 1-d) as int32, range-checked in 64 bit before narrowing.
   py::array_t<int32_t> ConvertEnvIds(py::handle env_id) const {
+    auto& api = py::detail::npy_api::get();
+    if (api.PyArray_Check_(env_id.ptr())) {
+      // the common argument, a batch's own env_id array (an async loop's send): int32, 1-d, contiguous. Read in
+      // place; the range check without a branch per id (Engine::Send checks each id again, with its message)
+      const auto* a = py::detail::array_proxy(env_id.ptr());
+      const auto* d = py::detail::array_descriptor_proxy(a->descr);
+      const int need = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ | py::detail::npy_api::NPY_ARRAY_ALIGNED_;
+      if (a->nd == 1 && d->type_num == py::detail::npy_api::NPY_INT32_ && d->byteorder != '>' &&
+          (a->flags & need) == need) {
+        const auto* p = reinterpret_cast<const int32_t*>(a->data);
+        uint32_t outside = 0;  // an id < 0 wraps to >= 2**31 as unsigned
+        for (py::ssize_t i = 0; i < a->dimensions[0]; ++i) outside |= static_cast<uint32_t>(p[i]) >= num_envs_u();
+        if (!outside) return py::reinterpret_borrow<py::array_t<int32_t>>(env_id);
+      }
+    }
     py::array raw = py::array::ensure(env_id);
     if (!raw) throw py::type_error("env_id must be an array of integers");
     char kind = raw.dtype().kind();
@@ -1078,6 +1103,13 @@ PyObject* EngineStepKept(PyObject* self, PyObject* const* args, Py_ssize_t nargs
   });
 }
 
+PyObject* EngineRecvKept(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return AsMethodResult([&] {
+    Arguments<0>("_recv_kept", {}, 0, args, nargs, kwnames);
+    return py::object(EngineOf(self).RecvKept());
+  });
+}
+
 PyObject* EngineKeepResult(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return AsMethodResult([&] {
     const auto a = Arguments<2>("_keep_result", {"arrays", "result"}, 2, args, nargs, kwnames);
@@ -1211,6 +1243,9 @@ PYBIND11_MODULE(_core, m) {
       {"_step_kept", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&EngineStepKept)),
        METH_FASTCALL | METH_KEYWORDS,
        "_step_kept(actions): step every env; (the batch, the result _keep_result kept with it or None)"},
+      {"_recv_kept", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&EngineRecvKept)),
+       METH_FASTCALL | METH_KEYWORDS,
+       "_recv_kept(): recv(); (the batch, the result _keep_result kept with its arrays or None)"},
       {"_keep_result", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&EngineKeepResult)),
        METH_FASTCALL | METH_KEYWORDS,
        "_keep_result(arrays, result): keep a front-end result made of a batch's arrays, reused with the batch"},

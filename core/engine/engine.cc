@@ -26,6 +26,8 @@ constexpr int64_t kWakeWorthNs =
 constexpr int64_t kRunNs = 5000;
 // how long a worker spins for work before sleeping (the caller's Python between two calls of a loop is far less)
 constexpr int64_t kWorkerSpinNs = 100000;
+// ShareAmongThreads: for sends of at least this many envs per thread (a smaller one's few runs cost as little)
+constexpr int kShareMinEnvs = 16;
 constexpr int kWaitSpin = 4000;  // pause iterations the caller spins before blocking
 
 std::string Msg(std::initializer_list<std::string> parts) {
@@ -223,7 +225,6 @@ Engine::Engine(const EnvClass& type, const Config& config, std::vector<Config> e
       ring_.push_back(std::move(b));
     }
   }
-  scratch_seen_.assign(opts_.num_envs, 0);
   StartWorkers();
 }
 
@@ -585,11 +586,13 @@ int Engine::WorkersWanted(int items, int envs, bool back_to_back) const {
 }
 
 // A sync step of every env (consecutive ids) of a type with StepBatch: one item per thread, each a range of
-// envs, so that a call costs each thread one queue operation and one completion, not one per run of 16 envs (with
+// envs, so that a call costs each thread one queue operation and one completion, not one per run of envs (with
 // the threads on cores far apart -- here the two vCPUs' round trip ranged from 70 to 420 ns from one hour to the
 // next -- each is a cache line moved between cores). The waiting caller takes the last item (WaitFor: newest
 // first); the workers' items are longer by `caller_cut_` envs in all, since the caller also does the call's own
 // serial work (Python, this send, the result) while the workers have nothing. WaitFor adjusts the cut each call.
+// (Short items between them for whichever thread is done first, to absorb an env's reset or a generator refill,
+// measured slower: each is one more cache line moved between the cores.)
 void Engine::ShareAmongThreads(int first, int k, Batch* ordered) {
   const int workers = opts_.num_threads;
   const int even = k / (workers + 1);
@@ -600,9 +603,12 @@ void Engine::ShareAmongThreads(int first, int k, Batch* ordered) {
     // workers' shares as equal as integers allow, the caller's last
     const int n = w == workers ? caller_envs : worker_envs / workers + (w < worker_envs % workers ? 1 : 0);
     if (n == 0) continue;
-    WorkItem item{ordered, pos, n, {}, false};
+    WorkItem& item = NextItem();
+    item.batch = ordered;
+    item.pos = pos;
+    item.count = n;
+    item.reset = false;
     item.first = first + pos;
-    scratch_items_.push_back(item);
     pos += n;
   }
   caller_share_pending_ = caller_envs > 0;
@@ -619,39 +625,40 @@ Batch* Engine::AcquireOrderedBatch() {
   return b;
 }
 
-void Engine::CheckIds(const int* env_ids, int k, bool reset, bool consecutive) {
+bool Engine::CheckIds(const int* env_ids, int k, bool reset, bool consecutive) {
   // consecutive ids in range are distinct and valid by construction; while no env has a result pending and
   // stepping needs no finished-episode check, they need no check per env (the common send: every env, in order)
   const bool per_env = !reset && opts_.autoreset == AutoReset::kDisabled;
-  if (consecutive && num_pending_ == 0 && !per_env) return;
-  int bad = -1;
-  std::string err;
-  for (int i = 0; i < k && bad < 0; ++i) {
-    int e = env_ids[i];
+  if (consecutive && num_pending_ == 0 && !per_env) return false;
+  // Otherwise each id is marked pending as it is checked: an id found already marked is pending from an earlier
+  // send or repeated in this one -- one load and one store per env (an async loop's scattered send). On an error
+  // the marks made here are taken back.
+  for (int i = 0; i < k; ++i) {
+    const int e = env_ids[i];
+    std::string err;
     if (e < 0 || e >= opts_.num_envs) {
       err = "env_id " + std::to_string(e) + " is out of range: this pool has env ids 0.." +
             std::to_string(opts_.num_envs - 1);
-      bad = i;
-    } else if (scratch_seen_[e]) {
-      err = "env_id " + std::to_string(e) + " appears more than once";
-      bad = i;
     } else if (pending_[e]) {
-      err = "env " + std::to_string(e) + " already has an action pending; recv() its result before sending again";
-      bad = i;
+      err = std::find(env_ids, env_ids + i, e) != env_ids + i
+                ? "env_id " + std::to_string(e) + " appears more than once"
+                : "env " + std::to_string(e) + " already has an action pending; recv() its result before sending again";
     } else if (per_env && slots_[e].done) {
       err = "env " + std::to_string(e) +
             " has finished its episode (or was never reset) and autoreset_mode is 'disabled': reset it first "
             "(reset(options={'reset_mask': mask}) or reset(env_id=...))";
-      bad = i;
     } else {
-      scratch_seen_[e] = 1;
+      pending_[e] = 1;
+      continue;
     }
+    Unmark(env_ids, i);
+    throw std::invalid_argument(err);
   }
-  for (int i = 0; i < k; ++i) {
-    int e = env_ids[i];
-    if (e >= 0 && e < opts_.num_envs) scratch_seen_[e] = 0;
-  }
-  if (bad >= 0) throw std::invalid_argument(err);
+  return true;
+}
+
+void Engine::Unmark(const int* env_ids, int k) {
+  for (int i = 0; i < k; ++i) pending_[env_ids[i]] = 0;
 }
 
 void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& actions, bool reset, const int64_t* seeds,
@@ -663,21 +670,27 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
   int off_by = 0;
   for (int i = 1; i < k; ++i) off_by |= env_ids[i] ^ (env_ids[0] + i);
   const bool consecutive = env_ids[0] >= 0 && env_ids[0] <= opts_.num_envs - k && off_by == 0;
-  CheckIds(env_ids, k, reset, consecutive);
-  if (sync() && opts_.batch_size < k) throw std::invalid_argument("too many env ids");
-  const int rows = ActionRows(env_ids, k);
-  if (!reset) {
-    if (actions.size() != spec_.action.size()) {
-      throw std::invalid_argument("expected " + std::to_string(spec_.action.size()) + " action arrays, got " +
-                                  std::to_string(actions.size()));
+  const bool marked = CheckIds(env_ids, k, reset, consecutive);  // (then these envs are marked pending)
+  int rows = 0;
+  try {
+    if (sync() && opts_.batch_size < k) throw std::invalid_argument("too many env ids");
+    rows = ActionRows(env_ids, k);
+    if (!reset) {
+      if (actions.size() != spec_.action.size()) {
+        throw std::invalid_argument("expected " + std::to_string(spec_.action.size()) + " action arrays, got " +
+                                    std::to_string(actions.size()));
+      }
+      for (size_t a = 0; a < spec_.action.size(); ++a) CheckAction(spec_.action[a], actions[a], rows);
     }
-    for (size_t a = 0; a < spec_.action.size(); ++a) CheckAction(spec_.action[a], actions[a], rows);
-  }
-  for (int i = 0; seeds && i < k; ++i) {
-    if (seeds[i] < 0) {
-      throw std::invalid_argument("seed " + std::to_string(seeds[i]) + " for env " + std::to_string(env_ids[i]) +
-                                  " is negative: seeds must be integers in [0, 2**63 - 1]");
+    for (int i = 0; seeds && i < k; ++i) {
+      if (seeds[i] < 0) {
+        throw std::invalid_argument("seed " + std::to_string(seeds[i]) + " for env " + std::to_string(env_ids[i]) +
+                                    " is negative: seeds must be integers in [0, 2**63 - 1]");
+      }
     }
+  } catch (...) {
+    if (marked) Unmark(env_ids, k);
+    throw;
   }
   // 2. commit: copy the actions into the envs' action rows, mark pending, enqueue
   if (!reset) {
@@ -729,36 +742,36 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
     }
     ordered_.push_back(ordered);
   }
-  scratch_items_.clear();
+  num_items_ = 0;
   caller_share_pending_ = false;
   if (sync() && consecutive && !reset && step_batch_ != nullptr && shared_ == nullptr &&
-      k >= WorkItem::kMaxRun * (opts_.num_threads + 1)) {  // (smaller sends: RunLength's runs, as long as those)
+      k >= kShareMinEnvs * (opts_.num_threads + 1)) {  // (smaller sends: RunLength's runs)
     ShareAmongThreads(env_ids[0], k, ordered);
   } else {
     const int run = RunLength(k);
     for (int i = 0; i < k; i += run) {
-      WorkItem item{ordered, i, std::min(run, k - i), {}, reset};
+      WorkItem& item = NextItem();
+      item.batch = ordered;
+      item.pos = i;
+      item.count = std::min(run, k - i);
+      item.reset = reset;
+      item.first = -1;
       std::copy(env_ids + i, env_ids + i + item.count, item.env_ids);
-      scratch_items_.push_back(item);
     }
   }
   const int64_t now = WallNs();
   const bool back_to_back = now - last_send_ns_ < kWorkerSpinNs;
   last_send_ns_ = now;
-  const int want = WorkersWanted(static_cast<int>(scratch_items_.size()), k, back_to_back);
-  if (caller_recvs && ordered && scratch_items_.size() == 1 && want == 0 && !has_own_item_) {
+  const int want = WorkersWanted(static_cast<int>(num_items_), k, back_to_back);
+  if (caller_recvs && ordered && num_items_ == 1 && want == 0 && !has_own_item_) {
     own_item_ = scratch_items_[0];  // no worker is wanted: the caller runs it, so it need not be queued
     has_own_item_ = true;
   } else {
-    queue_.Push(scratch_items_.data(), scratch_items_.size(), want, opts_.num_threads);
+    queue_.Push(scratch_items_.data(), num_items_, want, opts_.num_threads);
     if (shared_) shared_->Notify(want);
   }
   // what only this thread reads, after the workers have their items (a sync call's serial part is theirs to wait)
-  if (consecutive) {
-    std::memset(pending_.data() + env_ids[0], 1, static_cast<size_t>(k));
-  } else {
-    for (int i = 0; i < k; ++i) pending_[env_ids[i]] = 1;
-  }
+  if (!marked) std::memset(pending_.data() + env_ids[0], 1, static_cast<size_t>(k));  // (consecutive ids)
   num_pending_ += k;
 }
 

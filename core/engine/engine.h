@@ -225,7 +225,10 @@ class Engine {
   int RunLength(int envs) const;
   void ShareAmongThreads(int first, int k, Batch* ordered);
   int WorkersWanted(int items, int envs, bool back_to_back) const;
-  void CheckIds(const int* env_ids, int k, bool reset, bool consecutive);
+  // Validates a send's env ids; true when it marked them pending (false: consecutive ids it need not check,
+  // which Send marks once the items are queued).
+  bool CheckIds(const int* env_ids, int k, bool reset, bool consecutive);
+  void Unmark(const int* env_ids, int k);  // takes back CheckIds' pending marks
   int CompactPlayerRows(uint8_t* block, int env_rows);
   RecvResult RecvOrdered(const std::function<bool()>& interrupted);
   RecvResult RecvAsync(const std::function<bool()>& interrupted);
@@ -292,8 +295,14 @@ class Engine {
   alignas(64) std::shared_ptr<ThreadPool> shared_;
   std::shared_ptr<ThreadPool::Client> client_;
   void Notify(int want);  // wake workers (own or shared) for queued items
+  // a send's items: the first num_items_ of scratch_items_, which is only ever grown -- an item is written over,
+  // not made anew (a new WorkItem zeroes its env_ids, a cost that showed in an async loop's send)
   std::vector<WorkItem> scratch_items_;
-  std::vector<uint8_t> scratch_seen_;
+  size_t num_items_ = 0;
+  WorkItem& NextItem() {
+    if (num_items_ == scratch_items_.size()) scratch_items_.emplace_back();
+    return scratch_items_[num_items_++];
+  }
   // the item of a caller_recvs send that was kept off the queue: the next Recv runs it first
   WorkItem own_item_{};
   bool has_own_item_ = false;

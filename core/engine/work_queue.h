@@ -28,7 +28,7 @@ namespace pp {
 struct Batch;
 
 struct WorkItem {
-  static constexpr int kMaxRun = 16;
+  static constexpr int kMaxRun = 32;
   Batch* batch;  // ordered (sync) batch, the envs' rows at positions pos, pos + 1, ...; or nullptr: rows assigned
                  // in completion order (async)
   int pos;
@@ -138,6 +138,7 @@ class WorkQueue {
   // Worker side: spin for about spin_ns (a time, not a count of pauses: a pause takes 10 to 150 cycles by CPU), then
   // sleep until an item arrives. Returns false when stopping.
   bool Pop(WorkItem* out, int64_t spin_ns) {
+    if (TryPop(out)) return true;  // a busy worker takes its next item without reading the clock
     const int64_t until = spin_ns > 0 ? WallNs() + spin_ns : 0;
     for (int i = 1; spin_ns > 0; ++i) {
       if (stop_.load(std::memory_order_relaxed)) return false;
