@@ -36,7 +36,7 @@ struct WorkItem {
   int env_ids[kMaxRun];  // the first `count` are the run's envs; their actions wait in the action rows
   bool reset = false;    // reset these envs (else step them)
   // >= 0: the run is envs first, first + 1, ..., first + count - 1 and count may exceed kMaxRun (env_ids unused):
-  // a sync send of consecutive ids to cheap envs, in one item per thread share (see Engine::RunLength)
+  // a sync send of consecutive ids to cheap envs, one item per thread (Engine::ShareAmongThreads)
   int first = -1;
 };
 
