@@ -7,7 +7,8 @@
 #   .ci/sanitize.sh asan|tsan  one of them
 #   .ci/sanitize.sh tests      the job .ci/run runs on every CI: an ASan+UBSan build (build/asan-tests) of the
 #                              engine and the cheap families (testing, classic control, toy text), running the
-#                              lifecycle, fuzz, engine and engine-reliability tests through it
+#                              lifecycle, fuzz, engine, engine-reliability, thread-pool, batched-step and per-call
+#                              tests through it (none of them uses another family)
 # Env: PYTHON (default: python3), JOBS (default: 2), PP_STRESS_ROUNDS (default: 5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -68,7 +69,7 @@ run_tests() {  # name, build dir, runtime library, options variable assignment, 
 status=0
 if [ "$which" = tests ]; then
   build build/asan-tests "-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
-    "atari;mujoco_gym;mujoco_dmc;vizdoom;examples"
+    "atari;box2d;minigrid;mujoco_gym;mujoco_dmc;vizdoom;examples"
   run_tests "asan+ubsan" build/asan-tests libasan.so \
     "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1" \
     tests/test_lifecycle.py tests/test_fuzz_api.py tests/test_engine.py tests/test_reliability_engine.py \

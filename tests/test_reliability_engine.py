@@ -190,10 +190,11 @@ def test_every_env_source_is_compiled_without_fp_contraction():
     builds = _ninja_builds()
     if not builds:
         pytest.skip("no ninja build of the extension in this checkout (pip install . or dev_build.sh makes one)")
+    compiled = {}
     for path in builds:
         with open(path) as f:
             blocks = f.read().split("\nbuild ")
-        compiled = 0
+        compiled[path] = 0
         for block in blocks:
             head, _, rest = block.partition("\n")
             sources = [w for w in head.split() if "/core/envs/" in w and w.endswith(".cc")]
@@ -201,5 +202,6 @@ def test_every_env_source_is_compiled_without_fp_contraction():
                 continue
             flags = next((line for line in rest.splitlines() if line.strip().startswith("FLAGS =")), "")
             assert "-ffp-contract=off" in flags, f"{sources[0]} in {path} is compiled without -ffp-contract=off"
-            compiled += 1
-        assert compiled >= 10, f"{path}: only {compiled} env sources found"
+            compiled[path] += 1
+    # the parse found the env sources (a build of a few families, e.g. -DPP_SKIP_FAMILIES, has fewer: not all must)
+    assert max(compiled.values()) >= 10, f"too few env sources found: {compiled}"
