@@ -512,6 +512,22 @@ def test_engines_die_with_killed_parent():
             child.kill()
 
 
+def test_engines_start_together_in_a_fresh_working_directory(tmp_path):
+    """Each engine makes ./_vizdoom/ where it runs and exits if its mkdir fails, also when engines started together
+    race for it ("File exists": CI saw one in a fresh venv; here, before the fix, about 1 start of 12 of a 4-env pool
+    in a new folder). The env makes the folder before it starts its engines, so every start in a new folder works."""
+    code = "import parallel_pool as pp; env = pp.make('Basic-v1', num_envs=4); env.reset(); env.close(); print('ready')"
+    env = dict(os.environ, PYTHONPATH=IMPORT_ROOT)
+    for i in range(4):
+        cwd = tmp_path / f"run{i}"
+        cwd.mkdir()
+        run = subprocess.run(
+            [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert run.stdout.strip() == "ready", run.stderr[-2000:]
+        assert (cwd / "_vizdoom").is_dir()
+
+
 @pytest.mark.parametrize("task_id", ["Cig-v1", "MultiDuel-v1"])
 def test_deathmatch_maps_start_and_step(task_id):
     """Cig's and MultiDuel's maps have deathmatch starts only: their ids default to deathmatch rules (EnvPool's

@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -445,6 +446,12 @@ void VizdoomEnv::ForgetEngineProcesses() noexcept {
 // Starts the engine processes (init() begins the first episode) and adds the bots. Several players start together:
 // the host's init waits until every player has joined.
 void VizdoomEnv::StartEngines() {
+  // Each engine makes ./_vizdoom/ in the working directory if it is missing, and exits when its mkdir fails -- also
+  // with "File exists", when engines started together race to make it (a fresh working directory; CI saw it once).
+  // Made here first, so that every engine finds it. An error (a file of that name, a read-only folder) is the
+  // engine's to report, as before.
+  std::error_code ignored;
+  std::filesystem::create_directory("_vizdoom", ignored);
   if (Several()) {
     lockstep_->Run([&](int p) { engines_[p].game->init(); }, Limits(kStartLimitS),
                    [this] {
