@@ -676,7 +676,7 @@ def test_stress_under_sanitizers(which):
         timeout=1800,
         env=dict(os.environ, PYTHON=sys.executable, PP_STRESS_ROUNDS="2"),
     )
-    assert r.returncode == 0 and f"{which}: clean" in r.stdout, r.stdout[-5000:] + r.stderr[-5000:]
+    assert r.returncode == 0 and f"{which} stress: clean" in r.stdout, r.stdout[-5000:] + r.stderr[-5000:]
 
 
 # ---- 15. the typed stub ------------------------------------------------------------------------------------------

@@ -360,10 +360,20 @@ class PyEngine {
   // Python (the destructor runs it with the GIL held: worker threads never take the GIL).
   std::string CloseBounded() {
     std::unique_lock<std::timed_mutex> lk(handle_->mu, std::defer_lock);
+    // try_lock in a loop rather than try_lock_for: libstdc++ implements that with pthread_mutex_clocklock, which
+    // ThreadSanitizer (GCC 12) does not see, so it reported this lock's unlock and everything it guards as races
+    auto lock_within = [&lk](std::chrono::milliseconds limit) {
+      const auto until = std::chrono::steady_clock::now() + limit;
+      while (!lk.try_lock()) {
+        if (std::chrono::steady_clock::now() >= until) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      return true;
+    };
     const auto timeout = Engine::DefaultCloseTimeout();
-    if (!lk.try_lock_for(timeout)) {
+    if (!lock_within(timeout)) {
       pool_->RequestStop();  // wakes that call (a recv waiting for a step that does not end)
-      if (!lk.try_lock_for(std::chrono::seconds(2))) {
+      if (!lock_within(std::chrono::seconds(2))) {
         handle_->leak = true;  // that call still uses the pool
         return "close(): another thread's call on this pool did not return within the close timeout (the caller "
                "itself runs an env step that never returns); the pool was stopped but not freed";
