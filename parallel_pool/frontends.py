@@ -195,10 +195,7 @@ class _GymStyle(BasePool):
             except Exception:
                 self.engine  # noqa: B018 -- a closed pool's own error
                 raise
-            if result is None:
-                result = self._result(arrays)
-                keeper._keep_result(arrays, result)
-            return result
+            return self._kept_or_made(keeper, arrays, result)
         return self._result(self.step_arrays(actions, env_id))
 
     def recv(self) -> Any:
@@ -212,6 +209,10 @@ class _GymStyle(BasePool):
             self.engine  # noqa: B018 -- a closed pool's own error
             raise
         self._last_ids = arrays[self.schema.env_id]  # (_received: an async pool keeps no rows for reset_mask)
+        return self._kept_or_made(keeper, arrays, result)
+
+    def _kept_or_made(self, keeper: Any, arrays: Sequence[np.ndarray], result: Any) -> Any:
+        """The result the engine kept with `arrays` (refilled), or a new one that it keeps from now on."""
         if result is None:
             result = self._result(arrays)
             keeper._keep_result(arrays, result)

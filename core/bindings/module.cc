@@ -618,21 +618,7 @@ class PyEngine {
       throw py::type_error("env_id must be integers, got dtype " + py::str(raw.dtype()).cast<std::string>());
     }
     if (raw.ndim() > 1) throw py::value_error("env_id must be a 1-d array of env ids");
-    const int flags = raw.flags();
-    if (EngineDType(raw.dtype()) == DType::kInt32 && (flags & py::array::c_style) &&
-        (flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_)) {
-      // int32 already (the env_id array of a batch this engine returned): checked as it is, no int64 copy
-      auto ids = py::reinterpret_borrow<py::array_t<int32_t>>(raw);
-      const int32_t* p = ids.data();
-      const int32_t n = num_envs();
-      for (py::ssize_t i = 0; i < ids.size(); ++i) {
-        if (p[i] < 0 || p[i] >= n) {
-          throw py::value_error("env_id " + std::to_string(p[i]) + " is out of range: this pool has env ids 0.." +
-                                std::to_string(num_envs() - 1));
-        }
-      }
-      return ids;
-    }
+    // (an int32 array in place was taken above; here other dtypes, layouts, and ids to name in an error)
     auto as64 = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(raw);
     const int64_t* p = as64.data();
     for (py::ssize_t i = 0; i < as64.size(); ++i) {

@@ -666,9 +666,11 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
   CheckOpen();
   if (k <= 0) throw std::invalid_argument("env_id is empty: give at least one env to step or reset");
   // 1. validate everything before touching any state
-  // (no early exit: the loop vectorizes, and the common send is every env in order)
-  int off_by = 0;
-  for (int i = 1; i < k; ++i) off_by |= env_ids[i] ^ (env_ids[0] + i);
+  // (no early exit: the loop vectorizes, and the common send is every env in order; unsigned: ids not yet checked
+  // may be anything, and a signed env_ids[0] + i could overflow)
+  uint32_t off_by = 0;
+  const auto first_id = static_cast<uint32_t>(env_ids[0]);
+  for (int i = 1; i < k; ++i) off_by |= static_cast<uint32_t>(env_ids[i]) ^ (first_id + static_cast<uint32_t>(i));
   const bool consecutive = env_ids[0] >= 0 && env_ids[0] <= opts_.num_envs - k && off_by == 0;
   const bool marked = CheckIds(env_ids, k, reset, consecutive);  // (then these envs are marked pending)
   int rows = 0;
