@@ -1187,8 +1187,8 @@ class ProcessEngine(SendRecvEngine):
                     self._died(p)
             if not any(p.dead for p in mine):
                 return [answer for _, answer in self._request(_SET_STATE, ids, items)]
-        except Exception:
-            for p in mine:  # a broken pipe: its worker died, or is dying
+        except Exception as err:
+            for p in mine if isinstance(err, (OSError, EOFError)) else []:  # a broken pipe: its worker died or dies
                 if p.dead is None:
                     p.process.join(0.5)
                     if not p.process.is_alive():
