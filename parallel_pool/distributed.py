@@ -118,11 +118,38 @@ class PoolActor:
         """The values of these envs (set_config's undo, see RayEngine.set_config)."""
         return [self.pool.get_config(int(e) - self.offset) for e in env_id]
 
-    def snapshot(self, env_id: np.ndarray) -> Any:
-        return self.pool.snapshot(env_id - self.offset)
+    def snapshot(self, env_id: np.ndarray, key: bytes | None) -> Any:
+        """Python envs: signed with the driver's key (the actor's node may have another key file)."""
+        if key is None:
+            return self.pool.snapshot(env_id - self.offset)
+        return self.pool.snapshot(env_id - self.offset, key)  # type: ignore[call-arg]
 
-    def restore(self, env_id: np.ndarray, *snapshot: Any) -> None:
-        self.pool.restore(env_id - self.offset, *snapshot)
+    # set_state in two phases across the actors (RayEngine.restore): prepare on every actor, then commit on all, or
+    # abort on all. Python envs: prepare checks and holds the envs, commit puts them in place. C++ envs (whose
+    # restore is all or nothing within the actor): prepare keeps the envs' current snapshot and restores, abort
+    # restores what was kept.
+    def prepare_restore(self, env_id: np.ndarray, snapshot: tuple, key: bytes | None, trusted: bool) -> None:
+        local = env_id - self.offset
+        env, generator, elapsed, done = snapshot
+        if hasattr(self.pool, "prepare_restore"):
+            self.pool.prepare_restore(local, env, elapsed, done, key, trusted)
+            return
+        self._kept = None
+        kept = self.pool.snapshot(local)
+        self.pool.restore(local, env, generator, elapsed, done)
+        self._kept = (local, kept)
+
+    def commit_restore(self) -> None:
+        if hasattr(self.pool, "commit_restore"):
+            self.pool.commit_restore()
+        self._kept = None
+
+    def abort_restore(self) -> None:
+        if hasattr(self.pool, "abort_restore"):
+            self.pool.abort_restore()
+        kept, self._kept = getattr(self, "_kept", None), None
+        if kept is not None:
+            self.pool.restore(kept[0], *kept[1])
 
 
 @functools.cache
@@ -490,14 +517,16 @@ class RayEngine(SendRecvEngine):
         cause = getattr(failed, "cause", None)
         raise cause if isinstance(cause, Exception) else failed
 
-    def snapshot(self, env_ids: Any) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
-        """Each owning actor's snapshots, put back in env_ids order."""
+    def snapshot(
+        self, env_ids: Any, key: bytes | None = None
+    ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+        """Each owning actor's snapshots, put back in env_ids order (Python envs: signed with `key`)."""
         import ray
 
         self._check_open()
         ids = self._ids(env_ids)
         owners = self._owner[ids]
-        parts = {int(k): ray.get(self.actors[k].snapshot.remote(ids[owners == k])) for k in np.unique(owners)}
+        parts = {int(k): ray.get(self.actors[k].snapshot.remote(ids[owners == k], key)) for k in np.unique(owners)}
         env: list[np.ndarray] = [np.empty(0)] * len(ids)
         width = next(iter(parts.values()))[1].shape[1]  # C++ envs: the generator's 625 words; Python envs: none
         generator = np.zeros((len(ids), width), dtype=np.uint32)
@@ -510,15 +539,25 @@ class RayEngine(SendRecvEngine):
             generator[rows], elapsed[rows], done[rows] = g, el, d
         return env, generator, elapsed, done
 
-    def restore(self, env_ids: Any, env: list[np.ndarray], generator: Any, elapsed: Any, done: Any) -> None:
-        """Each owning actor restores its envs (all or nothing per actor)."""
-        import ray
-
+    def restore(
+        self,
+        env_ids: Any,
+        env: list[np.ndarray],
+        generator: Any,
+        elapsed: Any,
+        done: Any,
+        key: bytes | None = None,
+        trusted: bool = False,
+    ) -> None:
+        """All or nothing across the actors: every owning actor prepares its envs (PoolActor.prepare_restore);
+        when all have, each commits; when one refuses, the others abort and no env changes. An actor that dies
+        on the way is an EnvError naming its envs (as in a step)."""
         self._check_open()
         ids = self._ids(env_ids)
         owners = self._owner[ids]
-        refs = []
-        for k in np.unique(owners):
+        actors = [int(k) for k in np.unique(owners)]
+        prepared = {}
+        for k in actors:
             rows = np.flatnonzero(owners == k)
             part = (
                 [env[r] for r in rows],
@@ -526,8 +565,36 @@ class RayEngine(SendRecvEngine):
                 np.asarray(elapsed)[rows],
                 np.asarray(done)[rows],
             )
-            refs.append(self.actors[k].restore.remote(ids[rows], *part))
-        ray.get(refs)
+            prepared[k] = self.actors[k].prepare_restore.remote(ids[rows], part, key, trusted)
+        failed = self._outcomes(prepared)
+        if failed:
+            ready = [k for k in actors if k not in failed]
+            self._outcomes({k: self.actors[k].abort_restore.remote() for k in ready})
+            raise self._first_failure(failed)
+        failed = self._outcomes({k: self.actors[k].commit_restore.remote() for k in actors})
+        if failed:
+            raise self._first_failure(failed)
+
+    def _outcomes(self, refs: dict[int, Any]) -> dict[int, BaseException]:
+        """Each call's exception by actor (all of them waited for); an actor that died is an EnvError (_lost)."""
+        import ray
+
+        failed: dict[int, BaseException] = {}
+        for k, ref in refs.items():
+            try:
+                ray.get(ref)
+            except ray.exceptions.RayActorError as e:
+                failed[k] = self._lost(k, e)
+            except Exception as e:
+                cause = getattr(e, "cause", None)
+                failed[k] = cause if isinstance(cause, Exception) else e
+        return failed
+
+    @staticmethod
+    def _first_failure(failed: dict[int, BaseException]) -> BaseException:
+        """The error to raise: an actor's death first (its envs are lost), else the first refusal."""
+        lost = [e for e in failed.values() if isinstance(e, _core.EnvError)]
+        return lost[0] if lost else next(iter(failed.values()))
 
     def render(self, env_ids: Any) -> np.ndarray:
         import ray

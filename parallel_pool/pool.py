@@ -359,7 +359,7 @@ class BasePool:
         return dict(self.engine.get_config(int(env_id)))
 
     # ---- state: one env's simulator state, and snapshots of several envs ---------------------------------------
-    def get_state(self, env_id: Any) -> Any:
+    def get_state(self, env_id: Any, key: bytes | None = None) -> Any:
         """One env (an int): its simulator state as a float64 array (e.g. CartPole's (x, x_dot, theta, theta_dot),
         MuJoCo's qpos then qvel), as the reference env's state is written.
 
@@ -367,12 +367,23 @@ class BasePool:
         np.savez) that set_state() takes back: everything an env needs to continue bit-identically (its state,
         its random generator, its step count in the episode, whether the episode has ended), tagged with the
         task and the snapshot format (a snapshot of another task or format is refused). Every env named must
-        have no result pending."""
+        have no result pending.
+
+        Python envs: each env is a pickle, signed (HMAC-SHA256) with `key` (bytes), by default the key in the
+        user's key file (parallel_pool.signing: $PARALLEL_POOL_SNAPSHOT_KEY_FILE, else
+        ~/.config/parallel_pool/snapshot.key, made at first use); set_state verifies it before unpickling. C++
+        envs' snapshots hold numbers only: `key` is not used."""
         if np.ndim(env_id) == 0:
             return np.asarray(self.engine._get_state(int(env_id)))
         ids = self._state_ids(env_id)
+        engine: Any = self.engine
         try:
-            env, generator, elapsed, done = self.engine.snapshot(ids)
+            if self.spec.backend == "python":
+                from parallel_pool.signing import snapshot_key
+
+                env, generator, elapsed, done = engine.snapshot(ids, snapshot_key(key))
+            else:
+                env, generator, elapsed, done = engine.snapshot(ids)
         except RuntimeError as e:
             raise RuntimeError(f"{self.spec.task_id}: no snapshots ({e})") from None
         lengths = np.array([len(v) for v in env], dtype=np.int64)
@@ -393,12 +404,16 @@ class BasePool:
             "done": done,
         }
 
-    def set_state(self, env_id: Any, state: Any) -> None:
+    def set_state(self, env_id: Any, state: Any, key: bytes | None = None, trusted: bool = False) -> None:
         """One env (an int) and a state as get_state(int) returns it: put the env in that simulator state.
 
         Several envs and a snapshot from get_state(ids): restore each env named from the snapshot's row in the same
         position (a one-env snapshot restores into every env named: branching from one state). All or nothing:
-        a bad snapshot raises and changes no env."""
+        a bad snapshot raises and changes no env.
+
+        Python envs: each env's pickle is unpickled only if its signature verifies with `key` (default: the user's
+        key file, as get_state), else a ValueError; trusted=True skips the check (unpickling runs code: only for
+        snapshots from a source you trust, e.g. unsigned ones of an older version). C++ envs: both are not used."""
         if np.ndim(env_id) == 0 and not isinstance(state, dict):
             self.engine._set_state(int(env_id), [float(x) for x in np.ravel(state)])
             return
@@ -408,7 +423,16 @@ class BasePool:
         if len(snap["lengths"]) not in (1, len(ids)):
             raise ValueError(f"set_state: a snapshot of {len(snap['lengths'])} envs for {len(ids)} env ids")
         env = [np.ascontiguousarray(snap["values"][r, : snap["lengths"][r]]) for r in rows]
-        self.engine.restore(ids, env, snap["generator"][rows], snap["elapsed"][rows], snap["done"][rows])
+        parts = (ids, env, snap["generator"][rows], snap["elapsed"][rows], snap["done"][rows])
+        if self.spec.backend == "python":
+            from parallel_pool.signing import snapshot_key
+
+            if not isinstance(trusted, bool):
+                raise TypeError(f"trusted must be True or False, got {trusted!r}")
+            engine: Any = self.engine
+            engine.restore(*parts, key=None if trusted else snapshot_key(key), trusted=trusted)
+        else:
+            self.engine.restore(*parts)
 
     def _state_ids(self, env_id: Any) -> np.ndarray:
         ids = np.atleast_1d(np.asarray(env_id))

@@ -28,6 +28,7 @@ no file descriptors with one another.
 from __future__ import annotations
 
 import atexit
+import numbers
 import os
 import pickle
 import signal
@@ -49,6 +50,7 @@ __all__ = ["ProcessEngine"]
 
 _STEP, _RESET, _RENDER, _CONFIG, _GET_STATE, _SET_STATE = 1, 2, 3, 4, 5, 6
 _SNAPSHOT = "parallel_pool.python-env/1"  # the layout of a Python env's snapshot (ProcessEngine.get_state)
+_COMMIT, _ABORT = "commit", "abort"  # set_state's second phase (_SET_STATE's payload; see _Worker.set_states)
 _REPLIES = (_RENDER, _GET_STATE, _SET_STATE)  # commands whose answer is a value the caller waits for
 _HEADER = struct.Struct("<BI")  # op, number of envs
 _OK, _ERR, _VALUE, _READY = b"", b"E", b"V", b"R"
@@ -138,6 +140,8 @@ class _Worker:
         self.needs_reset = [True] * count  # fresh, after an episode ended (next_step) or after an env error
         self.seeded = [False] * count
         obs_space, act_space = self._spaces(self.envs[0])
+        self.made = (_layers(self.envs[0]), obs_space, act_space)  # what env_fn makes: a restored env must match
+        self.held: tuple[list[int], list[tuple[Any, tuple]]] | None = None  # set_state's checked envs, until commit
         self._bind_obs(obs_space)
         self.act_tuple = isinstance(act_space, spaces.Tuple)
         if isinstance(act_space, (spaces.Dict, spaces.Tuple)):
@@ -282,19 +286,56 @@ class _Worker:
         state = (_SNAPSHOT, self.elapsed[k], self.needs_reset[k], self.seeded[k], self.kwargs[k], env, self.extra(k))
         return pickle.dumps(state)
 
-    def set_states(self, ids: list[int], blobs: list[bytes]) -> None:
-        """Envs `ids` from get_state's pickles (their kwargs too: a pending set_config is dropped). Every state is
-        unpickled, one object per env (branching gives several envs the same blob), before any env changes."""
-        states = [pickle.loads(b) for b in blobs]
-        envs = [pickle.loads(state[5]) for state in states]
-        for e, env, (_, elapsed, needs_reset, seeded, kwargs, _, extra) in zip(ids, envs, states):
-            k = e - self.first
-            if self.envs[k] is not None:
-                self.envs[k].close()
-            self.envs[k] = env
-            self.elapsed[k], self.needs_reset[k], self.seeded[k], self.kwargs[k] = elapsed, needs_reset, seeded, kwargs
-            self.next_kwargs[k] = None
-            self.set_extra(k, extra)
+    def set_states(self, ids: list[int], items: list[Any]) -> str | None:
+        """set_state in two phases, so that it changes all the envs of every worker or none. Prepare (items: one
+        (key, trusted, signed row) per env): each row verified, unpickled (one env object per env: branching gives
+        several envs the same row) and checked, and held; returns why one is refused (holding nothing) or None.
+        Then _COMMIT puts the held envs in place (it cannot fail), or _ABORT drops them."""
+        if items[0] == _ABORT:
+            self.held = None
+            return None
+        if items[0] == _COMMIT:
+            held, self.held = self.held, None
+            if held is None or held[0] != ids:
+                raise RuntimeError(f"set_state: no snapshot of envs {ids} is held to commit")
+            for e, (env, (_, elapsed, needs_reset, seeded, kwargs, _, extra)) in zip(ids, held[1]):
+                k = e - self.first
+                if self.envs[k] is not None:
+                    try:
+                        self.envs[k].close()
+                    except Exception:
+                        pass  # the env is replaced either way
+                self.envs[k] = env
+                self.elapsed[k], self.needs_reset[k], self.seeded[k] = int(elapsed), bool(needs_reset), bool(seeded)
+                self.kwargs[k], self.next_kwargs[k] = kwargs, None
+                self.set_extra(k, extra)
+            return None
+        self.held = None
+        envs = []
+        for e, (key, trusted, row) in zip(ids, items):
+            what = f"the snapshot for env {e}"
+            try:
+                state = _read_snapshot(row, key, trusted, self.limit, len(getattr(self, "agents", ())), what)
+            except ValueError as err:
+                return str(err)
+            try:
+                env = pickle.loads(state[5])
+            except Exception as err:
+                return f"set_state: {what} holds an env that does not unpickle here ({type(err).__name__}: {err})"
+            if _layers(env) != self.made[0]:
+                return (
+                    f"set_state: {what} holds a {' > '.join(_layers(env))}, where this pool's env_fn makes a "
+                    f"{' > '.join(self.made[0])}"
+                )
+            try:
+                same = self._spaces(env) == self.made[1:]
+            except Exception:
+                same = False
+            if not same:
+                return f"set_state: {what} holds an env with other spaces than this pool's ({self.made[1:]})"
+            envs.append((env, state))
+        self.held = (ids, envs)
+        return None
 
     def failed(self, e: int) -> None:
         """After an exception in env e: sync pools restart it on its next step; async pools reset it in place (its
@@ -318,8 +359,7 @@ class _Worker:
             return pickle.dumps(None)
         if op == _GET_STATE:
             return pickle.dumps([self.get_state(e) for e in ids])
-        self.set_states(ids, pickle.loads(payload))
-        return pickle.dumps(None)
+        return pickle.dumps(self.set_states(ids, pickle.loads(payload)))
 
     def _await_command(self, conn: Any) -> None:
         """Poll the pipe for up to spin_s, yielding the core between polls (see _SPIN_S)."""
@@ -465,6 +505,67 @@ def _ez_pickled(env: Any) -> str | None:
             return type(env).__name__
         env, seen = getattr(env, "env", None), seen + 1
     return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # values without a truth value of ==, e.g. arrays
+        return False
+
+
+def _layers(env: Any) -> list[str]:
+    """The classes an env is made of, its gymnasium wrappers first (what a restored env must share with env_fn's)."""
+    from gymnasium import Wrapper
+
+    out: list[str] = []
+    while isinstance(env, Wrapper) and len(out) < 100:
+        out.append(f"{type(env).__module__}.{type(env).__qualname__}")
+        env = env.env
+    return [*out, f"{type(env).__module__}.{type(env).__qualname__}"]
+
+
+def _read_snapshot(row: bytes, key: bytes | None, trusted: bool, limit: int, agents: int, what: str) -> tuple:
+    """The tuple _Worker.get_state pickled for one env: its signature verified before anything is unpickled
+    (parallel_pool.signing), then each field checked (a wrong one would fail later steps, resets or get_config).
+    The env itself stays a pickle (its class is checked where it is unpickled, in the worker). ValueError."""
+    import reprlib
+
+    from parallel_pool.signing import verified
+
+    payload = verified(row, key, trusted, what)
+    try:
+        state = pickle.loads(payload)
+    except Exception as err:
+        raise ValueError(f"set_state: {what} does not unpickle ({type(err).__name__}: {err})") from None
+    if not (isinstance(state, tuple) and len(state) == 7 and type(state[0]) is str and state[0] == _SNAPSHOT):
+        raise ValueError(f"set_state: {what} is not a snapshot of a Python env ({_SNAPSHOT})")
+    _, elapsed, needs_reset, seeded, kwargs, env, extra = state
+    flags = (bool, np.bool_)
+    checks = [
+        (
+            "elapsed",
+            elapsed,
+            isinstance(elapsed, numbers.Integral) and not isinstance(elapsed, flags) and 0 <= int(elapsed) <= limit,
+            f"an int in 0..{limit} (max_episode_steps)",
+        ),
+        ("needs_reset", needs_reset, isinstance(needs_reset, flags), "a bool"),
+        ("seeded", seeded, isinstance(seeded, flags), "a bool"),
+        ("kwargs", kwargs, type(kwargs) is dict and all(type(k) is str for k in kwargs), "a dict with str keys"),
+        ("env", env, type(env) is bytes, "the env pickled (bytes)"),
+        (
+            "agent flags",
+            extra,
+            extra is None
+            if not agents
+            else isinstance(extra, np.ndarray) and extra.dtype == bool and extra.shape == (2, agents),
+            "None" if not agents else f"a bool array of shape (2, {agents})",
+        ),
+    ]
+    for field, value, ok, allowed in checks:
+        if not ok:
+            raise ValueError(f"set_state: {what} has {field} = {reprlib.repr(value)}; it must be {allowed}")
+    return state
 
 
 def _worker_main(conn: Any, shm_name: str, layout: _Layout, env_fn_bytes: bytes, first: int, count: int, config: dict):
@@ -969,41 +1070,145 @@ class ProcessEngine(SendRecvEngine):
             except OSError:
                 self._died(p)
 
-    # ---- snapshots: each env pickled in its worker ---------------------------------------------------------------
-    def snapshot(self, env_ids: Any) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
-        """Each env pickled (cloudpickle) as a uint8 array, with the pool's bookkeeping of it (steps in the episode,
-        whether it ended, its kwargs); the generator lives in the pickled env (an empty array per env)."""
+    # ---- snapshots: each env pickled in its worker, signed here -------------------------------------------------
+    _held: tuple[np.ndarray, list[dict[str, Any]]] | None = None  # prepare_restore's env ids and kwargs, until commit
+
+    def snapshot(
+        self, env_ids: Any, key: bytes | None = None
+    ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+        """Each env pickled (cloudpickle) with the pool's bookkeeping of it (steps in the episode, whether it ended,
+        its kwargs), signed with `key` (default: the user's key file; parallel_pool.signing), as a uint8 array; the
+        generator lives in the pickled env (an empty array per env)."""
+        from parallel_pool.signing import sign, snapshot_key
+
         self._check_open()
         ids = self._ids(env_ids)
+        key = snapshot_key(key)
         blobs: dict[int, bytes] = {}
         for sub, answer in self._request(_GET_STATE, ids):
             blobs.update(zip(sub.tolist(), answer))
-        env = [np.frombuffer(blobs[e], dtype=np.uint8) for e in ids.tolist()]
         elapsed = np.zeros(len(ids), dtype=np.int32)
         done = np.zeros(len(ids), dtype=bool)
-        for j, blob in enumerate(env):
-            _, elapsed[j], done[j], *_ = pickle.loads(blob.tobytes())  # the env itself stays a pickle
+        for j, e in enumerate(ids.tolist()):
+            _, elapsed[j], done[j], *_ = pickle.loads(blobs[e])  # our worker's answer; the env itself stays a pickle
+        env = [np.frombuffer(sign(key, blobs[e]), dtype=np.uint8) for e in ids.tolist()]
         return env, np.zeros((len(ids), 0), dtype=np.uint32), elapsed, done
 
-    def restore(self, env_ids: Any, env: list[np.ndarray], generator: Any, elapsed: Any, done: Any) -> None:
-        """Envs `env_ids` from snapshot()'s pickles. Their layout is checked here; each worker unpickles all of its
-        envs before it changes any."""
+    def restore(
+        self,
+        env_ids: Any,
+        env: list[np.ndarray],
+        generator: Any,
+        elapsed: Any,
+        done: Any,
+        key: bytes | None = None,
+        trusted: bool = False,
+    ) -> None:
+        """Envs `env_ids` from snapshot()'s rows, all or nothing: prepare_restore, then commit_restore."""
+        self.prepare_restore(env_ids, env, elapsed, done, key, trusted)
+        self.commit_restore()
+
+    def prepare_restore(
+        self, env_ids: Any, env: list[np.ndarray], elapsed: Any, done: Any, key: bytes | None, trusted: bool
+    ) -> None:
+        """The first phase of a restore: every row's signature verified (with `key`, default the user's key file;
+        trusted=True: none) and its fields checked here, then each worker verifies, unpickles and checks its envs
+        and holds them. No env changes until commit_restore(); a refusal anywhere is a ValueError and leaves
+        nothing held."""
+        from parallel_pool.signing import snapshot_key
+
         self._check_open()
         ids = self._ids(env_ids)
-        blobs = [np.asarray(b, dtype=np.uint8).tobytes() for b in env]
+        self.abort_restore()
+        key = None if trusted else snapshot_key(key)
+        rows = [np.asarray(b, dtype=np.uint8).tobytes() for b in env]
+        limit, agents = self._config["max_episode_steps"], len(self._spec.agents)
         kwargs = []
-        for e, blob in zip(ids.tolist(), blobs):
-            try:
-                state = pickle.loads(blob)
-                ok = isinstance(state, tuple) and len(state) == 7 and state[0] == _SNAPSHOT
-            except Exception:
-                ok = False
-            if not ok:
-                raise ValueError(f"set_state: the state for env {e} is not a snapshot of a Python env ({_SNAPSHOT})")
+        for j, (e, row) in enumerate(zip(ids.tolist(), rows)):
+            what = f"the snapshot for env {e}"
+            state = _read_snapshot(row, key, trusted, limit, agents, what)
+            if int(elapsed[j]) != state[1] or bool(done[j]) != bool(state[2]):
+                raise ValueError(
+                    f"set_state: {what} has elapsed {elapsed[j]}, done {done[j]} beside its pickle, which holds "
+                    f"elapsed {state[1]}, done {state[2]}: the pickle is what a restore takes; edit neither"
+                )
             kwargs.append(state[4])
-        self._request(_SET_STATE, ids, blobs)
-        for e, kw in zip(ids.tolist(), kwargs):
-            self._env_kwargs[e] = kw
+            if not _same(state[4], self._env_kwargs[e]):  # the kwargs the env is rebuilt with: built once here
+                try:
+                    self._spec.check_kwargs([state[4]])
+                except Exception as err:
+                    raise ValueError(
+                        f"set_state: {what} has kwargs {state[4]} that do not build this pool's env "
+                        f"({type(err).__name__}: {err})"
+                    ) from None
+        self._held = (ids, kwargs)
+        try:
+            problems = self._restore_request(ids, [(key, trusted, row) for row in rows], "no env was restored")
+        except BaseException:
+            self.abort_restore()
+            raise
+        if any(problems):
+            self.abort_restore()
+            raise ValueError(next(p for p in problems if p))
+
+    def commit_restore(self) -> None:
+        """The second phase: every worker puts its held envs in place (cannot fail but for a worker's death: then
+        an EnvError names its envs, lost; the other workers' envs are restored)."""
+        held, self._held = self._held, None
+        if held is None:
+            raise RuntimeError("set_state: no restore was prepared (prepare_restore) or it was dropped")
+        ids, kwargs = held
+        try:
+            self._restore_request(ids, [_COMMIT] * len(ids), "the other envs were restored")
+        finally:
+            for e, kw in zip(ids.tolist(), kwargs):
+                if not self._procs[self._owner[e]].dead:
+                    self._env_kwargs[e] = kw  # a dead worker's envs restart with the kwargs they had
+
+    def abort_restore(self) -> None:
+        """Drop what prepare_restore left held in the workers (those alive; a dead one holds nothing)."""
+        held, self._held = self._held, None
+        if held is None:
+            return
+        live = [e for e in held[0].tolist() if not self._procs[self._owner[e]].dead]
+        if live:
+            try:
+                self._request(_SET_STATE, np.asarray(live, dtype=np.int32), [_ABORT] * len(live))
+            except Exception:
+                pass  # a worker that cannot answer holds nothing that matters: its next prepare replaces it
+
+    def _restore_request(self, ids: np.ndarray, items: list[Any], outcome: str) -> list[Any]:
+        """_request(_SET_STATE, ...); a worker found dead (before, or on the way) is an EnvError naming its envs,
+        and no answer of this request is left behind for a later one."""
+        mine = [p for p in self._procs if np.isin(p.ids, ids).any()]
+        try:
+            for p in mine:  # found before anything is sent: no worker gets this phase
+                if p.dead is None and not p.process.is_alive():
+                    self._died(p)
+            if not any(p.dead for p in mine):
+                return [answer for _, answer in self._request(_SET_STATE, ids, items)]
+        except Exception as err:
+            for p in mine if isinstance(err, (OSError, EOFError)) else []:  # a broken pipe: its worker died or dies
+                if p.dead is None:
+                    p.process.join(0.5)
+                    if not p.process.is_alive():
+                        self._died(p)
+            if not any(p.dead for p in mine):
+                raise
+            while any(p.inflight for p in mine if p.dead is None):  # the live workers' answers: read, dropped
+                self._wait()
+            for p in mine:
+                self._replies.pop(id(p), None)
+        lost = [p for p in mine if p.dead is not None]
+        self._lost = [(i, c) for i, c in self._lost if not any(i is p.ids for p in lost)]  # reported here
+        lost_ids = np.concatenate([p.ids for p in lost]).tolist()
+        raise env_error(
+            f"set_state: env_ids {lost_ids} were lost with their worker ({'; '.join(p.dead or '' for p in lost)}); "
+            f"{outcome}; reset the lost envs to start a new worker",
+            lost_ids,
+            [p.dead or "" for p in lost],
+            batch_kept=False,
+        )
 
     @property
     def spec(self) -> dict[str, Any]:

@@ -40,3 +40,16 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("skipped in CI, where every test must run (tests/conftest.py)")
         for line in _ci_bad_skips:
             terminalreporter.write_line(line)
+
+
+# ---- snapshot key -------------------------------------------------------------------------------------------------
+# Python-env snapshots are signed with the user's key file (parallel_pool.signing), made at first use: the tests (and
+# the interpreters they start, which inherit the environment) use a key file of their own, not ~/.config's.
+if not os.environ.get("PARALLEL_POOL_SNAPSHOT_KEY_FILE"):
+    import atexit
+    import shutil
+    import tempfile
+
+    _key_dir = tempfile.mkdtemp(prefix="parallel_pool-test-key-")
+    atexit.register(shutil.rmtree, _key_dir, ignore_errors=True)
+    os.environ["PARALLEL_POOL_SNAPSHOT_KEY_FILE"] = os.path.join(_key_dir, "snapshot.key")

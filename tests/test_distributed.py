@@ -5,6 +5,7 @@ One local Ray cluster (2 CPUs) for the whole module: Ray takes tens of seconds t
 from __future__ import annotations
 
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -455,3 +456,45 @@ def test_python_env_snapshots_on_ray_route_by_env_id():
             assert_same(env.step(a), want)
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("backend", ["python", "cpp"])
+def test_set_state_is_all_or_nothing_across_actors(backend):
+    """A snapshot whose env 3 (the second actor's) is refused there: the first actor's envs, whose rows are valid,
+    are not restored either (Python envs: each actor prepares, then all commit; C++ envs: the first actor's
+    restore is undone). Compared with an untouched twin stepped alike."""
+    from parallel_pool import signing
+
+    kw = dict(num_envs=4, seed=5, max_episode_steps=30)
+    if backend == "python":
+        kw.update(backend="python", num_threads=1)
+    env = distributed.make("CartPole-v1", num_workers=2, **kw)
+    twin = parallel_pool.make("CartPole-v1", **kw)
+    actions = [np.random.default_rng(t).integers(0, 2, 4) for t in range(30)]
+    try:
+        assert_same(env.reset(), twin.reset())
+        for a in actions[:3]:
+            assert_same(env.step(a), twin.step(a))
+        snap = env.get_state([0, 1, 2, 3])
+        for a in actions[3:8]:
+            assert_same(env.step(a), twin.step(a))
+        bad = {k: np.array(v) for k, v in snap.items()}
+        if backend == "python":  # a signed row whose env is a str: only its worker, on the second actor, sees it
+            row = bad["values"][3, : bad["lengths"][3]].tobytes()
+            fields = list(pickle.loads(row[len(signing._TAG) + signing._MAC_BYTES :]))
+            fields[5] = pickle.dumps("not an env")
+            new = np.frombuffer(signing.sign(signing.snapshot_key(), pickle.dumps(tuple(fields))), dtype=np.uint8)
+            width = max(bad["values"].shape[1], len(new))
+            bad["values"] = np.pad(bad["values"], ((0, 0), (0, width - bad["values"].shape[1])))
+            bad["values"][3, : len(new)], bad["lengths"][3] = new, len(new)
+            match = "builtins.str"
+        else:
+            bad["values"][3, 0] = np.nan
+            match = "not finite"
+        with pytest.raises(ValueError, match=match):
+            env.set_state([0, 1, 2, 3], bad)
+        for a in actions[8:]:
+            assert_same(env.step(a), twin.step(a))
+    finally:
+        env.close()
+        twin.close()
