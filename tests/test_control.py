@@ -180,6 +180,41 @@ def test_bad_per_env_values_raise_naming_the_key(task, kwargs, error, words):
         assert w in str(e.value)
 
 
+def _float_keys():
+    """(a task of the class, the key) for every float config key of every env class built."""
+    from parallel_pool import _core, registry
+
+    task_of = {}
+    for task in sorted(_core.tasks()):
+        task_of.setdefault(registry.env_class_of(task), task)
+    out = []
+    for cls, keys in sorted(_core.env_classes().items()):
+        for key, default, *_ in keys:
+            if isinstance(default, float) and key != "reward_threshold":
+                out.append((task_of[cls], key))
+    return out
+
+
+def test_non_finite_float_config_values_are_refused_for_every_env():
+    """One rule for every float key of every env: NaN never, +-inf only where the key is an open bound (a range's
+    end, reward_threshold). Ant-v5's ctrl_cost_weight=nan gave NaN rewards."""
+    for task, key in _float_keys():
+        with pytest.raises(ValueError, match=key):
+            pp.make(task, num_envs=1, **{key: float("nan")})
+    env = pp.make("Ant-v5", num_envs=2)
+    for value in (float("inf"), -float("inf")):
+        with pytest.raises(ValueError, match="'ctrl_cost_weight' must be a finite number"):
+            pp.make("Ant-v5", num_envs=1, ctrl_cost_weight=value)
+        with pytest.raises(ValueError, match="'ctrl_cost_weight' must be a finite number"):
+            env.set_config([1], ctrl_cost_weight=value)
+    assert env.get_config(1)["ctrl_cost_weight"] == env.get_config(0)["ctrl_cost_weight"]
+    env.close()
+    # open bounds: gymnasium's Hopper has healthy_z_range (0.7, inf); a threshold may be absent
+    pp.make("Ant-v5", num_envs=1, healthy_z_max=float("inf"), reward_threshold=float("inf")).close()
+    with pytest.raises(ValueError, match="'healthy_z_max' must be a number or"):
+        pp.make("Ant-v5", num_envs=1, healthy_z_max=float("nan"))
+
+
 # ---- set_config / get_config ---------------------------------------------------------------------------------------
 class PendulumChecker:
     """Checks every returned row of a Pendulum pool against gymnasium's step from the env's previous state, with the
@@ -397,6 +432,118 @@ def test_bad_snapshots_are_refused_and_change_nothing():
         env.set_state([0, 1], broken)
     assert all(np.array_equal(env.get_state(i), moved[i]) for i in range(2))
     assert not np.array_equal(moved[0], before[0])
+    env.close()
+
+
+def _same_snapshot(a, b):
+    for key in a:
+        np.testing.assert_array_equal(np.asarray(a[key]), np.asarray(b[key]), err_msg=key)
+
+
+def _refused(env, snap, error, match, ids=(0, 1)):
+    """set_state raises `error` matching `match`, and the envs keep their state."""
+    before = env.get_state(list(ids))
+    with pytest.raises(error, match=match):
+        env.set_state(list(ids), snap)
+    _same_snapshot(env.get_state(list(ids)), before)
+
+
+def test_snapshot_elapsed_out_of_range_is_refused_before_narrowing():
+    env = pp.make("CartPole-v1", num_envs=2, seed=3, max_episode_steps=50)
+    env.reset()
+    env.step(np.array([0, 1]))
+    snap = env.get_state([0, 1])
+    # 2**40 + 5 was narrowed to int32 (5); 2**31 - 1 overflowed at the next step; an episode in progress at the
+    # limit is a state no step leaves
+    for elapsed, done in [
+        (2**40 + 5, False),
+        (2**31 - 1, False),
+        (2**31 - 1, True),
+        (-1, False),
+        (50, False),
+        (51, True),
+    ]:
+        bad = dict(snap, elapsed=np.array([elapsed, 1]), done=np.array([done, False]))
+        _refused(env, bad, ValueError, "'elapsed' must be in")
+    env.set_state([0, 1], dict(snap, elapsed=np.array([50, 49]), done=np.array([True, False])))
+    *_, trunc, _ = env.step(np.array([0, 0]))
+    assert not trunc[0] and trunc[1]  # env 0 reset (its episode had ended), env 1 reached the limit
+    env.close()
+    # an env without a time limit of its own: the limit is int32's largest value, and its counter must not wrap
+    bj = pp.make("Blackjack-v1", num_envs=2, seed=3)
+    bj.reset()
+    snap = bj.get_state([0, 1])
+    _refused(bj, dict(snap, elapsed=np.array([2**31 - 1, 0])), ValueError, "'elapsed' must be in")
+    bj.close()
+
+
+def test_degenerate_generator_states_are_refused():
+    # an all-zero std::mt19937 draws only zeros: FrozenLake's slip draw (a rejection loop) then never returned
+    env = pp.make("FrozenLake-v1", num_envs=2, seed=3)
+    env.reset()
+    env.step(np.array([1, 2]))
+    snap = env.get_state([0, 1])
+    zero = snap["generator"].copy()
+    zero[0, :-1] = 0
+    _refused(env, dict(snap, generator=zero), ValueError, "all-zero")
+    zero[0, 0] = 0x7FFFFFFF  # the low bits of word 0 never reach the next words: still all-zero
+    _refused(env, dict(snap, generator=zero), ValueError, "all-zero")
+    past = snap["generator"].copy()
+    past[1, -1] = 625  # the position: how many of the 624 words were handed out
+    _refused(env, dict(snap, generator=past), ValueError, "position")
+    ok = snap["generator"].copy()
+    ok[0, :-1] = 0
+    ok[0, 5] = 1  # one bit set is a state the generator's recurrence can be in
+    env.set_state([0, 1], dict(snap, generator=ok))
+    env.step(np.array([1, 2]))
+    env.close()
+
+
+def test_acrobot_states_no_step_can_leave_are_refused():
+    # the angle wrap moves an angle by one turn per pass: 1e300 (or a velocity that throws it there) never returned
+    env = pp.make("Acrobot-v1", num_envs=2, seed=3)
+    env.reset()
+    env.step(np.array([0, 2]))
+    snap = env.get_state([0, 1])
+    for col, value in [(0, 1e300), (1, -1e17), (0, 3.2), (2, 1e6), (3, -29.0)]:
+        bad = {k: np.array(v, copy=True) for k, v in snap.items()}
+        bad["values"][0, col] = value
+        _refused(env, bad, ValueError, "Acrobot state")
+    before = env.get_state(0)
+    with pytest.raises(ValueError, match="th1"):
+        env.set_state(0, [1e300, 0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(env.get_state(0), before)
+    env.set_state(0, [np.pi, -np.pi, 4 * np.pi, -9 * np.pi])  # the bounds are states a step can leave
+    env.step(np.array([1, 1]))
+    env.close()
+
+
+@pytest.mark.parametrize(
+    "change, error, match",
+    [
+        ({"lengths": lambda s: s["lengths"].astype(float)}, TypeError, "'lengths' must be"),
+        ({"format": lambda s: np.array("2")}, TypeError, "'format' must be an integer"),
+        ({"elapsed": lambda s: np.concatenate([s["elapsed"], [0]])}, ValueError, "'elapsed' must have shape"),
+        ({"generator": lambda s: s["generator"].astype(float)}, TypeError, "'generator' must be"),
+        ({"generator": lambda s: s["generator"].astype(np.int64)}, TypeError, "'generator' must be"),
+        ({"generator": lambda s: s["generator"][:, :-1]}, ValueError, "'generator' must have shape"),
+        ({"done": lambda s: s["done"].astype(np.int64)}, TypeError, "'done' must be"),
+        ({"env_ids": lambda s: s["env_ids"][:1]}, ValueError, "'env_ids' must have shape"),
+        ({"values": lambda s: s["values"].ravel()}, TypeError, "'values' must be a 2-d"),
+        ({"values": lambda s: s["values"].astype(np.float32)}, ValueError, "'values' must be float64"),
+        ({"lengths": lambda s: s["lengths"] + 1}, ValueError, "'lengths' must be in"),
+        ({"task": lambda s: np.array(7)}, TypeError, "'task' must be a str"),
+        ({"elapsed": lambda s: s["elapsed"].astype(float)}, TypeError, "'elapsed' must be"),
+    ],
+)
+def test_snapshot_fields_are_checked_for_type_shape_and_range(change, error, match):
+    env = pp.make("CartPole-v1", num_envs=2, seed=3)
+    env.reset()
+    env.step(np.array([0, 1]))
+    snap = env.get_state([0, 1])
+    env.step(np.array([1, 1]))
+    bad = dict(snap, **{k: f(snap) for k, f in change.items()})
+    _refused(env, bad, error, match)
     env.close()
 
 
