@@ -518,6 +518,53 @@ def test_acrobot_states_no_step_can_leave_are_refused():
     env.close()
 
 
+def _ale_bytes(snap, row=0):
+    """The ALE state bytes of an Atari snapshot's row (its values: [count, bytes..., the env's own values])."""
+    n = int(snap["values"][row, 0])
+    return bytearray(snap["values"][row, 1 : 1 + n].astype(np.uint8).tobytes())
+
+
+def _with_ale_bytes(snap, data, row=0):
+    out = {k: np.array(v, copy=True) for k, v in snap.items()}
+    out["values"][row, 1 : 1 + len(data)] = np.frombuffer(bytes(data), dtype=np.uint8)
+    return out
+
+
+def test_atari_snapshots_are_checked_before_ale_reads_them():
+    """ALE trusts its serialized state: a bank number past the cartridge's mapped ROM pages past its image, a
+    length field allocated what it said, an array length wrote past its array, another game's state failed with
+    "Caught an unknown exception!". Each is refused with a ValueError naming the field, and the envs keep their
+    state."""
+    env = pp.make("MsPacman-v5", num_envs=2, seed=3)
+    env.reset()
+    for _ in range(5):
+        env.step(np.array([1, 2]))
+    snap = env.get_state([0, 1])
+    data = _ale_bytes(snap)
+    at = data.index(b"CartridgeF8") + len(b"CartridgeF8")
+    bank = data.copy()
+    bank[at : at + 4] = (5).to_bytes(4, "little")  # F8 has 2 banks
+    _refused(env, _with_ale_bytes(snap, bank), ValueError, "ms_pacman: the cartridge's bank must be in \\[0, 1\\]")
+    length = data.copy()
+    length[24:28] = (0x40000000).to_bytes(4, "little")  # the emulator state's length (after 6 ints)
+    _refused(env, _with_ale_bytes(snap, length), ValueError, "the emulator state has a length of 1073741824")
+    ram = data.copy()
+    at = data.index(b"M6532") + len(b"M6532")
+    ram[at : at + 4] = (0x7FFFFFFF).to_bytes(4, "little")  # the RIOT's 128 bytes of RAM
+    _refused(env, _with_ale_bytes(snap, ram), ValueError, "the RIOT's RAM must be 128")
+    env.set_state([0, 1], snap)  # the untampered snapshot is still taken
+    env.step(np.array([1, 2]))
+    env.close()
+    pong = pp.make("Pong-v5", num_envs=2, seed=3)
+    pong.reset()
+    breakout = pp.make("Breakout-v5", num_envs=2, seed=3)
+    breakout.reset()
+    relabelled = dict(pong.get_state([0, 1]), task=np.array("Breakout-v5"))
+    _refused(breakout, relabelled, ValueError, "the ROM's md5 must be")
+    pong.close()
+    breakout.close()
+
+
 @pytest.mark.parametrize(
     "change, error, match",
     [

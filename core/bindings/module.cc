@@ -1139,6 +1139,10 @@ PYBIND11_MODULE(_core, m) {
       exc.attr("messages") = py::cast(e.messages);
       exc.attr("batch_kept") = py::bool_(e.batch_kept);
       PyErr_SetObject(env_error.ptr(), exc.ptr());
+    } catch (const char* what) {  // libraries that throw strings (ALE): their text, not "unknown exception"
+      PyErr_SetString(PyExc_RuntimeError, what);
+    } catch (const std::string& what) {
+      PyErr_SetString(PyExc_RuntimeError, what.c_str());
     }
   });
 
