@@ -265,7 +265,8 @@ inline void CheckAleState(const std::string& state, const std::string& live_stat
   for (int i = 0; i < 2; ++i) live.Int("a paddle");
   live.Int("the frame number");
   live.Int("the episode's frame number");
-  const int32_t frame = in.IntIn("the frame number", 0, std::numeric_limits<int32_t>::max());
+  // ALE counts frames in int: leave room for 2**24 more frames (weeks of one env's play) before it would overflow
+  const int32_t frame = in.IntIn("the frame number", 0, std::numeric_limits<int32_t>::max() - (1 << 24));
   in.IntIn("the episode's frame number", 0, frame);
   for (const char* f : {"the game mode", "the difficulty"}) in.IntEq(f, live.Int(f));
   const std::string live_inner = live.String("the emulator state", live.end());
