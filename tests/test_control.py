@@ -518,6 +518,24 @@ def test_acrobot_states_no_step_can_leave_are_refused():
     env.close()
 
 
+def test_minigrid_step_count_that_would_overflow_is_refused():
+    # a snapshot's values: [format, n, width, height, x, y, dir, step count, ...]; the step after int's top
+    # overflowed the count (the episode ends at that step: the count must still fit)
+    env = pp.make("MiniGrid-Empty-5x5-v0", num_envs=2, seed=3)
+    env.reset()
+    env.step(np.array([2, 2]))
+    snap = env.get_state([0, 1])
+    assert snap["values"][0, 7] == 1
+    bad = {k: np.array(v, copy=True) for k, v in snap.items()}
+    bad["values"][0, 7] = 2**31 - 1
+    _refused(env, bad, ValueError, "not an integer in \\[0, 2147483646\\]")
+    bad["values"][0, 7] = 2**31 - 2  # the episode ends at the next step, which still counts
+    env.set_state([0, 1], bad)
+    *_, trunc, _ = env.step(np.array([0, 0]))
+    assert trunc[0] and not trunc[1]
+    env.close()
+
+
 def _ale_bytes(snap, row=0):
     """The ALE state bytes of an Atari snapshot's row (its values: [count, bytes..., the env's own values])."""
     n = int(snap["values"][row, 0])
@@ -552,6 +570,9 @@ def test_atari_snapshots_are_checked_before_ale_reads_them():
     at = data.index(b"M6532") + len(b"M6532")
     ram[at : at + 4] = (0x7FFFFFFF).to_bytes(4, "little")  # the RIOT's 128 bytes of RAM
     _refused(env, _with_ale_bytes(snap, ram), ValueError, "the RIOT's RAM must be 128")
+    lives = {k: np.array(v, copy=True) for k, v in snap.items()}
+    lives["values"][0, 1 + len(data) + 2] = 1e300  # lives, then the game's step count: ints, cast without a check
+    _refused(env, lives, ValueError, "not an Atari snapshot")
     env.set_state([0, 1], snap)  # the untampered snapshot is still taken
     env.step(np.array([1, 2]))
     env.close()
