@@ -472,7 +472,9 @@ class BasePool:
             raise TypeError(
                 f"set_state: the snapshot's 'generator' must be uint32 words, got {snap['generator'].dtype}"
             )
-        for i in np.flatnonzero((lengths < 0) | (lengths > values.shape[1]))[:1]:
+        bad = np.flatnonzero((lengths < 0) | (lengths > values.shape[1]))
+        if len(bad):
+            i = bad[0]
             raise ValueError(
                 f"set_state: the snapshot's 'lengths' must be in [0, {values.shape[1]}] (the columns of 'values'), "
                 f"got {lengths[i]} in row {i}"
@@ -480,7 +482,9 @@ class BasePool:
         # an episode in progress has stepped fewer than max_episode_steps times (its step that reaches the limit
         # ends it); checked here on the integers given, before the engine narrows them to its int32 counter
         limit, elapsed, done = self.spec.max_episode_steps, snap["elapsed"], snap["done"]
-        for i in np.flatnonzero((elapsed < 0) | (elapsed > np.where(done, limit, limit - 1)))[:1]:
+        bad = np.flatnonzero((elapsed < 0) | (elapsed > np.where(done, limit, limit - 1)))
+        if len(bad):
+            i = bad[0]
             raise ValueError(
                 f"set_state: the snapshot's 'elapsed' must be in [0, {limit}] for an episode that has ended and in "
                 f"[0, {limit - 1}] for one in progress (max_episode_steps {limit}), got {elapsed[i]} in row {i} "
