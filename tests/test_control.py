@@ -360,6 +360,7 @@ SNAPSHOT_TASKS = {
     "WalkerWalk-v1": {"max_episode_steps": 10},
     "FingerTurnHard-v1": {"max_episode_steps": 10},  # a task whose state includes its model's target
     "LqrLqr21-v1": {"max_episode_steps": 10},
+    "QuadrupedRun-v1": {"max_episode_steps": 10},  # a task whose model has no task state (Escape's terrain)
     "Pong-v5": {"max_episode_steps": 12, "repeat_action_probability": 0.25},
     "Breakout-v5": {"episodic_life": True, "max_episode_steps": 40},
 }
