@@ -7,8 +7,8 @@
 #   .ci/sanitize.sh asan|tsan  one of them
 #   .ci/sanitize.sh tests      the job .ci/run runs on every CI: an ASan+UBSan build (build/asan-tests) of the
 #                              engine and the cheap families (testing, classic control, toy text), running the
-#                              lifecycle, fuzz, engine, engine-reliability, thread-pool, batched-step and per-call
-#                              tests through it (none of them uses another family)
+#                              lifecycle, fuzz, engine, engine-reliability, thread-pool, batched-step, per-call
+#                              and snapshot-fuzz tests through it (the snapshot fuzz skips the families left out)
 # Env: PYTHON (default: python3), JOBS (default: 2), PP_STRESS_ROUNDS (default: 5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -73,7 +73,7 @@ if [ "$which" = tests ]; then
   run_tests "asan+ubsan" build/asan-tests libasan.so \
     "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1" \
     tests/test_lifecycle.py tests/test_fuzz_api.py tests/test_engine.py tests/test_reliability_engine.py \
-    tests/test_thread_pool.py tests/test_step_batch.py tests/test_percall.py \
+    tests/test_thread_pool.py tests/test_step_batch.py tests/test_percall.py tests/test_snapshot_fuzz.py \
     || status=1
   exit $status
 fi

@@ -142,3 +142,4 @@ class Engine:
 # XLA FFI handlers as PyCapsules, {"cpu": {name: capsule}, "CUDA": {...}} (empty without XLA support).
 xla_targets: dict[str, dict[str, Any]]
 has_xla: bool
+snapshot_generator_words: int  # an env's generator state in a snapshot: std::mt19937's words and its position

@@ -441,29 +441,80 @@ class BasePool:
         return ids
 
     def _check_snapshot(self, state: Any) -> dict[str, np.ndarray]:
-        """A snapshot from get_state(ids) (or np.load of one saved with np.savez), checked for this pool."""
+        """A snapshot from get_state(ids) (or np.load of one saved with np.savez), checked for this pool: every
+        field's type, shape and range, before anything changes (a snapshot may come from a file anyone wrote).
+        Returns the fields as arrays of the dtypes the engine takes. What each env's own values mean is the env's
+        to check (it refuses a state it cannot be in)."""
         keys = ("format", "version", "task", "env_ids", "values", "lengths", "generator", "elapsed", "done")
         if not hasattr(state, "keys") or any(k not in state for k in keys):
             raise TypeError(f"set_state(env_ids, ...) takes a snapshot from get_state(env_ids): a dict with {keys}")
         snap = {k: np.asarray(state[k]) for k in keys}
-        if snap["format"].shape != () or int(snap["format"]) != STATE_FORMAT or str(snap["version"]) != __version__:
+
+        def field(key: str, kinds: str, ndim: int, what: str) -> np.ndarray:
+            a = snap[key]
+            if a.dtype.kind not in kinds or a.ndim != ndim:
+                raise TypeError(f"set_state: the snapshot's {key!r} must be {what}, got {a.dtype} of shape {a.shape}")
+            return a
+
+        fmt = field("format", "iu", 0, "an integer")
+        version, task = field("version", "U", 0, "a str"), field("task", "U", 0, "a str")
+        if int(fmt) != STATE_FORMAT or str(version) != __version__:
             raise ValueError(
-                f"set_state: this snapshot was taken by parallel_pool {snap['version']} (format {snap['format']}); "
+                f"set_state: this snapshot was taken by parallel_pool {version} (format {fmt}); "
                 f"this is {__version__} (format {STATE_FORMAT}): env states may differ between versions"
             )
-        if str(snap["task"]) != self.spec.task_id:
-            raise ValueError(f"set_state: a snapshot of {snap['task']} cannot be restored into {self.spec.task_id}")
-        want = np.uint8 if self.spec.backend == "python" else np.float64
-        if snap["values"].dtype != want:
-            theirs = "a Python env's (pickled)" if snap["values"].dtype == np.uint8 else "a C++ env's"
+        if str(task) != self.spec.task_id:
+            raise ValueError(f"set_state: a snapshot of {task} cannot be restored into {self.spec.task_id}")
+        python = self.spec.backend == "python"
+        values = snap["values"]
+        if values.dtype != (np.uint8 if python else np.float64):
+            theirs = "a Python env's (pickled)" if values.dtype == np.uint8 else "a C++ env's"
             raise ValueError(
-                f"set_state: {theirs} snapshot of {snap['task']} cannot be restored into this pool of "
-                f"{self.spec.task_id}, whose envs are {'Python' if want == np.uint8 else 'C++'} (backend="
-                f"{self.spec.backend!r})"
+                f"set_state: {theirs} snapshot of {task} cannot be restored into this pool of "
+                f"{self.spec.task_id}, whose envs are {'Python' if python else 'C++'} (backend="
+                f"{self.spec.backend!r}); 'values' must be {'uint8' if python else 'float64'}, got {values.dtype}"
             )
-        n = len(snap["lengths"])
-        if snap["values"].ndim != 2 or len(snap["values"]) != n or np.any(snap["lengths"] > snap["values"].shape[1]):
-            raise ValueError("set_state: the snapshot's arrays do not agree (values, lengths)")
+        field("values", values.dtype.kind, 2, "a 2-d array (a row per env)")
+        lengths = field("lengths", "iu", 1, "a 1-d array of integers")
+        n = len(lengths)
+        # C++ envs' generators: std::mt19937's 624 words and its position; a Python env's lives in its pickle
+        words = 0 if python else _core.snapshot_generator_words
+        shapes = {
+            "env_ids": (field("env_ids", "iu", 1, "a 1-d array of integers"), (n,)),
+            "values": (values, (n, values.shape[1])),
+            "generator": (field("generator", "u", 2, "a 2-d array of uint32 words"), (n, words)),
+            "elapsed": (field("elapsed", "iu", 1, "a 1-d array of integers"), (n,)),
+            "done": (field("done", "b", 1, "a 1-d array of bools"), (n,)),
+        }
+        for key, (a, shape) in shapes.items():
+            if a.shape != shape:
+                raise ValueError(
+                    f"set_state: the snapshot holds {n} envs ('lengths'), so {key!r} must have shape {shape}, "
+                    f"got {a.shape}"
+                )
+        if snap["generator"].dtype != np.uint32:
+            raise TypeError(
+                f"set_state: the snapshot's 'generator' must be uint32 words, got {snap['generator'].dtype}"
+            )
+        bad = np.flatnonzero((lengths < 0) | (lengths > values.shape[1]))
+        if len(bad):
+            i = bad[0]
+            raise ValueError(
+                f"set_state: the snapshot's 'lengths' must be in [0, {values.shape[1]}] (the columns of 'values'), "
+                f"got {lengths[i]} in row {i}"
+            )
+        # an episode in progress has stepped fewer than max_episode_steps times (its step that reaches the limit
+        # ends it); checked here on the integers given, before the engine narrows them to its int32 counter
+        limit, elapsed, done = self.spec.max_episode_steps, snap["elapsed"], snap["done"]
+        bad = np.flatnonzero((elapsed < 0) | (elapsed > np.where(done, limit, limit - 1)))
+        if len(bad):
+            i = bad[0]
+            raise ValueError(
+                f"set_state: the snapshot's 'elapsed' must be in [0, {limit}] for an episode that has ended and in "
+                f"[0, {limit - 1}] for one in progress (max_episode_steps {limit}), got {elapsed[i]} in row {i} "
+                f"(done={bool(done[i])})"
+            )
+        snap["lengths"], snap["elapsed"] = lengths.astype(np.int64), elapsed.astype(np.int64)
         return snap
 
     def seed(self, seed: Any = None) -> None:

@@ -230,6 +230,7 @@ def test_bad_input_raises_and_changes_nothing():
         list(before[:7]) + [2.0] + list(before[8:]),  # inc even
         list(before[:8]) + [2.0] + list(before[9:]),  # has_uint32 not 0/1
         [2.0**33] + list(before[1:]),  # not a 32-bit word
+        list(before) + [0.0] * 1000,  # more actions than an episode has (max_episode_steps 1000): a long replay
     ]
     for state in bad:
         with pytest.raises(ValueError):

@@ -205,8 +205,9 @@ STATE_BOX = {
     "CartPole": ([-2.6, -3, -0.25, -3], [2.6, 3, 0.25, 3]),
     "MountainCar-v0": ([-1.2, -0.08], [0.6, 0.08]),
     "MountainCarContinuous-v0": ([-1.2, -0.08], [0.6, 0.08]),
-    "Pendulum": ([-10, -9], [10, 9]),
-    "Acrobot": ([-math.pi, -math.pi, -15, -30], [math.pi, math.pi, 15, 30]),
+    "Pendulum": ([-10, -8], [10, 8]),  # thdot up to the max speed: the env refuses states no step reaches
+    # velocities up to the clip bounds (4 pi, 9 pi): the env refuses states no step can leave
+    "Acrobot": ([-math.pi, -math.pi, -4 * math.pi, -9 * math.pi], [math.pi, math.pi, 4 * math.pi, 9 * math.pi]),
 }
 
 

@@ -180,6 +180,41 @@ def test_bad_per_env_values_raise_naming_the_key(task, kwargs, error, words):
         assert w in str(e.value)
 
 
+def _float_keys():
+    """(a task of the class, the key) for every float config key of every env class built."""
+    from parallel_pool import _core, registry
+
+    task_of = {}
+    for task in sorted(_core.tasks()):
+        task_of.setdefault(registry.env_class_of(task), task)
+    out = []
+    for cls, keys in sorted(_core.env_classes().items()):
+        for key, default, *_ in keys:
+            if isinstance(default, float) and key != "reward_threshold":
+                out.append((task_of[cls], key))
+    return out
+
+
+def test_non_finite_float_config_values_are_refused_for_every_env():
+    """One rule for every float key of every env: NaN never, +-inf only where the key is an open bound (a range's
+    end, reward_threshold). Ant-v5's ctrl_cost_weight=nan gave NaN rewards."""
+    for task, key in _float_keys():
+        with pytest.raises(ValueError, match=key):
+            pp.make(task, num_envs=1, **{key: float("nan")})
+    env = pp.make("Ant-v5", num_envs=2)
+    for value in (float("inf"), -float("inf")):
+        with pytest.raises(ValueError, match="'ctrl_cost_weight' must be a finite number"):
+            pp.make("Ant-v5", num_envs=1, ctrl_cost_weight=value)
+        with pytest.raises(ValueError, match="'ctrl_cost_weight' must be a finite number"):
+            env.set_config([1], ctrl_cost_weight=value)
+    assert env.get_config(1)["ctrl_cost_weight"] == env.get_config(0)["ctrl_cost_weight"]
+    env.close()
+    # open bounds: gymnasium's Hopper has healthy_z_range (0.7, inf); a threshold may be absent
+    pp.make("Ant-v5", num_envs=1, healthy_z_max=float("inf"), reward_threshold=float("inf")).close()
+    with pytest.raises(ValueError, match="'healthy_z_max' must be a number or"):
+        pp.make("Ant-v5", num_envs=1, healthy_z_max=float("nan"))
+
+
 # ---- set_config / get_config ---------------------------------------------------------------------------------------
 class PendulumChecker:
     """Checks every returned row of a Pendulum pool against gymnasium's step from the env's previous state, with the
@@ -325,6 +360,7 @@ SNAPSHOT_TASKS = {
     "WalkerWalk-v1": {"max_episode_steps": 10},
     "FingerTurnHard-v1": {"max_episode_steps": 10},  # a task whose state includes its model's target
     "LqrLqr21-v1": {"max_episode_steps": 10},
+    "QuadrupedRun-v1": {"max_episode_steps": 10},  # a task whose model has no task state (Escape's terrain)
     "Pong-v5": {"max_episode_steps": 12, "repeat_action_probability": 0.25},
     "Breakout-v5": {"episodic_life": True, "max_episode_steps": 40},
 }
@@ -397,6 +433,186 @@ def test_bad_snapshots_are_refused_and_change_nothing():
         env.set_state([0, 1], broken)
     assert all(np.array_equal(env.get_state(i), moved[i]) for i in range(2))
     assert not np.array_equal(moved[0], before[0])
+    env.close()
+
+
+def _same_snapshot(a, b):
+    for key in a:
+        np.testing.assert_array_equal(np.asarray(a[key]), np.asarray(b[key]), err_msg=key)
+
+
+def _refused(env, snap, error, match, ids=(0, 1)):
+    """set_state raises `error` matching `match`, and the envs keep their state."""
+    before = env.get_state(list(ids))
+    with pytest.raises(error, match=match):
+        env.set_state(list(ids), snap)
+    _same_snapshot(env.get_state(list(ids)), before)
+
+
+def test_snapshot_elapsed_out_of_range_is_refused_before_narrowing():
+    env = pp.make("CartPole-v1", num_envs=2, seed=3, max_episode_steps=50)
+    env.reset()
+    env.step(np.array([0, 1]))
+    snap = env.get_state([0, 1])
+    # 2**40 + 5 was narrowed to int32 (5); 2**31 - 1 overflowed at the next step; an episode in progress at the
+    # limit is a state no step leaves
+    for elapsed, done in [
+        (2**40 + 5, False),
+        (2**31 - 1, False),
+        (2**31 - 1, True),
+        (-1, False),
+        (50, False),
+        (51, True),
+    ]:
+        bad = dict(snap, elapsed=np.array([elapsed, 1]), done=np.array([done, False]))
+        _refused(env, bad, ValueError, "'elapsed' must be in")
+    env.set_state([0, 1], dict(snap, elapsed=np.array([50, 49]), done=np.array([True, False])))
+    *_, trunc, _ = env.step(np.array([0, 0]))
+    assert not trunc[0] and trunc[1]  # env 0 reset (its episode had ended), env 1 reached the limit
+    env.close()
+    # an env without a time limit of its own: the limit is int32's largest value, and its counter must not wrap
+    bj = pp.make("Blackjack-v1", num_envs=2, seed=3)
+    bj.reset()
+    snap = bj.get_state([0, 1])
+    _refused(bj, dict(snap, elapsed=np.array([2**31 - 1, 0])), ValueError, "'elapsed' must be in")
+    bj.close()
+
+
+def test_degenerate_generator_states_are_refused():
+    # an all-zero std::mt19937 draws only zeros: FrozenLake's slip draw (a rejection loop) then never returned
+    env = pp.make("FrozenLake-v1", num_envs=2, seed=3)
+    env.reset()
+    env.step(np.array([1, 2]))
+    snap = env.get_state([0, 1])
+    zero = snap["generator"].copy()
+    zero[0, :-1] = 0
+    _refused(env, dict(snap, generator=zero), ValueError, "all-zero")
+    zero[0, 0] = 0x7FFFFFFF  # the low bits of word 0 never reach the next words: still all-zero
+    _refused(env, dict(snap, generator=zero), ValueError, "all-zero")
+    past = snap["generator"].copy()
+    past[1, -1] = 625  # the position: how many of the 624 words were handed out
+    _refused(env, dict(snap, generator=past), ValueError, "position")
+    ok = snap["generator"].copy()
+    ok[0, :-1] = 0
+    ok[0, 5] = 1  # one bit set is a state the generator's recurrence can be in
+    env.set_state([0, 1], dict(snap, generator=ok))
+    env.step(np.array([1, 2]))
+    env.close()
+
+
+def test_acrobot_states_no_step_can_leave_are_refused():
+    # the angle wrap moves an angle by one turn per pass: 1e300 (or a velocity that throws it there) never returned
+    env = pp.make("Acrobot-v1", num_envs=2, seed=3)
+    env.reset()
+    env.step(np.array([0, 2]))
+    snap = env.get_state([0, 1])
+    for col, value in [(0, 1e300), (1, -1e17), (0, 3.2), (2, 1e6), (3, -29.0)]:
+        bad = {k: np.array(v, copy=True) for k, v in snap.items()}
+        bad["values"][0, col] = value
+        _refused(env, bad, ValueError, "Acrobot state")
+    before = env.get_state(0)
+    with pytest.raises(ValueError, match="th1"):
+        env.set_state(0, [1e300, 0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(env.get_state(0), before)
+    env.set_state(0, [np.pi, -np.pi, 4 * np.pi, -9 * np.pi])  # the bounds are states a step can leave
+    env.step(np.array([1, 1]))
+    env.close()
+
+
+def test_minigrid_step_count_that_would_overflow_is_refused():
+    # a snapshot's values: [format, n, width, height, x, y, dir, step count, ...]; the step after int's top
+    # overflowed the count (the episode ends at that step: the count must still fit)
+    env = pp.make("MiniGrid-Empty-5x5-v0", num_envs=2, seed=3)
+    env.reset()
+    env.step(np.array([2, 2]))
+    snap = env.get_state([0, 1])
+    assert snap["values"][0, 7] == 1
+    bad = {k: np.array(v, copy=True) for k, v in snap.items()}
+    bad["values"][0, 7] = 2**31 - 1
+    _refused(env, bad, ValueError, "not an integer in \\[0, 2147483646\\]")
+    bad["values"][0, 7] = 2**31 - 2  # the episode ends at the next step, which still counts
+    env.set_state([0, 1], bad)
+    *_, trunc, _ = env.step(np.array([0, 0]))
+    assert trunc[0] and not trunc[1]
+    env.close()
+
+
+def _ale_bytes(snap, row=0):
+    """The ALE state bytes of an Atari snapshot's row (its values: [count, bytes..., the env's own values])."""
+    n = int(snap["values"][row, 0])
+    return bytearray(snap["values"][row, 1 : 1 + n].astype(np.uint8).tobytes())
+
+
+def _with_ale_bytes(snap, data, row=0):
+    out = {k: np.array(v, copy=True) for k, v in snap.items()}
+    out["values"][row, 1 : 1 + len(data)] = np.frombuffer(bytes(data), dtype=np.uint8)
+    return out
+
+
+def test_atari_snapshots_are_checked_before_ale_reads_them():
+    """ALE trusts its serialized state: a bank number past the cartridge's mapped ROM pages past its image, a
+    length field allocated what it said, an array length wrote past its array, another game's state failed with
+    "Caught an unknown exception!". Each is refused with a ValueError naming the field, and the envs keep their
+    state."""
+    env = pp.make("MsPacman-v5", num_envs=2, seed=3)
+    env.reset()
+    for _ in range(5):
+        env.step(np.array([1, 2]))
+    snap = env.get_state([0, 1])
+    data = _ale_bytes(snap)
+    at = data.index(b"CartridgeF8") + len(b"CartridgeF8")
+    bank = data.copy()
+    bank[at : at + 4] = (5).to_bytes(4, "little")  # F8 has 2 banks
+    _refused(env, _with_ale_bytes(snap, bank), ValueError, "ms_pacman: the cartridge's bank must be in \\[0, 1\\]")
+    length = data.copy()
+    length[24:28] = (0x40000000).to_bytes(4, "little")  # the emulator state's length (after 6 ints)
+    _refused(env, _with_ale_bytes(snap, length), ValueError, "the emulator state has a length of 1073741824")
+    ram = data.copy()
+    at = data.index(b"M6532") + len(b"M6532")
+    ram[at : at + 4] = (0x7FFFFFFF).to_bytes(4, "little")  # the RIOT's 128 bytes of RAM
+    _refused(env, _with_ale_bytes(snap, ram), ValueError, "the RIOT's RAM must be 128")
+    lives = {k: np.array(v, copy=True) for k, v in snap.items()}
+    lives["values"][0, 1 + len(data) + 2] = 1e300  # lives, then the game's step count: ints, cast without a check
+    _refused(env, lives, ValueError, "not an Atari snapshot")
+    env.set_state([0, 1], snap)  # the untampered snapshot is still taken
+    env.step(np.array([1, 2]))
+    env.close()
+    pong = pp.make("Pong-v5", num_envs=2, seed=3)
+    pong.reset()
+    breakout = pp.make("Breakout-v5", num_envs=2, seed=3)
+    breakout.reset()
+    relabelled = dict(pong.get_state([0, 1]), task=np.array("Breakout-v5"))
+    _refused(breakout, relabelled, ValueError, "the ROM's md5 must be")
+    pong.close()
+    breakout.close()
+
+
+@pytest.mark.parametrize(
+    "change, error, match",
+    [
+        ({"lengths": lambda s: s["lengths"].astype(float)}, TypeError, "'lengths' must be"),
+        ({"format": lambda s: np.array("2")}, TypeError, "'format' must be an integer"),
+        ({"elapsed": lambda s: np.concatenate([s["elapsed"], [0]])}, ValueError, "'elapsed' must have shape"),
+        ({"generator": lambda s: s["generator"].astype(float)}, TypeError, "'generator' must be"),
+        ({"generator": lambda s: s["generator"].astype(np.int64)}, TypeError, "'generator' must be"),
+        ({"generator": lambda s: s["generator"][:, :-1]}, ValueError, "'generator' must have shape"),
+        ({"done": lambda s: s["done"].astype(np.int64)}, TypeError, "'done' must be"),
+        ({"env_ids": lambda s: s["env_ids"][:1]}, ValueError, "'env_ids' must have shape"),
+        ({"values": lambda s: s["values"].ravel()}, TypeError, "'values' must be a 2-d"),
+        ({"values": lambda s: s["values"].astype(np.float32)}, ValueError, "'values' must be float64"),
+        ({"lengths": lambda s: s["lengths"] + 1}, ValueError, "'lengths' must be in"),
+        ({"task": lambda s: np.array(7)}, TypeError, "'task' must be a str"),
+        ({"elapsed": lambda s: s["elapsed"].astype(float)}, TypeError, "'elapsed' must be"),
+    ],
+)
+def test_snapshot_fields_are_checked_for_type_shape_and_range(change, error, match):
+    env = pp.make("CartPole-v1", num_envs=2, seed=3)
+    env.reset()
+    env.step(np.array([0, 1]))
+    snap = env.get_state([0, 1])
+    env.step(np.array([1, 1]))
+    bad = dict(snap, **{k: f(snap) for k, f in change.items()})
+    _refused(env, bad, error, match)
     env.close()
 
 

@@ -449,7 +449,7 @@ class PyEngine {
       env.append(py::array_t<double>(static_cast<py::ssize_t>(snaps[i].env.size()), snaps[i].env.data()));
       if (static_cast<py::ssize_t>(snaps[i].generator.size()) != words) throw std::runtime_error("generator state");
       std::copy(snaps[i].generator.begin(), snaps[i].generator.end(), gen.mutable_data(i, 0));
-      elapsed.mutable_at(i) = snaps[i].elapsed;
+      elapsed.mutable_at(i) = static_cast<int32_t>(snaps[i].elapsed);
       done.mutable_at(i) = snaps[i].done;
     }
     return py::make_tuple(env, gen, elapsed, done);
@@ -459,7 +459,7 @@ class PyEngine {
   template <typename T>
   using Dense = py::array_t<T, py::array::c_style | py::array::forcecast>;
   void Restore(const py::object& env_ids, const py::list& env, const Dense<uint32_t>& gen,
-               const Dense<int32_t>& elapsed, const Dense<bool>& done) {
+               const Dense<int64_t>& elapsed, const Dense<bool>& done) {
     py::array_t<int32_t> ids = ConvertEnvIds(env_ids);
     const int k = static_cast<int>(ids.size());
     const py::ssize_t words = static_cast<py::ssize_t>(std::mt19937::state_size + 1);
@@ -1139,6 +1139,10 @@ PYBIND11_MODULE(_core, m) {
       exc.attr("messages") = py::cast(e.messages);
       exc.attr("batch_kept") = py::bool_(e.batch_kept);
       PyErr_SetObject(env_error.ptr(), exc.ptr());
+    } catch (const char* what) {  // libraries that throw strings (ALE): their text, not "unknown exception"
+      PyErr_SetString(PyExc_RuntimeError, what);
+    } catch (const std::string& what) {
+      PyErr_SetString(PyExc_RuntimeError, what.c_str());
     }
   });
 
@@ -1258,4 +1262,6 @@ PYBIND11_MODULE(_core, m) {
   }
   m.attr("xla_targets") = xla_targets;
   m.attr("has_xla") = py::bool_(xla::kEnabled);
+  // the words of an env's generator state in a snapshot (Env::GeneratorState: std::mt19937's words, its position)
+  m.attr("snapshot_generator_words") = py::int_(std::mt19937::state_size + 1);
 }

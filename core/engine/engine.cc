@@ -498,17 +498,30 @@ std::vector<Engine::EnvSnapshot> Engine::Snapshot(const int* env_ids, int k) {
 void Engine::Restore(const int* env_ids, int k, const std::vector<EnvSnapshot>& snapshots) {
   if (snapshots.size() != static_cast<size_t>(k)) throw std::invalid_argument("restore: one snapshot per env id");
   std::vector<EnvSnapshot> before = Snapshot(env_ids, k);  // also checks every id is idle
-  int done = 0;
-  auto apply = [&](Slot& s, const EnvSnapshot& snap) {
+  // What the engine itself keeps is checked for every env before any env changes; each env checks its own state
+  // (LoadState, SetGeneratorState) as it is applied, and a refusal there puts the envs already restored back.
+  const int64_t limit = opts_.max_episode_steps;
+  for (int i = 0; i < k; ++i) {
+    const EnvSnapshot& snap = snapshots[i];
     for (size_t j = 0; j < snap.env.size(); ++j) {
       if (!std::isfinite(snap.env[j])) {  // no env has a NaN or infinite state variable
         throw std::invalid_argument("restore: value " + std::to_string(j) + " of a state is not finite");
       }
     }
-    if (snap.elapsed < 0) throw std::invalid_argument("restore: a negative elapsed step count");
+    // an episode in progress has stepped fewer than max_episode_steps times (its step that reaches the limit ends
+    // it): so the count cannot pass the limit, nor overflow the int it is kept in, however the envs step on
+    const int64_t most = snap.done ? limit : limit - 1;
+    if (snap.elapsed < 0 || snap.elapsed > most) {
+      throw std::invalid_argument("restore: elapsed must be in [0, " + std::to_string(most) + "] for an episode " +
+                                  (snap.done ? "that has ended" : "in progress") + " (max_episode_steps " +
+                                  std::to_string(limit) + "), got " + std::to_string(snap.elapsed));
+    }
+  }
+  int done = 0;
+  auto apply = [&](Slot& s, const EnvSnapshot& snap) {
     s.env->LoadState(snap.env);
     s.env->SetGeneratorState(snap.generator);
-    s.elapsed = snap.elapsed;
+    s.elapsed = static_cast<int>(snap.elapsed);
     s.done = snap.done;
   };
   try {

@@ -131,7 +131,7 @@ class Engine {
   struct EnvSnapshot {
     std::vector<double> env;          // Env::SaveState
     std::vector<uint32_t> generator;  // Env::GeneratorState
-    int elapsed = 0;                  // steps into the episode
+    int64_t elapsed = 0;              // steps into the episode (int64: Restore range-checks it before narrowing)
     bool done = true;                 // the episode has ended: the next step resets
   };
   // On the calling thread; every env must have no result pending (std::invalid_argument). Restore is all or nothing:

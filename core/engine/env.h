@@ -27,6 +27,26 @@ inline void SeedGenerator(std::mt19937& gen, uint64_t seed) {
   gen.seed(seq);
 }
 
+// Checks a std::mt19937 state in its text form's words (624 state words, then the position) from a snapshot, which
+// may come from anywhere: throws std::invalid_argument for the states std::mt19937 would accept but that no seeding
+// or drawing reaches. Its recurrence's state is the top bit of word 0 and words 1..623; when all of them are zero it
+// yields zeros forever (a distribution's rejection loop waiting for a non-zero draw never ends). The position is how
+// many of the words have been handed out, at most 624 (then the next draw refills them).
+inline void CheckGeneratorWords(const std::vector<uint32_t>& words) {
+  constexpr size_t n = std::mt19937::state_size;
+  if (words.size() != n + 1) {
+    throw std::invalid_argument("a generator state has " + std::to_string(n + 1) + " words, got " +
+                                std::to_string(words.size()));
+  }
+  if (words[n] > n) {
+    throw std::invalid_argument("a generator state's position (its last word) is at most " + std::to_string(n) +
+                                ", got " + std::to_string(words[n]));
+  }
+  bool degenerate = (words[0] & 0x80000000u) == 0;
+  for (size_t i = 1; i < n && degenerate; ++i) degenerate = words[i] == 0;
+  if (degenerate) throw std::invalid_argument("a generator state of all-zero words (it would draw only zeros)");
+}
+
 // Pointers to this env's action rows, one entry per declared action array.
 class ActionView {
  public:
@@ -224,10 +244,7 @@ inline std::vector<uint32_t> Env::GeneratorState() const {
 }
 
 inline void Env::SetGeneratorState(const std::vector<uint32_t>& words) {
-  if (words.size() != std::mt19937::state_size + 1) {
-    throw std::invalid_argument("a generator state has " + std::to_string(std::mt19937::state_size + 1) +
-                                " words, got " + std::to_string(words.size()));
-  }
+  CheckGeneratorWords(words);
   std::ostringstream os;
   for (uint32_t w : words) os << w << ' ';
   std::istringstream is(os.str());

@@ -67,7 +67,9 @@ bool RegisterEnv(const std::vector<TaskDef>& tasks) {
     bool replaced = false;
     for (auto& existing : t.keys) {
       if (existing.name == k.name) {
+        const bool unbounded = existing.unbounded;  // a re-default keeps the common key's meaning
         existing = k;
+        existing.unbounded = existing.unbounded || unbounded;
         replaced = true;
       }
     }
@@ -79,7 +81,8 @@ bool RegisterEnv(const std::vector<TaskDef>& tasks) {
     E::DefineSpec(c, b);
     return s;
   };
-  t.create = [](const Config& c, int env_id, uint64_t seed) -> std::unique_ptr<Env> {
+  t.create = [keys = t.keys](const Config& c, int env_id, uint64_t seed) -> std::unique_ptr<Env> {
+    CheckFloatKeys(keys, c);
     return std::make_unique<E>(c, env_id, seed);
   };
   if constexpr (requires { E::kStepWaitsOnAnotherProcess; }) {

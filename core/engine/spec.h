@@ -2,6 +2,7 @@
 // Nothing here knows about any specific environment.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -99,6 +100,9 @@ struct ConfigKey {
   ConfigValue default_value;
   std::string doc;
   std::vector<std::string> choices;  // for str keys: the allowed values (empty = any)
+  // for float keys: +-inf is a meaningful value (an end of a range or a threshold that may be absent). Every other
+  // float key is finite (CheckFloatKeys); NaN is never a value.
+  bool unbounded = false;
 };
 
 // Resolved configuration of one pool: every key of the env type has a value.
@@ -194,8 +198,23 @@ inline std::vector<ConfigKey> CommonConfigKeys() {
        std::string("next_step"),
        "next_step | same_step | disabled",
        {"next_step", "same_step", "disabled"}},
-      {"reward_threshold", kInf, "the score at which the task counts as solved (informational)", {}},
+      {"reward_threshold", kInf, "the score at which the task counts as solved (informational)", {}, true},
   };
+}
+
+// The one check of float config values, for every env type (the registry runs it before an env is built): NaN is
+// refused everywhere, +-inf wherever the key is not `unbounded` (a weight, a scale or a noise of inf only turns the
+// env's rewards or states into inf and NaN). Throws std::invalid_argument naming the key.
+inline void CheckFloatKeys(const std::vector<ConfigKey>& keys, const Config& c) {
+  for (const ConfigKey& k : keys) {
+    if (!std::holds_alternative<double>(k.default_value) || !c.Has(k.name)) continue;
+    const double v = c.Get<double>(k.name);
+    if (std::isnan(v) || (!k.unbounded && std::isinf(v))) {
+      throw std::invalid_argument("config key '" + k.name + "' must be " +
+                                  (k.unbounded ? "a number or +-inf" : "a finite number") + ", got " +
+                                  std::to_string(v));
+    }
+  }
 }
 
 // An int config key that sizes arrays or loops, checked against [lo, hi] before it is narrowed to int (so a huge

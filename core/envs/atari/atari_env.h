@@ -30,6 +30,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,6 +43,7 @@
 #include "ale/emucore/MD5.hxx"
 #include "core/engine/env.h"
 #include "core/engine/registry.h"
+#include "core/envs/atari/ale_state_check.h"
 #include "core/envs/common/frame_resize.h"
 
 namespace pp::atari {
@@ -188,6 +190,7 @@ class AtariEnv : public Env {
         sticky_p_(c.Get<double>("repeat_action_probability")) {
     const std::string path = RomPath(c);
     ReadRomInfo(path, c.Get<std::string>("task"));  // validates the ROM (ALE's loadROM would exit the process)
+    rom_name_ = c.Get<std::string>("task");
     ale_ = std::make_unique<ale::ALEInterface>();
     ale_->setInt("random_seed", static_cast<int>(seed & 0x7fffffff));  // ALE's own RNG: Adventure's mode select
     ale_->setFloat("repeat_action_probability", 0.0f);                 // sticky actions are applied here
@@ -318,12 +321,30 @@ class AtariEnv : public Env {
     }
     const double* tail = s.data() + 1 + n;
     const double actions = static_cast<double>(ale::PLAYER_B_NOOP);  // player A's actions come first
-    if (tail[0] < 0 || tail[0] >= stack_num_ || tail[1] < 0 || tail[1] >= actions) throw bad();
+    // the frame slot and the sticky action index arrays; lives and the step count are ints (a game's lives are a
+    // byte of its RAM; a step count at the limit ends the episode at the next step, which must still count)
+    auto is_int_in = [](double v, double lo, double hi) { return v >= lo && v <= hi && v == std::floor(v); };
+    if (!is_int_in(tail[0], 0, stack_num_ - 1) || !is_int_in(tail[1], 0, actions - 1) || !is_int_in(tail[2], 0, 255) ||
+        !is_int_in(tail[3], 0, std::numeric_limits<int>::max() - 1) || (tail[4] != 0.0 && tail[4] != 1.0)) {
+      throw bad();
+    }
     for (size_t i = 0; i < stack_.size(); ++i) {
       if (tail[5 + i] < 0 || tail[5 + i] > 255) throw bad();
     }
-    ale::ALEState state(ale);  // throws on a malformed serialization before anything is changed
-    ale_->restoreState(state);
+    // ALE's reader trusts its input: the state is walked by our own checks first (same game, cartridge and layout
+    // as this env's own state, every size and index bounded), and any error ALE still raises is named here
+    const std::string what = "an Atari snapshot for " + rom_name_;
+    CheckAleState(ale, ale_->cloneState(true).serialize(), what);
+    try {
+      ale::ALEState state(ale);
+      ale_->restoreState(state);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(what + ": ALE refused its emulator state (" + e.what() + ")");
+    } catch (const char* e) {
+      throw std::invalid_argument(what + ": ALE refused its emulator state (" + e + ")");
+    } catch (...) {
+      throw std::invalid_argument(what + ": ALE refused its emulator state");
+    }
     newest_ = static_cast<int>(tail[0]);
     sticky_action_ = static_cast<ale::Action>(static_cast<int>(tail[1]));
     lives_ = static_cast<int>(tail[2]);
@@ -399,6 +420,7 @@ class AtariEnv : public Env {
   size_t frame_bytes_ = 0;
   std::vector<uint8_t> stack_;
   int newest_ = 0;
+  std::string rom_name_;  // the config's task (the ROM's name), for error messages
   int lives_ = 0;
   int game_steps_ = 0;
   bool continue_game_ = false;

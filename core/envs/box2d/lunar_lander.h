@@ -50,10 +50,6 @@ class LunarLanderEnv : public Env {
     if (!(g > -12.0 && g < 0.0)) {
       throw std::invalid_argument("LunarLander: gravity must be in (-12, 0), got " + std::to_string(g));
     }
-    for (const char* key : {"wind_power", "turbulence_power"}) {
-      if (!std::isfinite(c.Get<double>(key)))
-        throw std::invalid_argument(std::string("LunarLander: ") + key + " must be finite");
-    }
     // EnvPool 1.2.5's observation space, bounds as it declares them (float32's min/max, so low is the smallest
     // positive float: see docs/decisions.md, "Box2D")
     b.Obs("obs", DType::kFloat32, {8}, {kFloatMin}, {kFloatMax});

@@ -30,7 +30,7 @@ class ActionLog {
   // `name` starts SetState's error messages; `max_action` >= 0: actions are the integers 0..max_action (a discrete
   // env), -1: any finite values (a continuous env).
   ActionLog(const Config& c, const char* name, size_t width, int max_action)
-      : name_(name), width_(width), max_action_(max_action) {
+      : name_(name), width_(width), max_action_(max_action), max_steps_(c.Get<int>("max_episode_steps")) {
     if (width < 1 || width > kMaxWidth) throw std::logic_error("ActionLog: width must be 1 to 4");
     actions_.reserve(ReservedSteps(c) * width);
   }
@@ -60,6 +60,12 @@ class ActionLog {
       throw std::invalid_argument(std::string(name_) + " state: 10 generator values, then " + std::to_string(width_) +
                                   " value(s) per action stepped");
     }
+    // an episode ends at max_episode_steps: a longer log is no state of this env (and its replay would take time
+    // in proportion to whatever length a snapshot claims)
+    if ((s.size() - kWords) / width_ > static_cast<size_t>(max_steps_)) {
+      throw std::invalid_argument(std::string(name_) + " state: " + std::to_string((s.size() - kWords) / width_) +
+                                  " actions, more than max_episode_steps (" + std::to_string(max_steps_) + ")");
+    }
     for (size_t i = kWords; i < s.size(); ++i) {
       const bool discrete_ok = max_action_ < 0 || (s[i] == std::floor(s[i]) && s[i] >= 0 && s[i] <= max_action_);
       if (!std::isfinite(s[i]) || !discrete_ok) {
@@ -82,6 +88,7 @@ class ActionLog {
   const char* name_;
   size_t width_;
   int max_action_;
+  int max_steps_;  // the episode limit: a log holds at most this many actions
   NumpyGenerator start_;
   std::vector<float> actions_;
 };

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/engine/env.h"
@@ -77,6 +78,18 @@ class AcrobotEnv : public Env {
   std::vector<double> GetState() const override { return {s_, s_ + 4}; }
   void SetState(const std::vector<double>& s) override {
     if (s.size() != 4) throw std::invalid_argument("Acrobot state has 4 values (th1, th2, dth1, dth2)");
+    // Only the states a step can leave: Wrap moves an angle by one turn per pass (gymnasium's loop), so an angle
+    // far out (or one a huge velocity sends far out in the next step) would take ~|angle| / 2pi passes, forever
+    // once a turn is below the angle's precision.
+    const double bound[4] = {M_PI, M_PI, kMaxVel1, kMaxVel2};
+    static const char* const kNames[4] = {"th1", "th2", "dth1", "dth2"};
+    for (int i = 0; i < 4; ++i) {
+      if (!(std::abs(s[i]) <= bound[i])) {
+        throw std::invalid_argument(std::string("Acrobot state: ") + kNames[i] + " must be in [-" +
+                                    std::to_string(bound[i]) + ", " + std::to_string(bound[i]) + "], got " +
+                                    std::to_string(s[i]));
+      }
+    }
     for (int i = 0; i < 4; ++i) s_[i] = s[i];
   }
 

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -57,9 +58,7 @@ class PendulumEnv : public Env {
   }
 
   PendulumEnv(const Config& c, int env_id, uint64_t seed)
-      : Env(c, env_id, seed), version_(kPhys2d ? 1 : c.Get<int>("version")), g_(kPhys2d ? kG : c.Get<double>("g")) {
-    if (!std::isfinite(g_)) throw std::invalid_argument("config key 'g' must be finite, got " + std::to_string(g_));
-  }
+      : Env(c, env_id, seed), version_(kPhys2d ? 1 : c.Get<int>("version")), g_(kPhys2d ? kG : c.Get<double>("g")) {}
 
   void Reset(Output& out) override {
     if (kPhys2d) {  // float32 draws, as jax.random.uniform's
@@ -100,6 +99,14 @@ class PendulumEnv : public Env {
   std::vector<double> GetState() const override { return {th_, thdot_}; }
   void SetState(const std::vector<double>& s) override {
     if (s.size() != 2) throw std::invalid_argument("Pendulum state has 2 values (th, thdot)");
+    // thdot as a step leaves it (clipped to the max speed), so its cost term stays finite; th is never wrapped (it
+    // grows as the pendulum spins) but must fit the float32 the functional variant computes in
+    if (!(std::abs(s[1]) <= kMaxSpeed)) {
+      throw std::invalid_argument("Pendulum state: thdot must be in [-8, 8], got " + std::to_string(s[1]));
+    }
+    if (kPhys2d && !(std::abs(s[0]) <= std::numeric_limits<float>::max())) {
+      throw std::invalid_argument("Pendulum state: th must fit in float32, got " + std::to_string(s[0]));
+    }
     th_ = kPhys2d ? static_cast<float>(s[0]) : s[0];
     thdot_ = kPhys2d ? static_cast<float>(s[1]) : s[1];
   }

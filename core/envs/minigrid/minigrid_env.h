@@ -204,7 +204,9 @@ class MiniGridEnv : public Env {
     }
     StateReader r(s, 2, base);
     const auto [ax, ay] = r.Pos(grid_);
-    const int dir = r.Int(0, 3), step_count = r.Int(0, std::numeric_limits<int>::max());
+    // a step count at or past max_steps ends the episode at the next step (Step truncates): one below int's top
+    // leaves that step room to count without overflowing
+    const int dir = r.Int(0, 3), step_count = r.Int(0, std::numeric_limits<int>::max() - 1);
     const Obj carrying = r.Object();
     std::vector<Obj> cells(static_cast<size_t>(width_) * height_);
     for (Obj& cell : cells) cell = r.Object();

@@ -127,6 +127,7 @@ class QuadrupedEnv : public DmcTask<QuadrupedEnv> {
     for (int i = 0; i < TaskStateSize(); ++i) s[i] = h[i];
   }
   void SetTaskState(const double* s) override {
+    if (TaskStateSize() == 0) return;  // only Escape has a terrain (and a model of its own to change)
     float* h = Terrain();
     for (int i = 0; i < TaskStateSize(); ++i) h[i] = static_cast<float>(s[i]);
   }

@@ -94,8 +94,13 @@ ConfigKey ResetNoiseKey(double s, bool normal_qvel) {
           normal_qvel ? "qpos += U(-s, s), qvel = s * N(0, 1) on reset" : "qpos += U(-s, s), qvel = U(-s, s) on reset",
           {}};
 }
-ConfigKey MinKey(const std::string& name, double lo, const std::string& doc) { return {name + "_min", lo, doc, {}}; }
-ConfigKey MaxKey(const std::string& name, double hi, const std::string& doc) { return {name + "_max", hi, doc, {}}; }
+// a range's end may be open (+-inf: no bound on that side)
+ConfigKey MinKey(const std::string& name, double lo, const std::string& doc) {
+  return {name + "_min", lo, doc, {}, true};
+}
+ConfigKey MaxKey(const std::string& name, double hi, const std::string& doc) {
+  return {name + "_max", hi, doc, {}, true};
+}
 
 namespace {
 template <typename T>
