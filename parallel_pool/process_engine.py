@@ -27,12 +27,16 @@ no file descriptors with one another.
 
 from __future__ import annotations
 
+import _signal
 import atexit
+import functools
 import os
 import pickle
+import select
 import signal
 import struct
 import sys
+import threading
 import time
 import traceback
 import weakref
@@ -50,9 +54,12 @@ __all__ = ["ProcessEngine"]
 _STEP, _RESET, _RENDER, _CONFIG, _GET_STATE, _SET_STATE = 1, 2, 3, 4, 5, 6
 _SNAPSHOT = "parallel_pool.python-env/1"  # the layout of a Python env's snapshot (ProcessEngine.get_state)
 _REPLIES = (_RENDER, _GET_STATE, _SET_STATE)  # commands whose answer is a value the caller waits for
-_HEADER = struct.Struct("<BI")  # op, number of envs
+_INTERRUPTIBLE = (_RENDER, _GET_STATE)  # _REPLIES whose wait Ctrl-C may cut short: they change no env
+_HEADER = struct.Struct("<BQI")  # op, the command's number, number of envs
+_NUMBER = struct.Struct("<Q")  # an answer starts with the number of the command it answers
 _OK, _ERR, _VALUE, _READY = b"", b"E", b"V", b"R"
 _ALIGN = 64
+_CLOSED = "this pool has been closed; create a new one with parallel_pool.make(...)"
 _CLOSE_WAIT_S = 1.0  # close(): how long workers get to exit on their own before SIGKILL
 # After answering, a worker polls its pipe this long before it sleeps in a blocking read: the parent's next command
 # usually comes within ~100-150 us (the front-end's work between calls), and catching it awake saves the wake-up
@@ -335,16 +342,17 @@ class _Worker:
                 msg = conn.recv_bytes()
             except (EOFError, OSError):  # the parent closed the pool or died
                 return
-            op, n = _HEADER.unpack_from(msg)
+            op, number, n = _HEADER.unpack_from(msg)
+            answer = _NUMBER.pack(number)
             ids = np.frombuffer(msg, dtype=np.int32, count=n, offset=_HEADER.size).tolist()
             if op in _REPLIES or op == _CONFIG:
                 payload = msg[_HEADER.size + 4 * n :]
                 try:
-                    reply = _VALUE + self.reply(op, ids, payload)
+                    reply = answer + _VALUE + self.reply(op, ids, payload)
                 except _Refusal as err:  # a refusal that says why: no traceback
-                    reply = _ERR + pickle.dumps([(ids[0], str(err))])
+                    reply = answer + _ERR + pickle.dumps([(ids[0], str(err))])
                 except Exception:
-                    reply = _ERR + pickle.dumps([(e, traceback.format_exc()) for e in ids])
+                    reply = answer + _ERR + pickle.dumps([(e, traceback.format_exc()) for e in ids])
                 try:
                     conn.send_bytes(reply)
                 except OSError:
@@ -364,7 +372,7 @@ class _Worker:
                     errors.append((e, traceback.format_exc()))
                     self.failed(e)
             try:
-                conn.send_bytes(_ERR + pickle.dumps(errors) if errors else _OK)
+                conn.send_bytes(answer + (_ERR + pickle.dumps(errors) if errors else _OK))
             except OSError:  # the parent closed the pool while this command ran
                 return
 
@@ -515,25 +523,106 @@ class _Proc:
         self.ids = ids  # the env ids it owns
         self.process: Any = None
         self.conn: Any = None
-        self.inflight: deque[tuple[int, np.ndarray]] = deque()  # (op, env ids) of commands not yet answered
+        self.poller: Any = None  # select.poll of conn: is an answer there to read
+        # (number, op, env ids) of the commands not yet answered, in the order sent (the worker answers in order)
+        self.inflight: deque[tuple[int, int, np.ndarray]] = deque()
         self.dead: str | None = None  # why it died
+
+
+class _SigintHeld:
+    """Ctrl-C (a Python SIGINT handler, KeyboardInterrupt by default) held back during an engine call, except where
+    the call waits for a worker (`wait`). A KeyboardInterrupt raised inside a pipe read or write would leave part of
+    a message in the pipe (and every later message misread), or a command sent but not recorded as in flight; held
+    back, it is raised where the call waits (nothing half-read then) or when the call ends (its state whole).
+    Python runs signal handlers in the main thread only: other threads need no holding."""
+
+    def __init__(self) -> None:
+        self.old: Any = None  # the handler held back (None: nothing held)
+        self.pending: tuple[int, Any] | None = None
+        self.waiting = False
+
+    def __enter__(self) -> _SigintHeld:
+        if threading.current_thread() is threading.main_thread():
+            # _signal: signal.signal/getsignal wrap each handler in an enum (~5 us a call), this is once per call
+            old = _signal.getsignal(signal.SIGINT)
+            if callable(old):
+                self.old = old
+                _signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self.waiting:
+            self.old(signum, frame)
+        else:
+            self.pending = (signum, frame)
+
+    def wait(self, block: Any, *args: Any) -> Any:
+        """block(*args), a wait that reads nothing, interruptible by Ctrl-C."""
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            self.old(*pending)
+        self.waiting = True
+        try:
+            return block(*args)
+        finally:
+            self.waiting = False
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.old is not None:
+            _signal.signal(signal.SIGINT, self.old)
+            if self.pending is not None:
+                pending, self.pending = self.pending, None
+                self.old(*pending)
+
+
+def _holding_sigint(call: Any) -> Any:
+    """An engine call with Ctrl-C held back (_SigintHeld); a call made inside another one shares its holding."""
+
+    @functools.wraps(call)
+    def held(self: ProcessEngine, *args: Any, **kwargs: Any) -> Any:
+        if self._held is not _NOT_HELD:
+            return call(self, *args, **kwargs)
+        with _SigintHeld() as self._held:
+            try:
+                return call(self, *args, **kwargs)
+            finally:
+                self._held = _NOT_HELD
+
+    return held
+
+
+_NOT_HELD = _SigintHeld()  # outside a call: waits are plain waits
+
+
+_START_LOCK = threading.Lock()  # one worker start at a time: _main_hidden changes the process-wide __main__
 
 
 class _main_hidden:
     """While a worker starts: hide the user's __main__ from multiprocessing, so the forkserver's child does not run
     the user's script again (spawn's rule, which needs an `if __name__ == "__main__":` guard that scripts written for
     gymnasium's fork-based vector envs do not have). The worker needs nothing from __main__: cloudpickle carries
-    what env_fn uses from there by value."""
+    what env_fn uses from there by value. Starts from several threads take turns (_START_LOCK): one that saved what
+    another had hidden would put back the hidden values."""
 
     def __enter__(self) -> None:
+        _START_LOCK.acquire()
         self.main = sys.modules.get("__main__")
-        self.saved = {k: self.main.__dict__[k] for k in ("__file__", "__spec__") if k in vars(self.main)}
-        for k in self.saved:
-            setattr(self.main, k, None) if k == "__spec__" else delattr(self.main, k)
+        self.saved: dict[str, Any] = {}
+        try:
+            for k in ("__file__", "__spec__"):
+                if k in vars(self.main):
+                    self.saved[k] = vars(self.main)[k]
+                    setattr(self.main, k, None) if k == "__spec__" else delattr(self.main, k)
+        except BaseException:
+            self.__exit__()
+            raise
 
     def __exit__(self, *exc: Any) -> None:
-        for k, v in self.saved.items():
-            setattr(self.main, k, v)
+        try:
+            for k, v in self.saved.items():
+                setattr(self.main, k, v)
+        finally:
+            _START_LOCK.release()
 
 
 def _context() -> Any:
@@ -555,6 +644,7 @@ class ProcessEngine(SendRecvEngine):
 
         self._closed = True  # until started (close() works on a half-made engine)
         self._pid = os.getpid()
+        self._held = _NOT_HELD  # the Ctrl-C holding of the call in progress (_holding_sigint)
         self._procs: list[_Proc] = []
         self._shm: Any = None
         cfg = spec.config_dict
@@ -599,7 +689,9 @@ class ProcessEngine(SendRecvEngine):
         self._sends: deque[np.ndarray] = deque()  # sync: env ids of each send not yet received
         self._errors: list[tuple[int, str]] = []  # env exceptions not yet raised
         self._lost: list[tuple[np.ndarray, str]] = []  # dead workers not yet raised
-        self._replies: dict[int, Any] = {}  # worker (id of its _Proc) -> its answer to a _REPLIES command
+        self._number = 0  # of the last command sent: each command is numbered, and its answer carries the number
+        self._awaited: set[int] = set()  # numbers of the _REPLIES commands a call waits for
+        self._replies: dict[int, Any] = {}  # number -> the answer to an awaited _REPLIES command
         self._ctx = _context()
         for w, ids in enumerate(np.array_split(self._all, self.num_threads)):
             self._owner[ids] = w
@@ -630,9 +722,12 @@ class ProcessEngine(SendRecvEngine):
             p.process.start()
         child_end.close()
         p.conn, p.dead, p.inflight = parent_end, None, deque()
+        p.poller = select.poll()
+        p.poller.register(parent_end.fileno(), select.POLLIN)
 
     def _wait_ready(self, p: _Proc) -> None:
         try:
+            self._held.wait(p.poller.poll)
             msg = p.conn.recv_bytes()
         except (EOFError, OSError):
             p.process.join(1.0)
@@ -649,16 +744,28 @@ class ProcessEngine(SendRecvEngine):
     def _restart(self, p: _Proc) -> None:
         """A new worker for the envs of a dead one (their next step or reset starts fresh envs)."""
         p.conn.close()
-        p.process.join(0)
-        self._start(p)
-        self._wait_ready(p)
+        if p.process.pid is not None:
+            p.process.join(0)
+        self._lost = [lost for lost in self._lost if lost[0] is not p.ids]  # the new worker's envs are not lost
+        try:
+            self._start(p)
+            self._wait_ready(p)
+        except BaseException:  # a failed or interrupted start: the envs' next reset starts another worker
+            if p.process.pid is not None:
+                p.process.kill()
+                p.process.join(1.0)
+            p.dead = p.dead or "a new worker process did not start"
+            raise
 
-    def _died(self, p: _Proc) -> None:
+    def _died(self, p: _Proc, why: str | None = None) -> None:
+        """Worker p is lost: it died, or (why) it is alive but unusable and is killed."""
         if p.dead is not None:
             return
+        if why is not None:
+            p.process.kill()
         p.process.join(1.0)
-        p.dead = f"worker process {p.process.pid} died ({_exit_cause(p.process.exitcode)})"
-        for _, ids in p.inflight:
+        p.dead = f"worker process {p.process.pid} " + (why or f"died ({_exit_cause(p.process.exitcode)})")
+        for _, _, ids in p.inflight:
             self._pending[ids] = False
             if self._sync:
                 self._done[ids] = True  # the send completes; its recv raises
@@ -668,7 +775,7 @@ class ProcessEngine(SendRecvEngine):
     # ---- calls ----------------------------------------------------------------------------------------------
     def _check_open(self) -> None:
         if self._closed:
-            raise RuntimeError("this pool has been closed; create a new one with parallel_pool.make(...)")
+            raise RuntimeError(_CLOSED)
         if os.getpid() != self._pid:
             raise RuntimeError("this pool belongs to the parent process (fork); make a new pool in this process")
 
@@ -726,6 +833,15 @@ class ProcessEngine(SendRecvEngine):
             out.append(a)
         return out
 
+    @_holding_sigint
+    def step(self, actions: Any, env_id: Any = None) -> tuple[np.ndarray, ...]:
+        return super().step(actions, env_id)
+
+    @_holding_sigint
+    def reset(self, env_id: Any = None, seeds: Any = None) -> tuple[np.ndarray, ...]:
+        return super().reset(env_id, seeds)
+
+    @_holding_sigint
     def send(self, actions: Any, env_id: Any, reset: bool = False, seeds: Any = None) -> None:
         self._check_open()
         ids = self._ids(env_id)
@@ -782,39 +898,61 @@ class ProcessEngine(SendRecvEngine):
             else:
                 sel = np.flatnonzero(owners == w)
                 sub = ids[sel]
-            msg = _HEADER.pack(op, len(sub)) + sub.tobytes() + (b"" if seeds is None else seeds[sel].tobytes())
-            p.inflight.append((op, sub))
-            try:
-                p.conn.send_bytes(msg)
-            except OSError:
-                self._died(p)
+            self._command(p, op, sub, b"" if seeds is None else seeds[sel].tobytes())
 
-    def _wait(self) -> None:
-        """Block until some worker with work in flight answers (or dies); take its answers."""
+    def _command(self, p: _Proc, op: int, ids: np.ndarray, payload: bytes = b"") -> int:
+        """Send worker p a command (numbered; recorded in flight first); returns its number."""
+        self._number += 1
+        p.inflight.append((self._number, op, ids))
+        try:
+            p.conn.send_bytes(_HEADER.pack(op, self._number, len(ids)) + ids.tobytes() + payload)
+        except OSError:
+            self._died(p)
+        return self._number
+
+    def _wait(self, interruptible: bool = True) -> None:
+        """Block until some worker with work in flight answers (or dies); take its answers. Only the wait itself is
+        interruptible by Ctrl-C (_SigintHeld; not at all with interruptible=False): an answer is read whole."""
+        if self._closed:  # by another thread, or a signal handler
+            raise RuntimeError(_CLOSED)
         busy = [p for p in self._procs if p.inflight]
         if not busy:
             raise RuntimeError("recv() would wait forever: no env has an action in flight; send() first")
-        # a sync recv needs every busy worker's answer: read them in turn (a blocking read, no poll per answer)
-        ready = [busy[0].conn] if self._sync or len(busy) == 1 else connection.wait([p.conn for p in busy])
-        for conn in ready:
-            p = next(q for q in busy if q.conn is conn)
+        block = self._held.wait if interruptible else _call
+        if self._sync or len(busy) == 1:  # a sync recv needs every busy worker's answer: wait for them in turn
+            ready = [busy[0]]
+            block(busy[0].poller.poll)
+        else:
+            conns = block(connection.wait, [p.conn for p in busy])
+            ready = [p for p in busy if p.conn in conns]
+        for p in ready:
             try:
                 self._answer(p, p.conn.recv_bytes())
-                while p.inflight and p.conn.poll():
+                while p.inflight and p.poller.poll(0):
                     self._answer(p, p.conn.recv_bytes())
             except (EOFError, OSError):
+                if self._closed:  # close() from another thread (or a signal handler) closed the pipes
+                    raise RuntimeError(_CLOSED) from None
                 self._died(p)
 
     def _answer(self, p: _Proc, msg: bytes) -> None:
-        op, ids = p.inflight.popleft()
+        number, op, ids = p.inflight[0]
+        if msg[: _NUMBER.size] != _NUMBER.pack(number):  # the pipe lost its framing: never read a wrong answer
+            self._died(p, f"answered out of order (expected the answer to command {number}); it was stopped")
+            return
+        p.inflight.popleft()
+        body = memoryview(msg)[_NUMBER.size :]  # a view: a large answer is not copied
         if op == _CONFIG:
             return  # nothing to wait for: the values were stored (the call itself cannot fail)
         if op in _REPLIES:
-            self._replies[id(p)] = pickle.loads(msg[1:]) if msg[:1] == _VALUE else RuntimeError(_tracebacks(msg))
+            if number in self._awaited:  # else the call that sent it was interrupted: its answer is stale
+                self._replies[number] = (
+                    pickle.loads(body[1:]) if body[:1] == _VALUE else RuntimeError(_tracebacks(body))
+                )
             return
         self._pending[ids] = False
-        if msg:
-            self._errors.extend(pickle.loads(msg[1:]))
+        if body:
+            self._errors.extend(pickle.loads(body[1:]))
         if self._sync:
             self._done[ids] = True
         else:
@@ -853,6 +991,7 @@ class ProcessEngine(SendRecvEngine):
         rows = self._player_rows(ids)
         return tuple(a[rows] if pp else a[ids] for a, pp in zip(self._out, self._per_player))
 
+    @_holding_sigint
     def recv(self) -> tuple[np.ndarray, ...]:
         self._check_open()
         if self._sync:
@@ -868,34 +1007,49 @@ class ProcessEngine(SendRecvEngine):
             else:
                 self._done[ids] = False
             self._raise_faults(batch_kept=False)
+            self._check_open()  # close() from another thread while this call waited: the rows are gone
             return self._gather(ids)
         while len(self._ready) < self.batch_size and not self._lost and not self._errors:
             self._wait()
         self._raise_faults(batch_kept=True)
+        self._check_open()
         ids = np.array([self._ready.popleft() for _ in range(self.batch_size)], dtype=np.int32)
         return self._gather(ids)
 
+    @_holding_sigint
     def _request(self, op: int, ids: np.ndarray, payload: Any = None) -> list[tuple[np.ndarray, Any]]:
         """A _REPLIES command to each worker that owns some of `ids` (with its envs' part of `payload`, a list in
-        ids order); returns (env ids, answer) per worker, in ascending worker order. Raises the first error."""
+        ids order); returns (env ids, answer) per worker, in ascending worker order. Raises the first error.
+        The answers are those of these commands (by number): an answer to an earlier, interrupted call is dropped.
+        Ctrl-C interrupts the wait for a command that changes nothing (_INTERRUPTIBLE); for the others it is raised
+        once every worker has answered, so that no env is left half-changed."""
         waiting = self._pending[ids] | np.isin(ids, np.fromiter(self._ready, dtype=np.int32, count=len(self._ready)))
         if waiting.any():  # in flight, or done and not yet returned by recv()
             raise ValueError(f"env {int(ids[waiting][0])} has a result pending: recv() it first")
         owners = self._owner[ids]
         workers = [self._procs[int(w)] for w in np.unique(owners)]
-        subs = []
+        dead = [p.dead for p in workers if p.dead]
+        if dead:
+            raise RuntimeError(f"{dead[0]}; reset its envs to start a new worker")
+        subs, numbers = [], []
         for p in workers:
-            if p.dead:
-                raise RuntimeError(f"{p.dead}; reset its envs to start a new worker")
             sel = np.flatnonzero(owners == self._procs.index(p))
             sub = ids[sel]
             extra = b"" if payload is None else pickle.dumps([payload[i] for i in sel])
-            p.inflight.append((op, sub))
-            p.conn.send_bytes(_HEADER.pack(op, len(sub)) + sub.tobytes() + extra)
+            numbers.append(self._command(p, op, sub, extra))
             subs.append(sub)
-        while any(id(p) not in self._replies for p in workers):
-            self._wait()
-        answers = [self._replies.pop(id(p)) for p in workers]
+        self._awaited.update(numbers)
+        try:
+            while not all(n in self._replies for n in numbers):
+                dead = [p.dead for p in workers if p.dead]
+                if dead:  # its answer will never come
+                    raise RuntimeError(f"{dead[0]}; reset its envs to start a new worker")
+                self._wait(interruptible=op in _INTERRUPTIBLE)
+            answers = [self._replies[n] for n in numbers]
+        finally:
+            self._awaited.difference_update(numbers)
+            for n in numbers:
+                self._replies.pop(n, None)
         failed = [a for a in answers if isinstance(a, Exception)]
         if failed:
             raise failed[0]
@@ -949,6 +1103,7 @@ class ProcessEngine(SendRecvEngine):
         self._spec.check_kwargs(new)
         return ids, new
 
+    @_holding_sigint
     def set_config(self, env_ids: Any, values: dict[str, Any]) -> None:
         """Envs `env_ids` get new kwargs (`values`: key -> a tuple of one value per env id), applied at each env's
         next reset: the worker builds the env anew there, and the new env takes over the old one's random
@@ -962,12 +1117,7 @@ class ProcessEngine(SendRecvEngine):
             if p.dead:
                 continue
             sel = np.flatnonzero(owners == w)
-            sub = ids[sel]
-            p.inflight.append((_CONFIG, sub))
-            try:
-                p.conn.send_bytes(_HEADER.pack(_CONFIG, len(sub)) + sub.tobytes() + pickle.dumps([new[i] for i in sel]))
-            except OSError:
-                self._died(p)
+            self._command(p, _CONFIG, ids[sel], pickle.dumps([new[i] for i in sel]))
 
     # ---- snapshots: each env pickled in its worker ---------------------------------------------------------------
     def snapshot(self, env_ids: Any) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
@@ -1056,6 +1206,35 @@ class ProcessEngine(SendRecvEngine):
 _LIVE: weakref.WeakSet[ProcessEngine] = weakref.WeakSet()
 
 
+def _after_fork_in_child() -> None:
+    """In a process forked from one with pools: those pools stay the parent's. Their workers are the parent's
+    multiprocessing children, which multiprocessing's exit hook would SIGTERM at the child's exit: the child forgets
+    them (its use of such a pool raises, _check_open; its close() leaves them alone). The child gets a forkserver of
+    its own (the parent's is not its child) and a start lock another thread may have held at the fork."""
+    global _START_LOCK
+    _START_LOCK = threading.Lock()
+    from multiprocessing import process
+
+    for engine in list(_LIVE):
+        for p in engine._procs:
+            process._children.discard(p.process)  # type: ignore[attr-defined]
+            if p.conn is not None:
+                p.conn.close()  # the child's copy: the worker still sees EOF when the parent closes the pool
+    _LIVE.clear()
+    forkserver = sys.modules.get("multiprocessing.forkserver")
+    server = getattr(forkserver, "_forkserver", None)
+    if server is not None and server._forkserver_pid is not None:
+        try:
+            os.close(server._forkserver_alive_fd)
+        except OSError:
+            pass
+        server._forkserver_alive_fd = server._forkserver_address = server._forkserver_pid = None
+        server._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 @atexit.register
 def _close_live_engines() -> None:
     """At interpreter exit, pools still referenced (by a traceback, a global) stop their workers and unlink their
@@ -1078,8 +1257,12 @@ def _exit_cause(code: int | None) -> str:
     return f"exit code {code}"
 
 
-def _tracebacks(msg: bytes) -> str:
+def _tracebacks(msg: Any) -> str:
     return "\n".join(tb for _, tb in pickle.loads(msg[1:]))
+
+
+def _call(block: Any, *args: Any) -> Any:
+    return block(*args)
 
 
 if sys.platform != "linux":  # /dev/shm, PR_SET_PDEATHSIG
