@@ -32,6 +32,7 @@ import atexit
 import functools
 import os
 import pickle
+import secrets
 import select
 import signal
 import struct
@@ -48,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from parallel_pool.engine import SendRecvEngine, env_error, usable_cores
+from parallel_pool.python_env import close_env
 
 __all__ = ["ProcessEngine"]
 
@@ -168,9 +170,12 @@ class _Worker:
         """The rows of each observation array: (key or None, rows), the key indexing a Dict/Tuple observation."""
         from gymnasium import spaces
 
-        def fields(prefix: str) -> list[tuple[Any, np.ndarray, int]]:
-            # (key, rows, width): width > 0 for strings (fixed-width rows), which are checked before they are written
-            return [(k, rows, rows.dtype.itemsize // 4 if rows.dtype.kind == "U" else 0) for k, rows in arrays(prefix)]
+        def fields(prefix: str) -> list[tuple[Any, np.ndarray, int, tuple[int, ...]]]:
+            # (key, rows, width, row shape): width > 0 for strings (fixed-width rows)
+            return [
+                (k, rows, rows.dtype.itemsize // 4 if rows.dtype.kind == "U" else 0, rows.shape[1:])
+                for k, rows in arrays(prefix)
+            ]
 
         def arrays(prefix: str) -> list[tuple[Any, np.ndarray]]:
             if isinstance(space, spaces.Dict):  # the keys the batch holds (Text keys are left out)
@@ -185,26 +190,30 @@ class _Worker:
         self.info_fields = [(k, self.v["info:" + k]) for k in names]
         self.final_info_fields = [(k, self.v["final:info:" + k]) for k in names] if self.final_fields else []
 
-    def _write_obs(self, fields: list[tuple[Any, np.ndarray, int]], e: int, obs: Any) -> None:
-        for key, rows, width in fields:
+    def _write_obs(
+        self, fields: list[tuple[Any, np.ndarray, int, tuple[int, ...]]], e: int, obs: Any, who: str = ""
+    ) -> None:
+        """obs into row e of each field, each value checked (_misfit) unless it is an array of the row's dtype and
+        shape; `who` names the env in an error (default: env e)."""
+        for key, rows, width, shape in fields:
             value = obs if key is None else obs[key]
-            if width and len(value) > width:  # numpy would cut it short
-                raise ValueError(
-                    f"observation {key or 'obs'!r} is a string of {len(value)} characters; the pool's rows hold "
-                    f"{width} (a Text space's max_length, else parallel_pool.python_env.STRING_WIDTH)"
-                )
+            # the common case first: an array of the space's own dtype and shape
+            if type(value) is not np.ndarray or value.dtype != rows.dtype or value.shape != shape:
+                why = _string_misfit(value, width) if width else _misfit(value, rows.dtype, shape)
+                if why:
+                    raise _BadValue(f"{who or f'env {e}'}: observation {'obs' if key is None else key!r} {why}")
             rows[e] = value
 
     def _write_info(self, fields: list[tuple[str, np.ndarray]], e: int, info: dict[str, Any]) -> None:
         """The carried info entries; one the env left out of this info reads 0 (False)."""
         for key, rows in fields:
-            try:
-                rows[e] = info.get(key, 0)
-            except (TypeError, ValueError) as err:
-                raise ValueError(
-                    f"info[{key!r}] = {info.get(key)!r} does not fit the info array {key!r} (dtype {rows.dtype}, "
-                    f"shape {rows.shape[1:]}) the pool carries; declare info_keys= at make"
-                ) from err
+            if key not in info:
+                rows[e] = 0
+                continue
+            why = _misfit(info[key], rows.dtype, rows.shape[1:])
+            if why:
+                raise _BadValue(f"env {e}: info[{key!r}] {why} (the info array the pool carries; see info_keys=)")
+            rows[e] = info[key]
 
     def _write(self, e: int, obs: Any, reward: float, term: bool, trunc: bool, info: dict[str, Any]) -> None:
         v = self.v
@@ -233,7 +242,7 @@ class _Worker:
                 rng = getattr(old.unwrapped, "np_random", None)
                 if self.seeded[k] and rng is not None:  # the env's random stream goes on, as if nothing had changed
                     self.envs[k].unwrapped.np_random = rng
-                old.close()
+                close_env(old)
         if self.envs[k] is None:  # broken by an exception in its reset: build it again
             self.envs[k] = self.env_fn(**self.kwargs[k])
         if seed is None and not self.seeded[k]:
@@ -368,6 +377,9 @@ class _Worker:
                         self.step(e)
                     else:
                         self.reset(e, None if seeds[j] < 0 else seeds[j])
+                except _BadValue as err:
+                    errors.append((e, str(err)))
+                    self.failed(e)
                 except Exception:
                     errors.append((e, traceback.format_exc()))
                     self.failed(e)
@@ -399,13 +411,15 @@ class _AgentsWorker(_Worker):
     def set_extra(self, k: int, value: Any) -> None:
         self.flags[k][:] = value
 
-    def _write_agents(self, fields: list[tuple[Any, np.ndarray, int]], e: int, obs: dict[Any, Any]) -> None:
+    def _write_agents(
+        self, fields: list[tuple[Any, np.ndarray, int, tuple[int, ...]]], e: int, obs: dict[Any, Any]
+    ) -> None:
         for j, agent in enumerate(self.agents):
             r = e * self.players + j
             if agent in obs:
-                self._write_obs(fields, r, obs[agent])
+                self._write_obs(fields, r, obs[agent], f"env {e} agent {agent!r}")
             else:
-                for _, rows, _ in fields:
+                for _, rows, _, _ in fields:
                     rows[r] = rows.dtype.type()
 
     def _write(self, e: int, obs: Any, reward: Any, term: bool, trunc: bool, info: dict[str, Any]) -> None:
@@ -461,6 +475,51 @@ class _AgentsWorker(_Worker):
 
 class _Refusal(RuntimeError):
     """A call the env cannot serve, with a message that says why (sent without the worker's traceback)."""
+
+
+class _BadValue(ValueError):
+    """An observation or info value of an env that does not fit its array (sent without the worker's traceback,
+    which would show only the pool's frames)."""
+
+
+def _misfit(value: Any, dtype: np.dtype, shape: tuple[int, ...]) -> str | None:
+    """Why `value` cannot be written as a row of dtype `dtype` and shape `shape` (None: it can). Refused where
+    gymnasium's SyncVectorEnv refuses it (numpy's same_kind casting into the batch: no float into int, no number into
+    bool, no None or str into numbers) and where numpy would change it silently: another shape (a scalar is
+    broadcast to every element), an integer outside the row dtype's range (300 into uint8 wraps to 44). An integer
+    of another signedness is taken when it fits."""
+    try:
+        a = np.asarray(value)
+    except Exception:  # a ragged sequence
+        return f"is {value!r}, not an array; expected {dtype} of shape {shape}"
+    if a.shape != shape:
+        return f"has shape {a.shape} ({_shown(value)}); expected {dtype} of shape {shape}"
+    if a.dtype == dtype:
+        return None
+    integers = a.dtype.kind in "iu" and dtype.kind in "iu"
+    if not (integers or np.can_cast(a.dtype, dtype, "same_kind")):
+        return f"is {a.dtype} ({_shown(value)}); expected {dtype} of shape {shape}"
+    if dtype.kind in "iu" and a.size and not np.can_cast(a.dtype, dtype):
+        lo, hi = np.iinfo(dtype).min, np.iinfo(dtype).max
+        if a.min() < lo or a.max() > hi:
+            return f"has {a.min() if a.min() < lo else a.max()}, outside {dtype}'s range [{lo}, {hi}]"
+    return None
+
+
+def _string_misfit(value: Any, width: int) -> str | None:
+    if not isinstance(value, str):
+        return f"is {_shown(value)}, not a str"
+    if len(value) > width:  # numpy would cut it short
+        return (
+            f"is a string of {len(value)} characters; the pool's rows hold {width} (a Text space's max_length, "
+            "else parallel_pool.python_env.STRING_WIDTH)"
+        )
+    return None
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _ez_pickled(env: Any) -> str | None:
@@ -677,7 +736,10 @@ class ProcessEngine(SendRecvEngine):
             [(n, dt, s, self.num_envs * (self.players if pp else 1)) for n, dt, s, pp in self.output_specs]
             + [(n, dt, s, self.num_envs * self.players) for n, dt, s, _, _ in self._action_specs]
         )
-        self._shm = shared_memory.SharedMemory(create=True, size=self._layout.size)
+        # named after this process (pp_<pid>_<random>), so that a segment left by a killed process can be proven
+        # orphaned; multiprocessing creates it with mode 0600
+        name = f"pp_{os.getpid()}_{secrets.token_hex(8)}"
+        self._shm = shared_memory.SharedMemory(name=name, create=True, size=self._layout.size)
         views = self._layout.views(self._shm.buf)
         self._out = [views[name] for name, *_ in self.output_specs]
         self._act = [views[name] for name, *_ in self._action_specs]
