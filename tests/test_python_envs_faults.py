@@ -295,14 +295,21 @@ def test_get_state_after_a_worker_died_mid_request_is_current():
         env.close()
 
 
-def test_close_from_another_thread_makes_a_waiting_call_raise_closed():
+@pytest.mark.parametrize("batch_size", [0, 1])
+def test_close_from_another_thread_makes_a_waiting_recv_raise_closed(batch_size):
     """As the C++ pools: the closed-pool RuntimeError, not an EnvError saying the envs were lost."""
-    env = pp.make(env_fn=lambda: Steps(delay=3.0), num_envs=2, num_threads=2)
-    env.reset(seed=0)
+    env = pp.make(env_fn=lambda: Steps(delay=3.0), num_envs=2, num_threads=2, batch_size=batch_size)
+    if batch_size:
+        env.async_reset()
+        env.recv(), env.recv()
+        env.send(np.ones(1, np.int64), np.array([0]))
+    else:
+        env.reset(seed=0)
+        env.send(np.ones(2, np.int64))
     closer = threading.Timer(0.3, env.close)
     closer.start()
     with pytest.raises(RuntimeError, match="closed") as raised:
-        env.step(np.ones(2, np.int64))
+        env.recv()
     closer.join()
     assert not isinstance(raised.value, pp.EnvError), raised.value
 
