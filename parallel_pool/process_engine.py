@@ -28,6 +28,7 @@ no file descriptors with one another.
 from __future__ import annotations
 
 import _signal
+import _thread
 import atexit
 import functools
 import os
@@ -62,6 +63,9 @@ _NUMBER = struct.Struct("<Q")  # an answer starts with the number of the command
 _OK, _ERR, _VALUE, _READY = b"", b"E", b"V", b"R"
 _ALIGN = 64
 _CLOSED = "this pool has been closed; create a new one with parallel_pool.make(...)"
+_FRAME = struct.Struct("!i")  # multiprocessing.Connection's framing: a message's length (-1: an 8-byte one follows)
+_FRAME_LONG = struct.Struct("!Q")
+_CHUNK = 1 << 16
 _CLOSE_WAIT_S = 1.0  # close(): how long workers get to exit on their own before SIGKILL
 # After answering, a worker polls its pipe this long before it sleeps in a blocking read: the parent's next command
 # usually comes within ~100-150 us (the front-end's work between calls), and catching it awake saves the wake-up
@@ -583,6 +587,7 @@ class _Proc:
         self.process: Any = None
         self.conn: Any = None
         self.poller: Any = None  # select.poll of conn: is an answer there to read
+        self.unread = bytearray()  # bytes read from conn past the last whole answer (_read_answer)
         # (number, op, env ids) of the commands not yet answered, in the order sent (the worker answers in order)
         self.inflight: deque[tuple[int, int, np.ndarray]] = deque()
         self.dead: str | None = None  # why it died
@@ -596,18 +601,20 @@ class _SigintHeld:
     Python runs signal handlers in the main thread only: other threads need no holding."""
 
     def __init__(self) -> None:
-        self.old: Any = None  # the handler held back (None: nothing held)
+        self.old: Any = None  # the handler held back
         self.pending: tuple[int, Any] | None = None
         self.waiting = False
+        self.handler = self._handler  # (one bound method: made once)
 
-    def __enter__(self) -> _SigintHeld:
-        if threading.current_thread() is threading.main_thread():
-            # _signal: signal.signal/getsignal wrap each handler in an enum (~5 us a call), this is once per call
-            old = _signal.getsignal(signal.SIGINT)
-            if callable(old):
-                self.old = old
-                _signal.signal(signal.SIGINT, self._handler)
-        return self
+    def hold(self) -> bool:
+        """Hold SIGINT back if a Python handler would run for it (False: nothing to hold)."""
+        # _signal: signal.signal/getsignal wrap each handler in an enum (~5 us a call), this is once per call
+        old = _signal.getsignal(signal.SIGINT)
+        if not callable(old):
+            return False
+        self.old = old
+        _signal.signal(signal.SIGINT, self.handler)
+        return True
 
     def _handler(self, signum: int, frame: Any) -> None:
         if self.waiting:
@@ -626,31 +633,71 @@ class _SigintHeld:
         finally:
             self.waiting = False
 
-    def __exit__(self, *exc: Any) -> None:
-        if self.old is not None:
-            _signal.signal(signal.SIGINT, self.old)
-            if self.pending is not None:
-                pending, self.pending = self.pending, None
-                self.old(*pending)
+    def release(self) -> None:
+        """Put the handler back, and run it for a SIGINT that came meanwhile (KeyboardInterrupt here)."""
+        _signal.signal(signal.SIGINT, self.old)
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            self.old(*pending)
 
 
 def _holding_sigint(call: Any) -> Any:
-    """An engine call with Ctrl-C held back (_SigintHeld); a call made inside another one shares its holding."""
+    """An engine call with Ctrl-C held back (_SigintHeld) in the main thread; a call made inside another one shares
+    its holding."""
 
     @functools.wraps(call)
     def held(self: ProcessEngine, *args: Any, **kwargs: Any) -> Any:
-        if self._held is not _NOT_HELD:
+        if self._held is not _NOT_HELD or _thread.get_ident() != _MAIN_THREAD[0] or not self._guard.hold():
             return call(self, *args, **kwargs)
-        with _SigintHeld() as self._held:
-            try:
-                return call(self, *args, **kwargs)
-            finally:
-                self._held = _NOT_HELD
+        self._held = self._guard
+        try:
+            return call(self, *args, **kwargs)
+        finally:
+            self._held = _NOT_HELD
+            self._guard.release()
 
     return held
 
 
 _NOT_HELD = _SigintHeld()  # outside a call: waits are plain waits
+_MAIN_THREAD = [threading.main_thread().ident]  # where Python runs signal handlers (after a fork: the forking thread)
+
+
+def _read_answer(p: _Proc) -> Any:
+    """The next whole message from worker p (Connection.send_bytes's framing), as bytes or a bytearray. Read here
+    rather than by Connection.recv_bytes, which reads a message's length and its body apart: a short answer takes one
+    read. Blocks until the message is whole; raises EOFError / OSError when the worker is gone."""
+    fd, buf = p.conn.fileno(), p.unread
+    while True:
+        n = len(buf)
+        if n >= 4:
+            (size,) = _FRAME.unpack_from(buf)
+            start = 4
+            if size == -1 and n >= 12:
+                (size,) = _FRAME_LONG.unpack_from(buf, 4)
+                start = 12
+            if size >= 0:
+                end = start + size
+                if n >= end:
+                    msg = buf[start:end]
+                    del buf[:end]
+                    return msg
+                if size > _CHUNK:  # a large answer: read straight into a buffer of its own
+                    msg = bytearray(size)
+                    view = memoryview(msg)
+                    have = n - start
+                    view[:have] = buf[start:]
+                    buf.clear()
+                    while have < size:
+                        got = os.readv(fd, [view[have:]])
+                        if not got:
+                            raise EOFError
+                        have += got
+                    return msg
+        chunk = os.read(fd, _CHUNK)
+        if not chunk:
+            raise EOFError
+        buf += chunk
 
 
 _START_LOCK = threading.Lock()  # one worker start at a time: _main_hidden changes the process-wide __main__
@@ -704,6 +751,7 @@ class ProcessEngine(SendRecvEngine):
         self._closed = True  # until started (close() works on a half-made engine)
         self._pid = os.getpid()
         self._held = _NOT_HELD  # the Ctrl-C holding of the call in progress (_holding_sigint)
+        self._guard = _SigintHeld()
         self._procs: list[_Proc] = []
         self._shm: Any = None
         cfg = spec.config_dict
@@ -786,11 +834,12 @@ class ProcessEngine(SendRecvEngine):
         p.conn, p.dead, p.inflight = parent_end, None, deque()
         p.poller = select.poll()
         p.poller.register(parent_end.fileno(), select.POLLIN)
+        p.unread = bytearray()
 
     def _wait_ready(self, p: _Proc) -> None:
         try:
             self._held.wait(p.poller.poll)
-            msg = p.conn.recv_bytes()
+            msg = _read_answer(p)
         except (EOFError, OSError):
             p.process.join(1.0)
             raise RuntimeError(
@@ -983,21 +1032,24 @@ class ProcessEngine(SendRecvEngine):
         block = self._held.wait if interruptible else _call
         if self._sync or len(busy) == 1:  # a sync recv needs every busy worker's answer: wait for them in turn
             ready = [busy[0]]
-            block(busy[0].poller.poll)
+            if not busy[0].unread:
+                block(busy[0].poller.poll)
         else:
-            conns = block(connection.wait, [p.conn for p in busy])
-            ready = [p for p in busy if p.conn in conns]
+            ready = [p for p in busy if p.unread]  # read already (with an earlier answer)
+            if not ready:
+                conns = block(connection.wait, [p.conn for p in busy])
+                ready = [p for p in busy if p.conn in conns]
         for p in ready:
             try:
-                self._answer(p, p.conn.recv_bytes())
-                while p.inflight and p.poller.poll(0):
-                    self._answer(p, p.conn.recv_bytes())
+                self._answer(p, _read_answer(p))
+                while p.inflight and (p.unread or p.poller.poll(0)):
+                    self._answer(p, _read_answer(p))
             except (EOFError, OSError):
                 if self._closed:  # close() from another thread (or a signal handler) closed the pipes
                     raise RuntimeError(_CLOSED) from None
                 self._died(p)
 
-    def _answer(self, p: _Proc, msg: bytes) -> None:
+    def _answer(self, p: _Proc, msg: Any) -> None:
         number, op, ids = p.inflight[0]
         if msg[: _NUMBER.size] != _NUMBER.pack(number):  # the pipe lost its framing: never read a wrong answer
             self._died(p, f"answered out of order (expected the answer to command {number}); it was stopped")
@@ -1275,6 +1327,7 @@ def _after_fork_in_child() -> None:
     its own (the parent's is not its child) and a start lock another thread may have held at the fork."""
     global _START_LOCK
     _START_LOCK = threading.Lock()
+    _MAIN_THREAD[0] = threading.get_ident()
     from multiprocessing import process
 
     for engine in list(_LIVE):
