@@ -6,11 +6,13 @@ Layout. One shared-memory segment holds, for every output array of the batch ("o
 contiguous range of env ids; it reads its envs' actions from their rows and writes their results into their rows.
 `recv` copies the rows of the envs it hands out (fancy indexing: the batch's own arrays, as `_core.Engine.recv` gives).
 
-Signals. One duplex pipe per worker: the parent sends one small binary command per worker per call (op, env ids,
-seeds), the worker answers once per command when all of its envs in it are done (an empty message, or the
-tracebacks of the envs that raised). The parent waits on the pipes of the workers with work in flight
+Signals. One duplex pipe per worker: the parent sends one small binary command per worker per call (op, its number,
+env ids, seeds), the worker answers once per command when all of its envs in it are done (the command's number, then
+nothing, or the tracebacks of the envs that raised). The parent waits on the pipes of the workers with work in flight
 (`multiprocessing.connection.wait`): a sync recv returns when every env of the send has answered, an async recv when
-`batch_size` envs have (whichever workers finish first; extra rows wait for the next recv).
+`batch_size` envs have (whichever workers finish first; extra rows wait for the next recv). Ctrl-C is held back
+during a call except while it waits (_SigintHeld): messages are written and read whole; an answer to a call that was
+interrupted is dropped by its number.
 
 Semantics are those of the C++ engine and of gymnasium's SyncVectorEnv: env i's first reset is seeded with seed + i
 (a reset with seeds gives those), later autoresets are unseeded; truncated = the env's own truncation, or
@@ -22,7 +24,8 @@ Faults: an exception in an env -> `EnvError` naming the env ids with the worker'
 on its next step; async: the env is reset in place and the next recv returns the whole batch); a worker that dies ->
 `EnvError` naming its envs, whose next reset starts a new worker. Workers ignore SIGINT (Ctrl-C is the parent's),
 die with their parent (PR_SET_PDEATHSIG, and EOF on their pipe) and are started by the forkserver, so they share
-no file descriptors with one another.
+no file descriptors with one another. A forked child leaves the parent's workers alone (_after_fork_in_child).
+An observation or info value that does not fit its array (_misfit) is an env's exception.
 """
 
 from __future__ import annotations
