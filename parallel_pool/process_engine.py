@@ -53,7 +53,6 @@ from typing import Any
 import numpy as np
 
 from parallel_pool.engine import SendRecvEngine, env_error, usable_cores
-from parallel_pool.python_env import close_env
 
 __all__ = ["ProcessEngine"]
 
@@ -249,7 +248,7 @@ class _Worker:
                 rng = getattr(old.unwrapped, "np_random", None)
                 if self.seeded[k] and rng is not None:  # the env's random stream goes on, as if nothing had changed
                     self.envs[k].unwrapped.np_random = rng
-                close_env(old)
+                old.close()
         if self.envs[k] is None:  # broken by an exception in its reset: build it again
             self.envs[k] = self.env_fn(**self.kwargs[k])
         if seed is None and not self.seeded[k]:
