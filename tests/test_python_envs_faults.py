@@ -21,7 +21,7 @@ from pyproc import run_python  # noqa: E402
 
 # The child interpreter's envs and helpers. Ticker counts its steps (obs = [steps]); `delay` s per step and reset,
 # `pickle_delay` s per pickling and unpickling (a slow get_state / set_state), `ballast` bytes carried in its
-# snapshot (a large answer).
+# snapshot (a large answer), `build_delay` s to build.
 PRELUDE = """
 import os, random, signal, sys, threading, time
 import numpy as np
@@ -30,7 +30,8 @@ from gymnasium import spaces
 import parallel_pool as pp
 
 class Ticker(gym.Env):
-    def __init__(self, delay=0.0, pickle_delay=0.0, ballast=0):
+    def __init__(self, delay=0.0, pickle_delay=0.0, ballast=0, build_delay=0.0):
+        time.sleep(build_delay)
         self.observation_space = spaces.Box(0, 1e9, (1,), np.float64)
         self.action_space = spaces.Discrete(2)
         self.delay, self.pickle_delay = delay, pickle_delay
@@ -212,6 +213,25 @@ hit, _ = interrupted(lambda: env.set_state([0, 1], snap), 0.1)
 assert hit
 assert env.step(np.ones(2, np.int64))[0][:, 0].tolist() == [1, 1]
 assert elapsed(env, [0, 1]) == [1, 1], elapsed(env, [0, 1])
+print("DONE")
+""",
+    # a reset that starts a new worker for a dead one's envs, interrupted while the worker builds them: the next
+    # reset starts another (the first one's "ready" used to be read as the reset's answer)
+    "restart": """
+parent = os.getpid()
+env = pp.make(env_fn=lambda: Ticker(build_delay=0.0 if os.getpid() == parent else 0.6), num_envs=2, num_threads=2)
+env.reset(seed=0)
+os.kill(env.engine.pids[1], signal.SIGKILL)
+try:
+    env.step(np.ones(2, np.int64))
+    raise AssertionError("a step with a killed worker returned")
+except pp.EnvError as e:
+    assert e.env_ids == [1], e
+hit, _ = interrupted(lambda: env.reset(seed=0), 0.2)
+assert hit
+obs, _ = env.reset(seed=0)
+assert obs[:, 0].tolist() == [0, 0]
+assert env.step(np.ones(2, np.int64))[0][:, 0].tolist() == [1, 1]
 print("DONE")
 """,
     # Ctrl-C while a large answer (48 MB) is half read: the pipe used to lose its framing ("recv() would wait
