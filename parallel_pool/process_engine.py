@@ -1171,6 +1171,7 @@ class ProcessEngine(SendRecvEngine):
             raise failed[0]
         return list(zip(subs, answers))
 
+    @_holding_sigint
     def render(self, env_ids: Any) -> np.ndarray:
         """uint8 (n, H, W, 3) frames, drawn by each env's own render() in its worker."""
         self._check_open()
@@ -1236,6 +1237,7 @@ class ProcessEngine(SendRecvEngine):
             self._command(p, _CONFIG, ids[sel], pickle.dumps([new[i] for i in sel]))
 
     # ---- snapshots: each env pickled in its worker ---------------------------------------------------------------
+    @_holding_sigint
     def snapshot(self, env_ids: Any) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
         """Each env pickled (cloudpickle) as a uint8 array, with the pool's bookkeeping of it (steps in the episode,
         whether it ended, its kwargs); the generator lives in the pickled env (an empty array per env)."""
@@ -1251,6 +1253,7 @@ class ProcessEngine(SendRecvEngine):
             _, elapsed[j], done[j], *_ = pickle.loads(blob.tobytes())  # the env itself stays a pickle
         return env, np.zeros((len(ids), 0), dtype=np.uint32), elapsed, done
 
+    @_holding_sigint  # (a Ctrl-C comes once the restore and its bookkeeping are done)
     def restore(self, env_ids: Any, env: list[np.ndarray], generator: Any, elapsed: Any, done: Any) -> None:
         """Envs `env_ids` from snapshot()'s pickles. Their layout is checked here; each worker unpickles all of its
         envs before it changes any."""
