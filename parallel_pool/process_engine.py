@@ -6,11 +6,13 @@ Layout. One shared-memory segment holds, for every output array of the batch ("o
 contiguous range of env ids; it reads its envs' actions from their rows and writes their results into their rows.
 `recv` copies the rows of the envs it hands out (fancy indexing: the batch's own arrays, as `_core.Engine.recv` gives).
 
-Signals. One duplex pipe per worker: the parent sends one small binary command per worker per call (op, env ids,
-seeds), the worker answers once per command when all of its envs in it are done (an empty message, or the
-tracebacks of the envs that raised). The parent waits on the pipes of the workers with work in flight
+Signals. One duplex pipe per worker: the parent sends one small binary command per worker per call (op, its number,
+env ids, seeds), the worker answers once per command when all of its envs in it are done (the command's number, then
+nothing, or the tracebacks of the envs that raised). The parent waits on the pipes of the workers with work in flight
 (`multiprocessing.connection.wait`): a sync recv returns when every env of the send has answered, an async recv when
-`batch_size` envs have (whichever workers finish first; extra rows wait for the next recv).
+`batch_size` envs have (whichever workers finish first; extra rows wait for the next recv). Ctrl-C is held back
+during a call except while it waits (_SigintHeld): messages are written and read whole; an answer to a call that was
+interrupted is dropped by its number.
 
 Semantics are those of the C++ engine and of gymnasium's SyncVectorEnv: env i's first reset is seeded with seed + i
 (a reset with seeds gives those), later autoresets are unseeded; truncated = the env's own truncation, or
@@ -22,18 +24,25 @@ Faults: an exception in an env -> `EnvError` naming the env ids with the worker'
 on its next step; async: the env is reset in place and the next recv returns the whole batch); a worker that dies ->
 `EnvError` naming its envs, whose next reset starts a new worker. Workers ignore SIGINT (Ctrl-C is the parent's),
 die with their parent (PR_SET_PDEATHSIG, and EOF on their pipe) and are started by the forkserver, so they share
-no file descriptors with one another.
+no file descriptors with one another. A forked child leaves the parent's workers alone (_after_fork_in_child).
+An observation or info value that does not fit its array (_misfit) is an env's exception.
 """
 
 from __future__ import annotations
 
+import _signal
+import _thread
 import atexit
+import functools
 import numbers
 import os
 import pickle
+import secrets
+import select
 import signal
 import struct
 import sys
+import threading
 import time
 import traceback
 import weakref
@@ -52,9 +61,15 @@ _STEP, _RESET, _RENDER, _CONFIG, _GET_STATE, _SET_STATE = 1, 2, 3, 4, 5, 6
 _SNAPSHOT = "parallel_pool.python-env/1"  # the layout of a Python env's snapshot (ProcessEngine.get_state)
 _COMMIT, _ABORT = "commit", "abort"  # set_state's second phase (_SET_STATE's payload; see _Worker.set_states)
 _REPLIES = (_RENDER, _GET_STATE, _SET_STATE)  # commands whose answer is a value the caller waits for
-_HEADER = struct.Struct("<BI")  # op, number of envs
+_INTERRUPTIBLE = (_RENDER, _GET_STATE)  # _REPLIES whose wait Ctrl-C may cut short: they change no env
+_HEADER = struct.Struct("<BQI")  # op, the command's number, number of envs
+_NUMBER = struct.Struct("<Q")  # an answer starts with the number of the command it answers
 _OK, _ERR, _VALUE, _READY = b"", b"E", b"V", b"R"
 _ALIGN = 64
+_CLOSED = "this pool has been closed; create a new one with parallel_pool.make(...)"
+_FRAME = struct.Struct("!i")  # multiprocessing.Connection's framing: a message's length (-1: an 8-byte one follows)
+_FRAME_LONG = struct.Struct("!Q")
+_CHUNK = 1 << 16
 _CLOSE_WAIT_S = 1.0  # close(): how long workers get to exit on their own before SIGKILL
 # After answering, a worker polls its pipe this long before it sleeps in a blocking read: the parent's next command
 # usually comes within ~100-150 us (the front-end's work between calls), and catching it awake saves the wake-up
@@ -165,9 +180,12 @@ class _Worker:
         """The rows of each observation array: (key or None, rows), the key indexing a Dict/Tuple observation."""
         from gymnasium import spaces
 
-        def fields(prefix: str) -> list[tuple[Any, np.ndarray, int]]:
-            # (key, rows, width): width > 0 for strings (fixed-width rows), which are checked before they are written
-            return [(k, rows, rows.dtype.itemsize // 4 if rows.dtype.kind == "U" else 0) for k, rows in arrays(prefix)]
+        def fields(prefix: str) -> list[tuple[Any, np.ndarray, int, tuple[int, ...]]]:
+            # (key, rows, width, row shape): width > 0 for strings (fixed-width rows)
+            return [
+                (k, rows, rows.dtype.itemsize // 4 if rows.dtype.kind == "U" else 0, rows.shape[1:])
+                for k, rows in arrays(prefix)
+            ]
 
         def arrays(prefix: str) -> list[tuple[Any, np.ndarray]]:
             if isinstance(space, spaces.Dict):  # the keys the batch holds (Text keys are left out)
@@ -182,26 +200,30 @@ class _Worker:
         self.info_fields = [(k, self.v["info:" + k]) for k in names]
         self.final_info_fields = [(k, self.v["final:info:" + k]) for k in names] if self.final_fields else []
 
-    def _write_obs(self, fields: list[tuple[Any, np.ndarray, int]], e: int, obs: Any) -> None:
-        for key, rows, width in fields:
+    def _write_obs(
+        self, fields: list[tuple[Any, np.ndarray, int, tuple[int, ...]]], e: int, obs: Any, who: str = ""
+    ) -> None:
+        """obs into row e of each field, each value checked (_misfit) unless it is an array of the row's dtype and
+        shape; `who` names the env in an error (default: env e)."""
+        for key, rows, width, shape in fields:
             value = obs if key is None else obs[key]
-            if width and len(value) > width:  # numpy would cut it short
-                raise ValueError(
-                    f"observation {key or 'obs'!r} is a string of {len(value)} characters; the pool's rows hold "
-                    f"{width} (a Text space's max_length, else parallel_pool.python_env.STRING_WIDTH)"
-                )
+            # the common case first: an array of the space's own dtype and shape
+            if type(value) is not np.ndarray or value.dtype != rows.dtype or value.shape != shape:
+                why = _string_misfit(value, width) if width else _misfit(value, rows.dtype, shape)
+                if why:
+                    raise _BadValue(f"{who or f'env {e}'}: observation {'obs' if key is None else key!r} {why}")
             rows[e] = value
 
     def _write_info(self, fields: list[tuple[str, np.ndarray]], e: int, info: dict[str, Any]) -> None:
         """The carried info entries; one the env left out of this info reads 0 (False)."""
         for key, rows in fields:
-            try:
-                rows[e] = info.get(key, 0)
-            except (TypeError, ValueError) as err:
-                raise ValueError(
-                    f"info[{key!r}] = {info.get(key)!r} does not fit the info array {key!r} (dtype {rows.dtype}, "
-                    f"shape {rows.shape[1:]}) the pool carries; declare info_keys= at make"
-                ) from err
+            if key not in info:
+                rows[e] = 0
+                continue
+            why = _misfit(info[key], rows.dtype, rows.shape[1:])
+            if why:
+                raise _BadValue(f"env {e}: info[{key!r}] {why} (the info array the pool carries; see info_keys=)")
+            rows[e] = info[key]
 
     def _write(self, e: int, obs: Any, reward: float, term: bool, trunc: bool, info: dict[str, Any]) -> None:
         v = self.v
@@ -375,16 +397,17 @@ class _Worker:
                 msg = conn.recv_bytes()
             except (EOFError, OSError):  # the parent closed the pool or died
                 return
-            op, n = _HEADER.unpack_from(msg)
+            op, number, n = _HEADER.unpack_from(msg)
+            answer = _NUMBER.pack(number)
             ids = np.frombuffer(msg, dtype=np.int32, count=n, offset=_HEADER.size).tolist()
             if op in _REPLIES or op == _CONFIG:
                 payload = msg[_HEADER.size + 4 * n :]
                 try:
-                    reply = _VALUE + self.reply(op, ids, payload)
+                    reply = answer + _VALUE + self.reply(op, ids, payload)
                 except _Refusal as err:  # a refusal that says why: no traceback
-                    reply = _ERR + pickle.dumps([(ids[0], str(err))])
+                    reply = answer + _ERR + pickle.dumps([(ids[0], str(err))])
                 except Exception:
-                    reply = _ERR + pickle.dumps([(e, traceback.format_exc()) for e in ids])
+                    reply = answer + _ERR + pickle.dumps([(e, traceback.format_exc()) for e in ids])
                 try:
                     conn.send_bytes(reply)
                 except OSError:
@@ -400,11 +423,14 @@ class _Worker:
                         self.step(e)
                     else:
                         self.reset(e, None if seeds[j] < 0 else seeds[j])
+                except _BadValue as err:
+                    errors.append((e, str(err)))
+                    self.failed(e)
                 except Exception:
                     errors.append((e, traceback.format_exc()))
                     self.failed(e)
             try:
-                conn.send_bytes(_ERR + pickle.dumps(errors) if errors else _OK)
+                conn.send_bytes(answer + (_ERR + pickle.dumps(errors) if errors else _OK))
             except OSError:  # the parent closed the pool while this command ran
                 return
 
@@ -431,13 +457,15 @@ class _AgentsWorker(_Worker):
     def set_extra(self, k: int, value: Any) -> None:
         self.flags[k][:] = value
 
-    def _write_agents(self, fields: list[tuple[Any, np.ndarray, int]], e: int, obs: dict[Any, Any]) -> None:
+    def _write_agents(
+        self, fields: list[tuple[Any, np.ndarray, int, tuple[int, ...]]], e: int, obs: dict[Any, Any]
+    ) -> None:
         for j, agent in enumerate(self.agents):
             r = e * self.players + j
             if agent in obs:
-                self._write_obs(fields, r, obs[agent])
+                self._write_obs(fields, r, obs[agent], f"env {e} agent {agent!r}")
             else:
-                for _, rows, _ in fields:
+                for _, rows, _, _ in fields:
                     rows[r] = rows.dtype.type()
 
     def _write(self, e: int, obs: Any, reward: Any, term: bool, trunc: bool, info: dict[str, Any]) -> None:
@@ -493,6 +521,51 @@ class _AgentsWorker(_Worker):
 
 class _Refusal(RuntimeError):
     """A call the env cannot serve, with a message that says why (sent without the worker's traceback)."""
+
+
+class _BadValue(ValueError):
+    """An observation or info value of an env that does not fit its array (sent without the worker's traceback,
+    which would show only the pool's frames)."""
+
+
+def _misfit(value: Any, dtype: np.dtype, shape: tuple[int, ...]) -> str | None:
+    """Why `value` cannot be written as a row of dtype `dtype` and shape `shape` (None: it can). Refused where
+    gymnasium's SyncVectorEnv refuses it (numpy's same_kind casting into the batch: no float into int, no number into
+    bool, no None or str into numbers) and where numpy would change it silently: another shape (a scalar is
+    broadcast to every element), an integer outside the row dtype's range (300 into uint8 wraps to 44). An integer
+    of another signedness is taken when it fits."""
+    try:
+        a = np.asarray(value)
+    except Exception:  # a ragged sequence
+        return f"is {value!r}, not an array; expected {dtype} of shape {shape}"
+    if a.shape != shape:
+        return f"has shape {a.shape} ({_shown(value)}); expected {dtype} of shape {shape}"
+    if a.dtype == dtype:
+        return None
+    integers = a.dtype.kind in "iu" and dtype.kind in "iu"
+    if not (integers or np.can_cast(a.dtype, dtype, "same_kind")):
+        return f"is {a.dtype} ({_shown(value)}); expected {dtype} of shape {shape}"
+    if dtype.kind in "iu" and a.size and not np.can_cast(a.dtype, dtype):
+        lo, hi = np.iinfo(dtype).min, np.iinfo(dtype).max
+        if a.min() < lo or a.max() > hi:
+            return f"has {a.min() if a.min() < lo else a.max()}, outside {dtype}'s range [{lo}, {hi}]"
+    return None
+
+
+def _string_misfit(value: Any, width: int) -> str | None:
+    if not isinstance(value, str):
+        return f"is {_shown(value)}, not a str"
+    if len(value) > width:  # numpy would cut it short
+        return (
+            f"is a string of {len(value)} characters; the pool's rows hold {width} (a Text space's max_length, "
+            "else parallel_pool.python_env.STRING_WIDTH)"
+        )
+    return None
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _ez_pickled(env: Any) -> str | None:
@@ -616,25 +689,149 @@ class _Proc:
         self.ids = ids  # the env ids it owns
         self.process: Any = None
         self.conn: Any = None
-        self.inflight: deque[tuple[int, np.ndarray]] = deque()  # (op, env ids) of commands not yet answered
+        self.poller: Any = None  # select.poll of conn: is an answer there to read
+        self.unread = bytearray()  # bytes read from conn past the last whole answer (_read_answer)
+        # (number, op, env ids) of the commands not yet answered, in the order sent (the worker answers in order)
+        self.inflight: deque[tuple[int, int, np.ndarray]] = deque()
         self.dead: str | None = None  # why it died
+
+
+class _SigintHeld:
+    """Ctrl-C (a Python SIGINT handler, KeyboardInterrupt by default) held back during an engine call, except where
+    the call waits for a worker (`wait`). A KeyboardInterrupt raised inside a pipe read or write would leave part of
+    a message in the pipe (and every later message misread), or a command sent but not recorded as in flight; held
+    back, it is raised where the call waits (nothing half-read then) or when the call ends (its state whole).
+    Python runs signal handlers in the main thread only: other threads need no holding."""
+
+    def __init__(self) -> None:
+        self.old: Any = None  # the handler held back
+        self.pending: tuple[int, Any] | None = None
+        self.waiting = False
+        self.handler = self._handler  # (one bound method: made once)
+
+    def hold(self) -> bool:
+        """Hold SIGINT back if a Python handler would run for it (False: nothing to hold)."""
+        # _signal: signal.signal/getsignal wrap each handler in an enum (~5 us a call), this is once per call
+        old = _signal.getsignal(signal.SIGINT)
+        if not callable(old):
+            return False
+        self.old = old
+        _signal.signal(signal.SIGINT, self.handler)
+        return True
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self.waiting:
+            self.old(signum, frame)
+        else:
+            self.pending = (signum, frame)
+
+    def wait(self, block: Any, *args: Any) -> Any:
+        """block(*args), a wait that reads nothing, interruptible by Ctrl-C."""
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            self.old(*pending)
+        self.waiting = True
+        try:
+            return block(*args)
+        finally:
+            self.waiting = False
+
+    def release(self) -> None:
+        """Put the handler back, and run it for a SIGINT that came meanwhile (KeyboardInterrupt here)."""
+        _signal.signal(signal.SIGINT, self.old)
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            self.old(*pending)
+
+
+def _holding_sigint(call: Any) -> Any:
+    """An engine call with Ctrl-C held back (_SigintHeld) in the main thread; a call made inside another one shares
+    its holding."""
+
+    @functools.wraps(call)
+    def held(self: ProcessEngine, *args: Any, **kwargs: Any) -> Any:
+        if self._held is not _NOT_HELD or _thread.get_ident() != _MAIN_THREAD[0] or not self._guard.hold():
+            return call(self, *args, **kwargs)
+        self._held = self._guard
+        try:
+            return call(self, *args, **kwargs)
+        finally:
+            self._held = _NOT_HELD
+            self._guard.release()
+
+    return held
+
+
+_NOT_HELD = _SigintHeld()  # outside a call: waits are plain waits
+_MAIN_THREAD = [threading.main_thread().ident]  # where Python runs signal handlers (after a fork: the forking thread)
+
+
+def _read_answer(p: _Proc) -> Any:
+    """The next whole message from worker p (Connection.send_bytes's framing), as bytes or a bytearray. Read here
+    rather than by Connection.recv_bytes, which reads a message's length and its body apart: a short answer takes one
+    read. Blocks until the message is whole; raises EOFError / OSError when the worker is gone."""
+    fd, buf = p.conn.fileno(), p.unread
+    while True:
+        n = len(buf)
+        if n >= 4:
+            (size,) = _FRAME.unpack_from(buf)
+            start = 4
+            if size == -1 and n >= 12:
+                (size,) = _FRAME_LONG.unpack_from(buf, 4)
+                start = 12
+            if size >= 0:
+                end = start + size
+                if n >= end:
+                    msg = buf[start:end]
+                    del buf[:end]
+                    return msg
+                if size > _CHUNK:  # a large answer: read straight into a buffer of its own
+                    msg = bytearray(size)
+                    view = memoryview(msg)
+                    have = n - start
+                    view[:have] = buf[start:]
+                    buf.clear()
+                    while have < size:
+                        got = os.readv(fd, [view[have:]])
+                        if not got:
+                            raise EOFError
+                        have += got
+                    return msg
+        chunk = os.read(fd, _CHUNK)
+        if not chunk:
+            raise EOFError
+        buf += chunk
+
+
+_START_LOCK = threading.Lock()  # one worker start at a time: _main_hidden changes the process-wide __main__
 
 
 class _main_hidden:
     """While a worker starts: hide the user's __main__ from multiprocessing, so the forkserver's child does not run
     the user's script again (spawn's rule, which needs an `if __name__ == "__main__":` guard that scripts written for
     gymnasium's fork-based vector envs do not have). The worker needs nothing from __main__: cloudpickle carries
-    what env_fn uses from there by value."""
+    what env_fn uses from there by value. Starts from several threads take turns (_START_LOCK): one that saved what
+    another had hidden would put back the hidden values."""
 
     def __enter__(self) -> None:
+        _START_LOCK.acquire()
         self.main = sys.modules.get("__main__")
-        self.saved = {k: self.main.__dict__[k] for k in ("__file__", "__spec__") if k in vars(self.main)}
-        for k in self.saved:
-            setattr(self.main, k, None) if k == "__spec__" else delattr(self.main, k)
+        self.saved: dict[str, Any] = {}
+        try:
+            for k in ("__file__", "__spec__"):
+                if k in vars(self.main):
+                    self.saved[k] = vars(self.main)[k]
+                    setattr(self.main, k, None) if k == "__spec__" else delattr(self.main, k)
+        except BaseException:
+            self.__exit__()
+            raise
 
     def __exit__(self, *exc: Any) -> None:
-        for k, v in self.saved.items():
-            setattr(self.main, k, v)
+        try:
+            for k, v in self.saved.items():
+                setattr(self.main, k, v)
+        finally:
+            _START_LOCK.release()
 
 
 def _context() -> Any:
@@ -656,6 +853,8 @@ class ProcessEngine(SendRecvEngine):
 
         self._closed = True  # until started (close() works on a half-made engine)
         self._pid = os.getpid()
+        self._held = _NOT_HELD  # the Ctrl-C holding of the call in progress (_holding_sigint)
+        self._guard = _SigintHeld()
         self._procs: list[_Proc] = []
         self._shm: Any = None
         cfg = spec.config_dict
@@ -688,7 +887,10 @@ class ProcessEngine(SendRecvEngine):
             [(n, dt, s, self.num_envs * (self.players if pp else 1)) for n, dt, s, pp in self.output_specs]
             + [(n, dt, s, self.num_envs * self.players) for n, dt, s, _, _ in self._action_specs]
         )
-        self._shm = shared_memory.SharedMemory(create=True, size=self._layout.size)
+        # named after this process (pp_<pid>_<random>), so that a segment left by a killed process can be proven
+        # orphaned; multiprocessing creates it with mode 0600
+        name = f"pp_{os.getpid()}_{secrets.token_hex(8)}"
+        self._shm = shared_memory.SharedMemory(name=name, create=True, size=self._layout.size)
         views = self._layout.views(self._shm.buf)
         self._out = [views[name] for name, *_ in self.output_specs]
         self._act = [views[name] for name, *_ in self._action_specs]
@@ -700,7 +902,9 @@ class ProcessEngine(SendRecvEngine):
         self._sends: deque[np.ndarray] = deque()  # sync: env ids of each send not yet received
         self._errors: list[tuple[int, str]] = []  # env exceptions not yet raised
         self._lost: list[tuple[np.ndarray, str]] = []  # dead workers not yet raised
-        self._replies: dict[int, Any] = {}  # worker (id of its _Proc) -> its answer to a _REPLIES command
+        self._number = 0  # of the last command sent: each command is numbered, and its answer carries the number
+        self._awaited: set[int] = set()  # numbers of the _REPLIES commands a call waits for
+        self._replies: dict[int, Any] = {}  # number -> the answer to an awaited _REPLIES command
         self._ctx = _context()
         for w, ids in enumerate(np.array_split(self._all, self.num_threads)):
             self._owner[ids] = w
@@ -731,10 +935,14 @@ class ProcessEngine(SendRecvEngine):
             p.process.start()
         child_end.close()
         p.conn, p.dead, p.inflight = parent_end, None, deque()
+        p.poller = select.poll()
+        p.poller.register(parent_end.fileno(), select.POLLIN)
+        p.unread = bytearray()
 
     def _wait_ready(self, p: _Proc) -> None:
         try:
-            msg = p.conn.recv_bytes()
+            self._held.wait(p.poller.poll)
+            msg = _read_answer(p)
         except (EOFError, OSError):
             p.process.join(1.0)
             raise RuntimeError(
@@ -750,16 +958,28 @@ class ProcessEngine(SendRecvEngine):
     def _restart(self, p: _Proc) -> None:
         """A new worker for the envs of a dead one (their next step or reset starts fresh envs)."""
         p.conn.close()
-        p.process.join(0)
-        self._start(p)
-        self._wait_ready(p)
+        if p.process.pid is not None:
+            p.process.join(0)
+        self._lost = [lost for lost in self._lost if lost[0] is not p.ids]  # the new worker's envs are not lost
+        try:
+            self._start(p)
+            self._wait_ready(p)
+        except BaseException:  # a failed or interrupted start: the envs' next reset starts another worker
+            if p.process.pid is not None:
+                p.process.kill()
+                p.process.join(1.0)
+            p.dead = p.dead or "a new worker process did not start"
+            raise
 
-    def _died(self, p: _Proc) -> None:
+    def _died(self, p: _Proc, why: str | None = None) -> None:
+        """Worker p is lost: it died, or (why) it is alive but unusable and is killed."""
         if p.dead is not None:
             return
+        if why is not None:
+            p.process.kill()
         p.process.join(1.0)
-        p.dead = f"worker process {p.process.pid} died ({_exit_cause(p.process.exitcode)})"
-        for _, ids in p.inflight:
+        p.dead = f"worker process {p.process.pid} " + (why or f"died ({_exit_cause(p.process.exitcode)})")
+        for _, _, ids in p.inflight:
             self._pending[ids] = False
             if self._sync:
                 self._done[ids] = True  # the send completes; its recv raises
@@ -769,7 +989,7 @@ class ProcessEngine(SendRecvEngine):
     # ---- calls ----------------------------------------------------------------------------------------------
     def _check_open(self) -> None:
         if self._closed:
-            raise RuntimeError("this pool has been closed; create a new one with parallel_pool.make(...)")
+            raise RuntimeError(_CLOSED)
         if os.getpid() != self._pid:
             raise RuntimeError("this pool belongs to the parent process (fork); make a new pool in this process")
 
@@ -827,6 +1047,15 @@ class ProcessEngine(SendRecvEngine):
             out.append(a)
         return out
 
+    @_holding_sigint
+    def step(self, actions: Any, env_id: Any = None) -> tuple[np.ndarray, ...]:
+        return super().step(actions, env_id)
+
+    @_holding_sigint
+    def reset(self, env_id: Any = None, seeds: Any = None) -> tuple[np.ndarray, ...]:
+        return super().reset(env_id, seeds)
+
+    @_holding_sigint
     def send(self, actions: Any, env_id: Any, reset: bool = False, seeds: Any = None) -> None:
         self._check_open()
         ids = self._ids(env_id)
@@ -883,39 +1112,64 @@ class ProcessEngine(SendRecvEngine):
             else:
                 sel = np.flatnonzero(owners == w)
                 sub = ids[sel]
-            msg = _HEADER.pack(op, len(sub)) + sub.tobytes() + (b"" if seeds is None else seeds[sel].tobytes())
-            p.inflight.append((op, sub))
-            try:
-                p.conn.send_bytes(msg)
-            except OSError:
-                self._died(p)
+            self._command(p, op, sub, b"" if seeds is None else seeds[sel].tobytes())
 
-    def _wait(self) -> None:
-        """Block until some worker with work in flight answers (or dies); take its answers."""
+    def _command(self, p: _Proc, op: int, ids: np.ndarray, payload: bytes = b"") -> int:
+        """Send worker p a command (numbered; recorded in flight first); returns its number."""
+        self._number += 1
+        p.inflight.append((self._number, op, ids))
+        try:
+            p.conn.send_bytes(_HEADER.pack(op, self._number, len(ids)) + ids.tobytes() + payload)
+        except OSError:
+            self._died(p)
+        return self._number
+
+    def _wait(self, interruptible: bool = True) -> None:
+        """Block until some worker with work in flight answers (or dies); take its answers. Only the wait itself is
+        interruptible by Ctrl-C (_SigintHeld; not at all with interruptible=False): an answer is read whole."""
+        if self._closed:  # by another thread, or a signal handler
+            raise RuntimeError(_CLOSED)
         busy = [p for p in self._procs if p.inflight]
         if not busy:
             raise RuntimeError("recv() would wait forever: no env has an action in flight; send() first")
-        # a sync recv needs every busy worker's answer: read them in turn (a blocking read, no poll per answer)
-        ready = [busy[0].conn] if self._sync or len(busy) == 1 else connection.wait([p.conn for p in busy])
-        for conn in ready:
-            p = next(q for q in busy if q.conn is conn)
+        block = self._held.wait if interruptible else _call
+        if self._sync or len(busy) == 1:  # a sync recv needs every busy worker's answer: wait for them in turn
+            ready = [busy[0]]
+            if not busy[0].unread:
+                block(busy[0].poller.poll)
+        else:
+            ready = [p for p in busy if p.unread]  # read already (with an earlier answer)
+            if not ready:
+                conns = block(connection.wait, [p.conn for p in busy])
+                ready = [p for p in busy if p.conn in conns]
+        for p in ready:
             try:
-                self._answer(p, p.conn.recv_bytes())
-                while p.inflight and p.conn.poll():
-                    self._answer(p, p.conn.recv_bytes())
+                self._answer(p, _read_answer(p))
+                while p.inflight and (p.unread or p.poller.poll(0)):
+                    self._answer(p, _read_answer(p))
             except (EOFError, OSError):
+                if self._closed:  # close() from another thread (or a signal handler) closed the pipes
+                    raise RuntimeError(_CLOSED) from None
                 self._died(p)
 
-    def _answer(self, p: _Proc, msg: bytes) -> None:
-        op, ids = p.inflight.popleft()
+    def _answer(self, p: _Proc, msg: Any) -> None:
+        number, op, ids = p.inflight[0]
+        if msg[: _NUMBER.size] != _NUMBER.pack(number):  # the pipe lost its framing: never read a wrong answer
+            self._died(p, f"answered out of order (expected the answer to command {number}); it was stopped")
+            return
+        p.inflight.popleft()
+        body = memoryview(msg)[_NUMBER.size :]  # a view: a large answer is not copied
         if op == _CONFIG:
             return  # nothing to wait for: the values were stored (the call itself cannot fail)
         if op in _REPLIES:
-            self._replies[id(p)] = pickle.loads(msg[1:]) if msg[:1] == _VALUE else RuntimeError(_tracebacks(msg))
+            if number in self._awaited:  # else the call that sent it was interrupted: its answer is stale
+                self._replies[number] = (
+                    pickle.loads(body[1:]) if body[:1] == _VALUE else RuntimeError(_tracebacks(body))
+                )
             return
         self._pending[ids] = False
-        if msg:
-            self._errors.extend(pickle.loads(msg[1:]))
+        if body:
+            self._errors.extend(pickle.loads(body[1:]))
         if self._sync:
             self._done[ids] = True
         else:
@@ -954,6 +1208,7 @@ class ProcessEngine(SendRecvEngine):
         rows = self._player_rows(ids)
         return tuple(a[rows] if pp else a[ids] for a, pp in zip(self._out, self._per_player))
 
+    @_holding_sigint
     def recv(self) -> tuple[np.ndarray, ...]:
         self._check_open()
         if self._sync:
@@ -969,39 +1224,55 @@ class ProcessEngine(SendRecvEngine):
             else:
                 self._done[ids] = False
             self._raise_faults(batch_kept=False)
+            self._check_open()  # close() from another thread while this call waited: the rows are gone
             return self._gather(ids)
         while len(self._ready) < self.batch_size and not self._lost and not self._errors:
             self._wait()
         self._raise_faults(batch_kept=True)
+        self._check_open()
         ids = np.array([self._ready.popleft() for _ in range(self.batch_size)], dtype=np.int32)
         return self._gather(ids)
 
+    @_holding_sigint
     def _request(self, op: int, ids: np.ndarray, payload: Any = None) -> list[tuple[np.ndarray, Any]]:
         """A _REPLIES command to each worker that owns some of `ids` (with its envs' part of `payload`, a list in
-        ids order); returns (env ids, answer) per worker, in ascending worker order. Raises the first error."""
+        ids order); returns (env ids, answer) per worker, in ascending worker order. Raises the first error.
+        The answers are those of these commands (by number): an answer to an earlier, interrupted call is dropped.
+        Ctrl-C interrupts the wait for a command that changes nothing (_INTERRUPTIBLE); for the others it is raised
+        once every worker has answered, so that no env is left half-changed."""
         waiting = self._pending[ids] | np.isin(ids, np.fromiter(self._ready, dtype=np.int32, count=len(self._ready)))
         if waiting.any():  # in flight, or done and not yet returned by recv()
             raise ValueError(f"env {int(ids[waiting][0])} has a result pending: recv() it first")
         owners = self._owner[ids]
         workers = [self._procs[int(w)] for w in np.unique(owners)]
-        subs = []
+        dead = [p.dead for p in workers if p.dead]
+        if dead:
+            raise RuntimeError(f"{dead[0]}; reset its envs to start a new worker")
+        subs, numbers = [], []
         for p in workers:
-            if p.dead:
-                raise RuntimeError(f"{p.dead}; reset its envs to start a new worker")
             sel = np.flatnonzero(owners == self._procs.index(p))
             sub = ids[sel]
             extra = b"" if payload is None else pickle.dumps([payload[i] for i in sel])
-            p.inflight.append((op, sub))
-            p.conn.send_bytes(_HEADER.pack(op, len(sub)) + sub.tobytes() + extra)
+            numbers.append(self._command(p, op, sub, extra))
             subs.append(sub)
-        while any(id(p) not in self._replies for p in workers):
-            self._wait()
-        answers = [self._replies.pop(id(p)) for p in workers]
+        self._awaited.update(numbers)
+        try:
+            while not all(n in self._replies for n in numbers):
+                dead = [p.dead for p in workers if p.dead]
+                if dead:  # its answer will never come
+                    raise RuntimeError(f"{dead[0]}; reset its envs to start a new worker")
+                self._wait(interruptible=op in _INTERRUPTIBLE)
+            answers = [self._replies[n] for n in numbers]
+        finally:
+            self._awaited.difference_update(numbers)
+            for n in numbers:
+                self._replies.pop(n, None)
         failed = [a for a in answers if isinstance(a, Exception)]
         if failed:
             raise failed[0]
         return list(zip(subs, answers))
 
+    @_holding_sigint
     def render(self, env_ids: Any) -> np.ndarray:
         """uint8 (n, H, W, 3) frames, drawn by each env's own render() in its worker."""
         self._check_open()
@@ -1050,6 +1321,7 @@ class ProcessEngine(SendRecvEngine):
         self._spec.check_kwargs(new)
         return ids, new
 
+    @_holding_sigint
     def set_config(self, env_ids: Any, values: dict[str, Any]) -> None:
         """Envs `env_ids` get new kwargs (`values`: key -> a tuple of one value per env id), applied at each env's
         next reset: the worker builds the env anew there, and the new env takes over the old one's random
@@ -1063,16 +1335,14 @@ class ProcessEngine(SendRecvEngine):
             if p.dead:
                 continue
             sel = np.flatnonzero(owners == w)
-            sub = ids[sel]
-            p.inflight.append((_CONFIG, sub))
-            try:
-                p.conn.send_bytes(_HEADER.pack(_CONFIG, len(sub)) + sub.tobytes() + pickle.dumps([new[i] for i in sel]))
-            except OSError:
-                self._died(p)
+            self._command(p, _CONFIG, ids[sel], pickle.dumps([new[i] for i in sel]))
 
     # ---- snapshots: each env pickled in its worker, signed here -------------------------------------------------
-    _held: tuple[np.ndarray, list[dict[str, Any]]] | None = None  # prepare_restore's env ids and kwargs, until commit
+    _prepared: tuple[np.ndarray, list[dict[str, Any]]] | None = (
+        None  # prepare_restore's env ids and kwargs, until commit
+    )
 
+    @_holding_sigint
     def snapshot(
         self, env_ids: Any, key: bytes | None = None
     ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
@@ -1094,6 +1364,7 @@ class ProcessEngine(SendRecvEngine):
         env = [np.frombuffer(sign(key, blobs[e]), dtype=np.uint8) for e in ids.tolist()]
         return env, np.zeros((len(ids), 0), dtype=np.uint32), elapsed, done
 
+    @_holding_sigint  # (a Ctrl-C comes once the restore and its bookkeeping are done)
     def restore(
         self,
         env_ids: Any,
@@ -1141,7 +1412,7 @@ class ProcessEngine(SendRecvEngine):
                         f"set_state: {what} has kwargs {state[4]} that do not build this pool's env "
                         f"({type(err).__name__}: {err})"
                     ) from None
-        self._held = (ids, kwargs)
+        self._prepared = (ids, kwargs)
         try:
             problems = self._restore_request(ids, [(key, trusted, row) for row in rows], "no env was restored")
         except BaseException:
@@ -1154,7 +1425,7 @@ class ProcessEngine(SendRecvEngine):
     def commit_restore(self) -> None:
         """The second phase: every worker puts its held envs in place (cannot fail but for a worker's death: then
         an EnvError names its envs, lost; the other workers' envs are restored)."""
-        held, self._held = self._held, None
+        held, self._prepared = self._prepared, None
         if held is None:
             raise RuntimeError("set_state: no restore was prepared (prepare_restore) or it was dropped")
         ids, kwargs = held
@@ -1167,7 +1438,7 @@ class ProcessEngine(SendRecvEngine):
 
     def abort_restore(self) -> None:
         """Drop what prepare_restore left held in the workers (those alive; a dead one holds nothing)."""
-        held, self._held = self._held, None
+        held, self._prepared = self._prepared, None
         if held is None:
             return
         live = [e for e in held[0].tolist() if not self._procs[self._owner[e]].dead]
@@ -1195,10 +1466,7 @@ class ProcessEngine(SendRecvEngine):
                         self._died(p)
             if not any(p.dead for p in mine):
                 raise
-            while any(p.inflight for p in mine if p.dead is None):  # the live workers' answers: read, dropped
-                self._wait()
-            for p in mine:
-                self._replies.pop(id(p), None)
+            # the live workers' answers to this request come later and are dropped (no call awaits their numbers)
         lost = [p for p in mine if p.dead is not None]
         self._lost = [(i, c) for i, c in self._lost if not any(i is p.ids for p in lost)]  # reported here
         lost_ids = np.concatenate([p.ids for p in lost]).tolist()
@@ -1261,6 +1529,36 @@ class ProcessEngine(SendRecvEngine):
 _LIVE: weakref.WeakSet[ProcessEngine] = weakref.WeakSet()
 
 
+def _after_fork_in_child() -> None:
+    """In a process forked from one with pools: those pools stay the parent's. Their workers are the parent's
+    multiprocessing children, which multiprocessing's exit hook would SIGTERM at the child's exit: the child forgets
+    them (its use of such a pool raises, _check_open; its close() leaves them alone). The child gets a forkserver of
+    its own (the parent's is not its child) and a start lock another thread may have held at the fork."""
+    global _START_LOCK
+    _START_LOCK = threading.Lock()
+    _MAIN_THREAD[0] = threading.get_ident()
+    from multiprocessing import process
+
+    for engine in list(_LIVE):
+        for p in engine._procs:
+            process._children.discard(p.process)  # type: ignore[attr-defined]
+            if p.conn is not None:
+                p.conn.close()  # the child's copy: the worker still sees EOF when the parent closes the pool
+    _LIVE.clear()
+    forkserver = sys.modules.get("multiprocessing.forkserver")
+    server = getattr(forkserver, "_forkserver", None)
+    if server is not None and server._forkserver_pid is not None:
+        try:
+            os.close(server._forkserver_alive_fd)
+        except OSError:
+            pass
+        server._forkserver_alive_fd = server._forkserver_address = server._forkserver_pid = None
+        server._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 @atexit.register
 def _close_live_engines() -> None:
     """At interpreter exit, pools still referenced (by a traceback, a global) stop their workers and unlink their
@@ -1283,8 +1581,12 @@ def _exit_cause(code: int | None) -> str:
     return f"exit code {code}"
 
 
-def _tracebacks(msg: bytes) -> str:
+def _tracebacks(msg: Any) -> str:
     return "\n".join(tb for _, tb in pickle.loads(msg[1:]))
+
+
+def _call(block: Any, *args: Any) -> Any:
+    return block(*args)
 
 
 if sys.platform != "linux":  # /dev/shm, PR_SET_PDEATHSIG

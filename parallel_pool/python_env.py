@@ -245,12 +245,30 @@ def _spaces(env: Any, agents: tuple[Any, ...]) -> tuple[Any, Any]:
     return obs, act
 
 
-def _int_key(key: str, value: Any, low: int) -> int:
+MAX_ENVS = 1 << 20  # the C++ pools' bounds (core/engine/options.cc): larger values are typos, and exhaust memory
+MAX_THREADS = 4096
+
+
+def close_env(env: Any) -> None:
+    """env.close(); an exception there is a RuntimeWarning: a pool is not refused, nor an env's reset failed, because
+    an env does not close cleanly."""
+    try:
+        env.close()
+    except Exception as e:
+        import warnings
+
+        warnings.warn(f"{type(env).__name__}.close() raised {type(e).__name__}: {e}", RuntimeWarning, stacklevel=2)
+
+
+def _int_key(key: str, value: Any, low: int, high: int | None = None, note: str = "") -> int:
     if not isinstance(value, numbers.Integral) or isinstance(value, bool):
         raise TypeError(f"config key {key!r} must be an int, got {value!r}")
+    value = int(value)
+    if high is not None and not low <= value <= high:
+        raise ValueError(f"{key} must be in [{low}, {high}]{note}, got {value}")
     if value < low:
         raise ValueError(f"{key} must be >= {low}, got {value}")
-    return int(value)
+    return value
 
 
 class PythonEnvSpec(EnvSpec):
@@ -269,7 +287,8 @@ class PythonEnvSpec(EnvSpec):
         from parallel_pool.registry import _random_seed
 
         common = {k: kwargs.pop(k) for k in _COMMON_KEYS if k in kwargs}
-        n = _int_key("num_envs", common.get("num_envs", 1), 1)
+        n = _int_key("num_envs", common.get("num_envs", 1), 1, MAX_ENVS)
+        threads = _int_key("num_threads", common.get("num_threads", 0) or 0, 0, MAX_THREADS, " (0 = automatic)")
         if env_fn is None:
             assert task_id is not None
             gym_spec = gymnasium_env_spec(task_id)
@@ -311,7 +330,7 @@ class PythonEnvSpec(EnvSpec):
             threshold = getattr(env_gym_spec, "reward_threshold", None)
             self.env_metadata = dict(getattr(env, "metadata", {}) or {})
         finally:
-            env.close()
+            close_env(env)
         if task_id is None:
             task_id = getattr(env_gym_spec, "id", None) or getattr(env_fn, "__qualname__", type(env).__name__)
         self.task_id = self.id = str(task_id)
@@ -319,7 +338,6 @@ class PythonEnvSpec(EnvSpec):
         batch = _int_key("batch_size", common.get("batch_size", 0) or 0, 0) or n
         if batch > n:
             raise ValueError(f"batch_size ({batch}) must be <= num_envs ({n})")
-        threads = _int_key("num_threads", common.get("num_threads", 0) or 0, 0)
         seed = common.get("seed", 42)
         seed = _random_seed() if seed is None else _int_key("seed", seed, 0)
         limit = _int_key("max_episode_steps", common.get("max_episode_steps", own_limit or NO_LIMIT), 1)
@@ -395,7 +413,7 @@ class PythonEnvSpec(EnvSpec):
                         "the pool's: every env of a pool has the same spaces"
                     )
             finally:
-                env.close()
+                close_env(env)
 
     def with_config(self, first: int = 0, **changes: Any) -> PythonEnvSpec:
         """This spec with some config keys changed (a Ray actor's share of the envs from env `first`: num_envs,
