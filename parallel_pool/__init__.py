@@ -137,7 +137,7 @@ def make(
     Common config keys (EnvPool's names and defaults):
       num_envs=1: how many envs the pool holds.
       batch_size=0: how many envs each recv()/step() returns; 0 means num_envs (sync). Less than num_envs makes an
-          async pool: recv() returns whichever batch_size envs finish first, info["env_id"] says which.
+          async pool: recv() returns whichever batch_size envs finish first, `info["env_id"]` says which.
       num_threads=0: worker threads; 0 means min(batch_size, cores - 1), as the caller steps envs while it
           waits (ViZDoom, whose step waits on its engine process: min(batch_size, cores)).
       seed=42: env i is seeded with seed + i (64-bit, >= 0); None draws a random seed.
@@ -147,10 +147,10 @@ def make(
           with it (a training and an evaluation pool, several tasks) instead of starting its own; num_threads is
           then the ThreadPool's. ThreadPool.close() refuses while pools use it; the threads stop when it is
           closed (or dropped) and the last pool on it is closed.
-      max_num_players=1: players per env (multi-player envs: one row per player, info["players"]["env_id"]).
+      max_num_players=1: players per env (multi-player envs: one row per player, `info["players"]["env_id"]`).
       autoreset_mode="next_step": how a finished env restarts (AutoresetMode): "next_step" (EnvPool's and
           gymnasium's default: the next step returns the reset observation), "same_step" (reset inside the step;
-          info["final_obs"] / info["final_info"] hold the last ones) or "disabled" (reset(options={"reset_mask":
+          `info["final_obs"]` / `info["final_info"]` hold the last ones) or "disabled" (reset(options={"reset_mask":
           mask}) yourself).
       reward_threshold: the task's solved score (None where gymnasium has none).
       gym_reset_return_info=True (EnvPool's): accepted; reset always returns (obs, info).
