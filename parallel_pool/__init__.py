@@ -8,10 +8,17 @@ obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, Union, overload
+# typing's names stay out of the namespace (dir(parallel_pool) lists the API): the annotations are strings under
+# `from __future__ import annotations`, so the names they use are imported for the type checker only
+import typing as _typing
 
 from parallel_pool._version import __version__
+
+if _typing.TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, Literal, TypeAlias
+
+    from parallel_pool.frontends import DmPool, GymnasiumPool, GymPool
 
 
 def _import_core():
@@ -36,10 +43,8 @@ ThreadPool = _import_core().ThreadPool
 from parallel_pool.registry import list_all_envs  # noqa: E402  (after the engine import check above)
 from parallel_pool.spec import AutoresetMode, EnvSpec  # noqa: E402
 
-if TYPE_CHECKING:
-    from parallel_pool.frontends import DmPool, GymnasiumPool, GymPool
-
-Pool = Union["GymnasiumPool", "GymPool", "DmPool"]
+Pool: TypeAlias = "GymnasiumPool | GymPool | DmPool"
+"""What `make` returns: the pool of the front-end that `env_type` names."""
 
 __all__ = [
     "__version__",
@@ -53,6 +58,7 @@ __all__ = [
     "EnvError",
     "AutoresetMode",
     "ThreadPool",
+    "Pool",
 ]
 
 _ENV_TYPES = ("gymnasium", "gym", "dm")
@@ -97,18 +103,18 @@ def make_spec(
     return EnvSpec(task_id, **kwargs)
 
 
-@overload
+@_typing.overload
 def make(
     task_id: str | None = None,
     env_type: Literal["gymnasium"] = "gymnasium",
     render_mode: str | None = None,
     **kwargs: Any,
 ) -> GymnasiumPool: ...
-@overload
+@_typing.overload
 def make(task_id: str | None, env_type: Literal["gym"], render_mode: str | None = None, **kwargs: Any) -> GymPool: ...
-@overload
+@_typing.overload
 def make(task_id: str | None, env_type: Literal["dm"], render_mode: str | None = None, **kwargs: Any) -> DmPool: ...
-@overload
+@_typing.overload
 def make(task_id: str | None, env_type: str, render_mode: str | None = None, **kwargs: Any) -> Pool: ...
 
 
@@ -181,3 +187,7 @@ def make_gym(task_id: str | None = None, **kwargs: Any) -> GymPool:
 def make_dm(task_id: str | None = None, **kwargs: Any) -> DmPool:
     """make(task_id, env_type="dm", **kwargs)."""
     return make(task_id, env_type="dm", **kwargs)
+
+
+# `annotations` is the __future__ import's flag, not part of the API (the compiler read it already): out of dir()
+del annotations

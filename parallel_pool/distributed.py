@@ -23,9 +23,8 @@ Ray is an optional dependency: `pip install "parallel-pool[ray]"`.
 from __future__ import annotations
 
 import functools
+import typing as _typing
 from collections import deque
-from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -33,6 +32,10 @@ from parallel_pool import _core
 from parallel_pool.engine import Engine, SendRecvEngine, env_error
 from parallel_pool.frontends import DmPool, GymnasiumPool, GymPool
 from parallel_pool.spec import EnvSpec
+
+if _typing.TYPE_CHECKING:  # the annotations' names only (strings at run time): dir() lists the API
+    from collections.abc import Sequence
+    from typing import Any
 
 __all__ = ["make", "RayEngine"]
 
@@ -709,3 +712,7 @@ def make(
         start_timeout_s=start_timeout_s,
     )
     return _FRONT_ENDS[env_type](spec, render_mode, options)
+
+
+# `annotations` is the __future__ import's flag, not part of the API (the compiler read it already): out of dir()
+del annotations

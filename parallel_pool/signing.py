@@ -16,7 +16,10 @@ import hmac
 import os
 import secrets
 import stat
-from typing import Any
+import typing as _typing
+
+if _typing.TYPE_CHECKING:  # the annotations' names only (strings at run time): dir() lists the API
+    from typing import Any
 
 __all__ = ["KEY_FILE_ENV", "key_file", "snapshot_key", "sign", "verified"]
 
@@ -126,3 +129,7 @@ def verified(row: bytes, key: bytes | None, trusted: bool, what: str) -> bytes:
         f"here, or {KEY_FILE_ENV}), or give that key as set_state(..., key=...); only if you trust where the "
         "snapshot came from, set_state(..., trusted=True) loads it unchecked"
     )
+
+
+# `annotations` is the __future__ import's flag, not part of the API (the compiler read it already): out of dir()
+del annotations

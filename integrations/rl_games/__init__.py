@@ -14,11 +14,14 @@ Needs ``pip install parallel-pool[rl-games]``.
 
 from __future__ import annotations
 
-from typing import Any
+import typing as _typing
 
 from rl_games.common import env_configurations, vecenv
 
 from .env import ParallelPoolRLGamesEnv
+
+if _typing.TYPE_CHECKING:  # the annotations' names only (strings at run time): dir() lists the API
+    from typing import Any
 
 __all__ = ["ParallelPoolRLGamesEnv", "register", "VECENV_TYPE", "ENV_NAME"]
 
@@ -41,3 +44,7 @@ def register() -> None:
 
 
 register()
+
+
+# `annotations` is the __future__ import's flag, not part of the API (the compiler read it already): out of dir()
+del annotations

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import os
 
+# each adapter is imported by its own name (it needs its framework), so `import *` brings none of them
+__all__: list[str] = []
+
 _root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _source_tree = os.path.join(_root, "integrations")
 # only a ParallelPool source checkout (pyproject.toml beside the package), never some other site-packages folder
@@ -19,3 +22,6 @@ if (
     and _source_tree not in __path__
 ):
     __path__.append(_source_tree)
+
+# `annotations` is the __future__ import's flag, not part of the API (the compiler read it already): out of dir()
+del annotations
