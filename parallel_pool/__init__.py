@@ -75,8 +75,32 @@ def make_spec(
     render_mode: str | None = None,
     **kwargs: Any,
 ) -> EnvSpec:
-    """The task's resolved config and its single-env spaces (kwargs as make's). A C++ task creates no env; a Python
-    env (backend="python", or env_fn) is built once here to read its spaces."""
+    """The task's resolved config and its single-env spaces, without making a pool.
+
+    A C++ task creates no env; a Python env (`backend="python"`, or `env_fn`) is built once here to read its spaces.
+
+    Args:
+        task_id: an id of `list_all_envs()`, or of gymnasium's registry (a Python env); None with `env_fn`.
+        env_fn: a callable returning a `gymnasium.Env`, run in worker processes (instead of `task_id`).
+        backend: None (C++ where the id has a port, else Python), "cpp" or "python".
+        render_mode: None, or "rgb_array".
+        **kwargs: config keys, as `make` takes them (num_envs, batch_size, seed, the task's own keys).
+
+    Returns:
+        The spec: `spec.config` holds every config key with its value, `spec.observation_space` and
+        `spec.action_space` one env's spaces.
+
+    Raises:
+        ValueError: an unknown `backend` or task id, both `task_id` and `env_fn`, a config key the task does not
+            have or a value out of range (the message names the key and what it allows).
+        TypeError: neither `task_id` nor `env_fn`.
+
+    Example:
+        ```python
+        spec = parallel_pool.make_spec("Pong-v5")
+        spec.config["frame_skip"]  # 4
+        ```
+    """
     if backend not in (None, *_BACKENDS):
         raise ValueError(
             f"backend must be one of {list(_BACKENDS)} (or None: C++ where the id has a port), got {backend!r}"
@@ -128,39 +152,60 @@ def make(
     thread_pool: Any = None,
     **kwargs: Any,
 ) -> Pool:
-    """Create a pool of `num_envs` envs of `task_id` (see list_all_envs()), stepped in parallel in C++; or of a
-    gymnasium env written in Python (an id of gymnasium's registry without a C++ port, e.g. "Taxi-v4", or
-    env_fn=<callable returning a gymnasium.Env>), stepped in worker processes (see docs/python-envs.md).
+    """Create a pool of `num_envs` envs of `task_id`, stepped in parallel.
 
-    backend: None (C++ where the id has a port, else Python), "cpp" or "python" (e.g. CartPole-v1 both ways);
-        env.spec.backend and repr(env) say which ran.
+    A task with a C++ port steps in C++ on the pool's worker threads; a gymnasium env written in Python (an id of
+    gymnasium's registry without a C++ port, e.g. "Taxi-v4", or `env_fn`) steps in worker processes
+    (docs/python-envs.md).
 
-    env_type: the front-end. "gymnasium": a gymnasium.vector.VectorEnv (batched spaces, `_key` info masks);
-        "gym": EnvPool's gym API (a gymnasium.Env with is_vector_env=True, single-env spaces); "dm": a batched
-        dm_env.Environment (TimeStep whose observation is EnvPool's State namedtuple).
-    render_mode: None, or "rgb_array" to enable env.render(env_ids=None) -> uint8 (n, H, W, 3).
+    Common config keys (EnvPool's names and defaults), passed as keyword arguments:
 
-    Common config keys (EnvPool's names and defaults):
-      num_envs=1: how many envs the pool holds.
-      batch_size=0: how many envs each recv()/step() returns; 0 means num_envs (sync). Less than num_envs makes an
-          async pool: recv() returns whichever batch_size envs finish first, `info["env_id"]` says which.
-      num_threads=0: worker threads; 0 means min(batch_size, cores - 1), as the caller steps envs while it
-          waits (ViZDoom, whose step waits on its engine process: min(batch_size, cores)).
-      seed=42: env i is seeded with seed + i (64-bit, >= 0); None draws a random seed.
-      max_episode_steps: time limit; truncated = elapsed_step >= max_episode_steps (and not terminated).
-      thread_affinity_offset=-1: pin worker i to core offset + i; -1 does not pin.
-      thread_pool=None: a parallel_pool.ThreadPool(n) whose threads this pool shares with the other pools made
-          with it (a training and an evaluation pool, several tasks) instead of starting its own; num_threads is
-          then the ThreadPool's. ThreadPool.close() refuses while pools use it; the threads stop when it is
-          closed (or dropped) and the last pool on it is closed.
-      max_num_players=1: players per env (multi-player envs: one row per player, `info["players"]["env_id"]`).
-      autoreset_mode="next_step": how a finished env restarts (AutoresetMode): "next_step" (EnvPool's and
-          gymnasium's default: the next step returns the reset observation), "same_step" (reset inside the step;
-          `info["final_obs"]` / `info["final_info"]` hold the last ones) or "disabled" (reset(options={"reset_mask":
-          mask}) yourself).
-      reward_threshold: the task's solved score (None where gymnasium has none).
-      gym_reset_return_info=True (EnvPool's): accepted; reset always returns (obs, info).
-    Plus the task's own keys: make_spec(task_id).config lists them all with their defaults.
+    - `num_envs=1`: how many envs the pool holds.
+    - `batch_size=0`: how many envs each `recv()`/`step()` returns; 0 means num_envs (sync). Less than num_envs
+      makes an async pool: `recv()` returns whichever batch_size envs finish first, `info["env_id"]` says which.
+    - `num_threads=0`: worker threads; 0 means min(batch_size, cores - 1), as the caller steps envs while it waits
+      (ViZDoom, whose step waits on its engine process: min(batch_size, cores)).
+    - `seed=42`: env i is seeded with seed + i (64-bit, >= 0); None draws a random seed.
+    - `max_episode_steps`: time limit; truncated = elapsed_step >= max_episode_steps (and not terminated).
+    - `thread_affinity_offset=-1`: pin worker i to core offset + i; -1 does not pin.
+    - `max_num_players=1`: players per env (multi-player envs: one row per player, `info["players"]["env_id"]`).
+    - `autoreset_mode="next_step"`: how a finished env restarts (`AutoresetMode`): "next_step" (EnvPool's and
+      gymnasium's default: the next step returns the reset observation), "same_step" (reset inside the step;
+      `info["final_obs"]` / `info["final_info"]` hold the last ones) or "disabled" (`reset(options={"reset_mask":
+      mask})` yourself).
+    - `reward_threshold`: the task's solved score (None where gymnasium has none).
+    - `gym_reset_return_info=True` (EnvPool's): accepted; reset always returns (obs, info).
+
+    Plus the task's own keys: `make_spec(task_id).config` lists them all with their defaults.
+
+    Args:
+        task_id: an id of `list_all_envs()`, or of gymnasium's registry (a Python env); None with `env_fn`.
+        env_type: the front-end. "gymnasium": a `gymnasium.vector.VectorEnv` (batched spaces, `_key` info masks);
+            "gym": EnvPool's gym API (a `gymnasium.Env` with `is_vector_env=True`, single-env spaces); "dm": a
+            batched `dm_env.Environment` (a TimeStep whose observation is EnvPool's State namedtuple).
+        render_mode: None, or "rgb_array" to enable `env.render(env_ids=None)` -> uint8 (n, H, W, 3).
+        env_fn: a callable returning a `gymnasium.Env`, run in worker processes (instead of `task_id`).
+        backend: None (C++ where the id has a port, else Python), "cpp" or "python" (e.g. CartPole-v1 both ways);
+            `env.spec.backend` and `repr(env)` say which ran.
+        thread_pool: a `ThreadPool` whose threads this pool shares with the other pools made with it (a training
+            and an evaluation pool, several tasks) instead of starting its own; num_threads is then the
+            ThreadPool's. `ThreadPool.close()` refuses while pools use it.
+        **kwargs: config keys (above, and the task's own).
+
+    Returns:
+        The pool of the front-end `env_type` names: a `GymnasiumPool`, `GymPool` or `DmPool`.
+
+    Raises:
+        ValueError: an unknown `env_type`, `backend` or task id, a config key the task does not have or a value out
+            of range (the message names the key and what it allows).
+        TypeError: neither `task_id` nor `env_fn`.
+
+    Example:
+        ```python
+        env = parallel_pool.make("CartPole-v1", num_envs=8, batch_size=4)
+        obs, info = env.reset()
+        obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+        ```
     """
     from parallel_pool.frontends import DmPool, GymnasiumPool, GymPool
 
@@ -175,17 +220,41 @@ def make(
 
 
 def make_gymnasium(task_id: str | None = None, **kwargs: Any) -> GymnasiumPool:
-    """make(task_id, env_type="gymnasium", **kwargs)."""
+    """`make(task_id, env_type="gymnasium", **kwargs)`: a `GymnasiumPool`.
+
+    Args:
+        task_id: as `make`'s.
+        **kwargs: `make`'s other arguments and config keys.
+
+    Returns:
+        The pool.
+    """
     return make(task_id, env_type="gymnasium", **kwargs)
 
 
 def make_gym(task_id: str | None = None, **kwargs: Any) -> GymPool:
-    """make(task_id, env_type="gym", **kwargs)."""
+    """`make(task_id, env_type="gym", **kwargs)`: a `GymPool`.
+
+    Args:
+        task_id: as `make`'s.
+        **kwargs: `make`'s other arguments and config keys.
+
+    Returns:
+        The pool.
+    """
     return make(task_id, env_type="gym", **kwargs)
 
 
 def make_dm(task_id: str | None = None, **kwargs: Any) -> DmPool:
-    """make(task_id, env_type="dm", **kwargs)."""
+    """`make(task_id, env_type="dm", **kwargs)`: a `DmPool`.
+
+    Args:
+        task_id: as `make`'s.
+        **kwargs: `make`'s other arguments and config keys.
+
+    Returns:
+        The pool.
+    """
     return make(task_id, env_type="dm", **kwargs)
 
 

@@ -67,7 +67,8 @@ class PoolActor:
 
     It gets the task id and the config keys as the user gave them and resolves them here, in its own process: the
     package folders (Atari ROMs, MuJoCo XMLs) and the DMC model cache are those of the node it runs on. Python envs
-    come as their spec (the env_fn travels pickled) and run in a ProcessEngine on this actor's node."""
+    come as their spec (the env_fn travels pickled) and run in a ProcessEngine on this actor's node.
+    """
 
     def __init__(self, task: str | EnvSpec, kwargs: dict[str, Any], first_id: int):
         if isinstance(task, str):
@@ -185,6 +186,19 @@ class RayEngine(SendRecvEngine):
         restart: bool = False,
         start_timeout_s: float = 120.0,
     ):
+        """Start the actors and wait until each holds its pool.
+
+        Args:
+            spec: the task's resolved spec (`parallel_pool.make_spec`).
+            num_workers: how many actors share the envs.
+            actor_options: Ray `.options()` of every actor (default `{"num_cpus": 1}`).
+            one_per_node: each actor on its own node.
+            restart: a new actor replaces one that died (its envs restart from their initial seeds).
+            start_timeout_s: how long to wait for the actors to be placed and started.
+
+        Raises:
+            RuntimeError: the actors were not placed or started within `start_timeout_s`.
+        """
         import ray
 
         config = spec.config_dict
@@ -342,6 +356,7 @@ class RayEngine(SendRecvEngine):
         return arrays if self._action_keys > 1 else arrays[0]
 
     def send(self, actions: Any, env_id: Any, reset: bool = False, seeds: Any = None) -> None:
+        """Step (or reset) the envs `env_id` (None: all): one remote call per actor that owns some of them."""
         self._check_open()
         ids = self._ids(env_id)
         dead = ids[self._dead[self._owner[ids]]]
@@ -399,6 +414,7 @@ class RayEngine(SendRecvEngine):
         return out
 
     def recv(self) -> tuple[np.ndarray, ...]:
+        """The next batch_size envs' rows, from whichever calls finish first; an actor that died raises `EnvError`."""
         self._check_open()
         return self._recv_sync() if self._sync else self._recv_async()
 
@@ -472,6 +488,7 @@ class RayEngine(SendRecvEngine):
         return ray.get(self._actor_of(env_id).call.remote(name, env_id, *args))
 
     def num_players(self, env_id: int) -> int:
+        """The players of env `env_id` (1: multi-player envs do not run on Ray)."""
         return self._call("num_players", env_id)
 
     def _get_state(self, env_id: int) -> list[float]:
@@ -481,6 +498,7 @@ class RayEngine(SendRecvEngine):
         self._call("_set_state", env_id, state)
 
     def get_config(self, env_id: int) -> dict[str, Any]:
+        """The config values of env `env_id`, from the actor that owns it."""
         return self._call("get_config", env_id)
 
     def set_config(self, env_ids: Any, values: dict[str, Any]) -> None:
@@ -552,9 +570,12 @@ class RayEngine(SendRecvEngine):
         key: bytes | None = None,
         trusted: bool = False,
     ) -> None:
-        """All or nothing across the actors: every owning actor prepares its envs (PoolActor.prepare_restore);
-        when all have, each commits; when one refuses, the others abort and no env changes. An actor that dies
-        on the way is an EnvError naming its envs (as in a step)."""
+        """Restore the snapshots of `env_ids`, all or nothing across the actors.
+
+        Every owning actor prepares its envs (PoolActor.prepare_restore); when all have, each commits; when one
+        refuses, the others abort and no env changes. An actor that dies on the way is an EnvError naming its envs
+        (as in a step).
+        """
         self._check_open()
         ids = self._ids(env_ids)
         owners = self._owner[ids]
@@ -600,6 +621,7 @@ class RayEngine(SendRecvEngine):
         return lost[0] if lost else next(iter(failed.values()))
 
     def render(self, env_ids: Any) -> np.ndarray:
+        """The frames of `env_ids`, each drawn by the actor that owns the env."""
         import ray
 
         self._check_open()
@@ -612,9 +634,11 @@ class RayEngine(SendRecvEngine):
     # ---- lifecycle ----------------------------------------------------------------------------------------------
     @property
     def closed(self) -> bool:
+        """Whether close() ran."""
         return self._closed
 
     def close(self) -> None:
+        """Stop the actors (and their pools); idempotent."""
         """End every actor (and the placement group). Idempotent."""
         if self._closed:
             return
@@ -683,16 +707,41 @@ def make(
     backend: str | None = None,
     **config: Any,
 ) -> Any:
-    """parallel_pool.make's pool, its envs spread over `num_workers` Ray actors (each a local pool of about
-    num_envs / num_workers envs, on its own cores, anywhere in the Ray cluster).
+    """`parallel_pool.make`'s pool, its envs spread over `num_workers` Ray actors.
 
-    Connects to Ray as `ray.init()` does when it is not initialized yet (RAY_ADDRESS, or a local cluster).
-    actor_options: Ray `.options()` of every actor (default {"num_cpus": 1}); one_per_node: each actor on its own
-    node; restart: a new actor replaces one that died (its envs restart from their initial seeds);
-    start_timeout_s: how long to wait for the actors to be placed and started before raising.
-    config: parallel_pool.make's config keys (num_envs, batch_size, seed, num_threads per actor, ...).
-    env_fn / backend: as parallel_pool.make's; Python envs run in worker processes on each actor's node.
-    Multi-player envs and env.xla() are not available on Ray.
+    Each actor holds a local pool of about num_envs / num_workers envs, on its own cores, anywhere in the Ray
+    cluster. Connects to Ray as `ray.init()` does when it is not initialized yet (RAY_ADDRESS, or a local cluster).
+    Python envs run in worker processes on each actor's node. Multi-player envs and `env.xla()` are not available
+    on Ray.
+
+    Args:
+        task_id: as `parallel_pool.make`'s.
+        env_type: "gymnasium", "gym" or "dm", as `parallel_pool.make`'s.
+        num_workers: how many Ray actors share the envs (1..num_envs).
+        actor_options: Ray `.options()` of every actor (default `{"num_cpus": 1}`): num_cpus, resources,
+            scheduling_strategy, runtime_env, ...
+        one_per_node: each actor on its own node (a STRICT_SPREAD placement group).
+        restart: a new actor replaces one that died (its envs restart from their initial seeds).
+        start_timeout_s: how long to wait for the actors to be placed and started before raising.
+        render_mode: as `parallel_pool.make`'s.
+        env_fn: as `parallel_pool.make`'s.
+        backend: as `parallel_pool.make`'s.
+        **config: `parallel_pool.make`'s config keys (num_envs, batch_size, seed, num_threads per actor, ...).
+
+    Returns:
+        The pool of the front-end `env_type` names; its `actors` are the Ray actor handles.
+
+    Raises:
+        ValueError: an unknown `env_type`, `num_workers` out of 1..num_envs, a multi-player env, or what
+            `parallel_pool.make_spec` refuses.
+
+    Example:
+        ```python
+        from parallel_pool import distributed
+
+        env = distributed.make("Pong-v5", num_envs=64, num_workers=4)
+        obs, info = env.reset()
+        ```
     """
     if env_type not in _FRONT_ENDS:
         raise ValueError(f"env_type must be one of {list(_FRONT_ENDS)}, got {env_type!r}")

@@ -32,8 +32,12 @@ _DOMAIN = b"parallel_pool.python-env snapshot\0"  # the MAC signs this prefix + 
 
 
 def key_file() -> str:
-    """The key file: $PARALLEL_POOL_SNAPSHOT_KEY_FILE, else parallel_pool/snapshot.key under $XDG_CONFIG_HOME
-    (default ~/.config)."""
+    """The path of the snapshot key file.
+
+    Returns:
+        `$PARALLEL_POOL_SNAPSHOT_KEY_FILE`, else parallel_pool/snapshot.key under `$XDG_CONFIG_HOME` (default
+        ~/.config). The file is made at first use.
+    """
     path = os.environ.get(KEY_FILE_ENV)
     if path:
         return os.path.abspath(os.path.expanduser(path))
@@ -83,7 +87,19 @@ def _read(path: str) -> bytes:
 
 
 def snapshot_key(key: Any = None) -> bytes:
-    """The key that signs and verifies Python-env snapshots: `key` if given (bytes), else the key file's."""
+    """The key that signs and verifies Python-env snapshots.
+
+    Args:
+        key: the key (bytes, at least 16 of them), or None for the key file's (`key_file()`, made at first use).
+
+    Returns:
+        The key's bytes.
+
+    Raises:
+        TypeError: `key` is not bytes.
+        ValueError: `key` is shorter than 16 bytes.
+        OSError: the key file cannot be read or made.
+    """
     if key is None:
         try:
             return _read(key_file())
@@ -105,13 +121,33 @@ def _mac(key: bytes, payload: bytes) -> bytes:
 
 
 def sign(key: bytes, payload: bytes) -> bytes:
-    """The signed row of one env's payload."""
+    """Sign one env's payload.
+
+    Args:
+        key: the key (`snapshot_key()`).
+        payload: the env's pickled snapshot.
+
+    Returns:
+        The signed row: a tag, the HMAC-SHA256 of the payload, then the payload.
+    """
     return _TAG + _mac(key, payload) + payload
 
 
 def verified(row: bytes, key: bytes | None, trusted: bool, what: str) -> bytes:
-    """The payload of a signed row whose MAC `key` verifies; with trusted=True the payload unverified (an unsigned
-    row is all payload). Otherwise a ValueError that says what to do; nothing is unpickled here."""
+    """The payload of a signed row, once its MAC is verified; nothing is unpickled here.
+
+    Args:
+        row: a row made by `sign`, or an unsigned payload.
+        key: the key to verify with (None only with `trusted=True`).
+        trusted: return the payload unverified (an unsigned row is all payload).
+        what: how the error message names the row (e.g. "env 3's snapshot").
+
+    Returns:
+        The payload.
+
+    Raises:
+        ValueError: the row is unsigned or its MAC does not verify with `key` (the message says what to do).
+    """
     signed = row.startswith(_TAG) and len(row) >= len(_TAG) + _MAC_BYTES
     payload = row[len(_TAG) + _MAC_BYTES :] if signed else row
     if trusted:

@@ -61,15 +61,19 @@ class BatchedEnvironment(dm_env.Environment):
 
     # ---- specs (single env) -----------------------------------------------------------------------------------
     def observation_spec(self):
+        """One env's observation spec (a dict of specs for a dict observation)."""
         return self._obs_spec
 
     def action_spec(self):
+        """One env's action spec."""
         return self.pool.action_spec()
 
     def reward_spec(self):
+        """One env's reward spec: a float32 scalar."""
         return specs.Array(shape=(), dtype=np.float32, name="reward")
 
     def discount_spec(self):
+        """One env's discount spec: a float32 scalar in [0, 1]."""
         return specs.BoundedArray(shape=(), dtype=np.float32, minimum=0.0, maximum=1.0, name="discount")
 
     # ---- stepping ---------------------------------------------------------------------------------------------
@@ -86,21 +90,40 @@ class BatchedEnvironment(dm_env.Environment):
         return dm_env.TimeStep(np.asarray(ts.step_type), ts.reward, ts.discount, observation)
 
     def reset(self, seed: Any = None) -> dm_env.TimeStep:
-        """Start every env (``seed``: an int s gives env i the seed s + i). Sync: all rows; async: the first
-        ``batch_size`` envs that are ready."""
+        """Start every env; sync pools return all rows, async ones the first ``batch_size`` envs that are ready.
+
+        Args:
+            seed: None, or an int s that gives env i the seed s + i.
+
+        Returns:
+            The batched first TimeStep (``StepType.FIRST`` rows).
+        """
         return self._batch(self.pool.reset(seed=seed))
 
     def step(self, action: Any, env_id: Any = None) -> dm_env.TimeStep:
+        """Step the envs ``env_id`` (default: the last batch's) with one action row each.
+
+        Args:
+            action: one row per env of the batch.
+            env_id: the envs the rows are for; None: those of the last returned batch.
+
+        Returns:
+            The batched TimeStep (async pools: of the next ``batch_size`` envs to finish); ``self.env_id`` names
+            its rows.
+        """
         if self.is_async:
             self.send(action, self.env_id if env_id is None else env_id)
             return self.recv()
         return self._batch(self.pool.step(action, env_id))
 
     def send(self, action: Any, env_id: Any) -> None:
+        """Send actions to the envs ``env_id`` without waiting (async pools; ``recv`` returns the results)."""
         self.pool.send(action, np.asarray(env_id, dtype=np.int32))
 
     def recv(self) -> dm_env.TimeStep:
+        """The next batch of envs that finish; ``self.env_id`` names its rows."""
         return self._batch(self.pool.recv())
 
     def close(self) -> None:
+        """Close the pool (idempotent)."""
         self.pool.close()

@@ -78,8 +78,10 @@ class BatchedEnvironmentLoop:
         self._lengths[env] = 0
 
     def _observe(self, timestep: dm_env.TimeStep, i: int, env: int) -> dict | None:
-        """Feeds row i (env ``env``, and the action it was sent) to the actor; returns the episode's record when
-        it ended."""
+        """Feed row i (env ``env``, and the action it was sent) to the actor.
+
+        Returns the episode's record when it ended, else None.
+        """
         step_type = dm_env.StepType(int(timestep.step_type[i]))
         row = dm_env.TimeStep(step_type, timestep.reward[i], timestep.discount[i], _row(timestep.observation, i))
         if self._obs_env_id:
@@ -97,9 +99,18 @@ class BatchedEnvironmentLoop:
         return None
 
     def run(self, num_episodes: int | None = None, num_steps: int | None = None) -> int:
-        """Run until ``num_episodes`` episodes (over all envs) have ended or ``num_steps`` env steps were taken
-        (at least one of them None; both None: forever). Stops at the end of a batched step, so a few more
-        steps or episodes than asked may be taken. Returns the number of env steps taken."""
+        """Run until ``num_episodes`` episodes (over all envs) have ended or ``num_steps`` env steps were taken.
+
+        Stops at the end of a batched step, so a few more steps or episodes than asked may be taken.
+
+        Args:
+            num_episodes: episodes to run, over all envs (None: no bound).
+            num_steps: env steps to take, over all envs (None: no bound). At least one of the two is None; both
+                None runs forever.
+
+        Returns:
+            The number of env steps taken.
+        """
         if num_episodes is not None and num_steps is not None:
             raise ValueError('Either "num_episodes" or "num_steps" should be None.')
         start = time.time()

@@ -1,6 +1,7 @@
 """CleanRL-style helpers: ``from parallel_pool.integrations.cleanrl import EpisodeStatistics``.
 
-The single-file training scripts live in ``examples/`` (``ppo_cartpole.py``, ``ppo_atari.py``)."""
+The single-file training scripts live in ``examples/`` (``ppo_cartpole.py``, ``ppo_atari.py``).
+"""
 
 from .stats import EpisodeStatistics
 

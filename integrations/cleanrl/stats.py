@@ -51,6 +51,7 @@ class EpisodeStatistics:
 
     # ---- calls ------------------------------------------------------------------------------------------
     def reset(self, *args: Any, **kwargs: Any):
+        """The wrapped pool's ``reset``; the reset envs' running returns and lengths start over."""
         obs, info = self.env.reset(*args, **kwargs)
         ids = info["env_id"]
         if getattr(self.env, "is_async", False) and len(ids) < self.env.num_envs:
@@ -61,20 +62,25 @@ class EpisodeStatistics:
         return obs, info
 
     def async_reset(self, *args: Any, **kwargs: Any) -> None:
+        """The wrapped pool's ``async_reset``; every env's running return and length start over."""
         self.env.async_reset(*args, **kwargs)
         self._clear(slice(None))
         self._skip[:] = True  # every env's next row is its reset observation
 
     def step(self, action: Any, env_id: Any = None):
+        """The wrapped pool's ``step``, with the statistics of the episodes that ended added to ``info``."""
         return self._record(*self.env.step(action, env_id))
 
     def send(self, action: Any, env_id: Any = None) -> None:
+        """The wrapped pool's ``send``."""
         self.env.send(action, env_id)
 
     def recv(self):
+        """The wrapped pool's ``recv``, with the statistics of the episodes that ended added to ``info``."""
         return self._record(*self.env.recv())
 
     def close(self) -> None:
+        """Close the wrapped pool."""
         self.env.close()
 
     # ---- bookkeeping -------------------------------------------------------------------------------------
@@ -84,8 +90,11 @@ class EpisodeStatistics:
         self._skip[ids] = False
 
     def _final(self, info: dict, key: str, done: np.ndarray):
-        """info[key] as of the step's own (final) state: with same-step autoreset a finished row's info is the
-        reset state's, and its final state is in info["final_info"] (translate.final_value)."""
+        """info[key] as of the step's own (final) state.
+
+        With same-step autoreset a finished row's info is the reset state's, and its final state is in
+        info["final_info"] (translate.final_value).
+        """
         return final_value(info, key, done) if self.same_step else info.get(key)
 
     def _record(self, obs, reward, terminated, truncated, info):

@@ -35,8 +35,10 @@ def _create_env(**kwargs: Any) -> ParallelPoolRLGamesEnv:
 
 
 def register() -> None:
-    """Register the vecenv type ``PARALLEL_POOL`` and the env configuration ``parallel_pool`` with rl_games
-    (idempotent; done on import)."""
+    """Register the vecenv type ``PARALLEL_POOL`` and the env configuration ``parallel_pool`` with rl_games.
+
+    Idempotent; importing this module does it.
+    """
     vecenv.register(
         VECENV_TYPE, lambda config_name, num_actors, **kwargs: ParallelPoolRLGamesEnv(config_name, num_actors, **kwargs)
     )

@@ -38,8 +38,10 @@ def _flat_space(space: gym.spaces.Dict) -> gym.spaces.Box:
 
 
 class ParallelPoolRLGamesEnv(IVecEnv):
-    """rl_games ``IVecEnv`` over ``num_actors`` envs of one task, created by rl_games from the ``env_config`` of a
-    YAML config (``env_name: parallel_pool``; see ``parallel_pool.integrations.rl_games``).
+    """rl_games ``IVecEnv`` over ``num_actors`` envs of one task.
+
+    rl_games creates it from the ``env_config`` of a YAML config (``env_name: parallel_pool``; see
+    ``parallel_pool.integrations.rl_games``).
 
     ``env_config`` keys: ``env_name`` (the task id, required), ``has_lives`` (Atari: count a game, not a life, as
     the episode whose score is logged; default: the pool's ``episodic_life``), ``flatten_obs`` (concatenate a dict
@@ -121,6 +123,7 @@ class ParallelPoolRLGamesEnv(IVecEnv):
 
     # ---- IVecEnv ----------------------------------------------------------------------------------------------
     def step(self, actions: Any):
+        """Step every env: ``(obs, rewards, dones, infos)`` as the class docstring describes."""
         obs, reward, terminated, truncated, info = self.pool.step(self._action(actions))
         done = terminated | truncated
         infos = {k: final_value(info, k, done) for k in info if not k.startswith("_") and k not in _SKIP_INFO}
@@ -131,14 +134,17 @@ class ParallelPoolRLGamesEnv(IVecEnv):
         return self._obs(obs), reward.astype(np.float32, copy=False), done.astype(np.uint8), infos
 
     def _update_scores(self, reward, terminated, truncated, info, infos) -> None:
-        """Per-env game scores for rl_games' observer, which logs ``infos["scores"]`` at rl_games' done rows, or,
-        when ``infos`` has ``lives``, at the rows where ``lives == 0``.
+        """Per-env game scores for rl_games' observer.
+
+        The observer logs ``infos["scores"]`` at rl_games' done rows, or, when ``infos`` has ``lives``, at the rows
+        where ``lives == 0``.
 
         With episodic life (Atari), a lost life ends rl_games' episode but not the game: the score is summed over
         the whole game from the unclipped ``info["reward"]``, and ``infos["lives"]`` is 0 exactly on the rows whose
         game ended (game over or truncation) so that the observer logs whole games. Without it no ``lives`` key
         is given: the engine reports 0 lives all along for games without lives, which the observer would read as a
-        game end on every step (rl_games' ENVPOOL vecenv deletes the key for the same reason)."""
+        game end on every step (rl_games' ENVPOOL vecenv deletes the key for the same reason).
+        """
         done = terminated | truncated
         raw = final_value(info, "reward", done)
         self._scores += reward if raw is None else raw
@@ -156,6 +162,7 @@ class ParallelPoolRLGamesEnv(IVecEnv):
         self._scores[game_end] = 0.0
 
     def reset(self):
+        """Reset every env (seeded by ``seed()`` when it was called since); the observations."""
         obs, _ = self.pool.reset(seed=self._next_seed)
         self._next_seed = None
         self._scores[:] = 0.0
@@ -166,6 +173,7 @@ class ParallelPoolRLGamesEnv(IVecEnv):
         self._next_seed = seed
 
     def get_number_of_agents(self) -> int:
+        """One agent per env."""
         return 1
 
     def get_env_info(self) -> dict:
@@ -178,4 +186,5 @@ class ParallelPoolRLGamesEnv(IVecEnv):
         }
 
     def close(self) -> None:
+        """Close the pool."""
         self.pool.close()

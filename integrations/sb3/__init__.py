@@ -1,6 +1,7 @@
 """Stable-Baselines3 adapter: ``from parallel_pool.integrations.sb3 import ParallelPoolVecEnv``.
 
-Needs ``pip install parallel-pool[sb3]``."""
+Needs ``pip install parallel-pool[sb3]``.
+"""
 
 from .vec_env import ParallelPoolVecEnv, make_vec_env
 

@@ -1,6 +1,7 @@
 """Stable-Baselines3 VecEnv over a ParallelPool pool.
 
-Wiring only: `parallel_pool.translate.Translator` does the work."""
+Wiring only: `parallel_pool.translate.Translator` does the work.
+"""
 
 from __future__ import annotations
 
@@ -55,6 +56,11 @@ class ParallelPoolVecEnv(VecEnv):
 
     # ---- VecEnv API ------------------------------------------------------------------------------------------
     def reset(self) -> VecEnvObs:
+        """Reset every env, with the seeds given to ``seed()`` (all or none); the observations.
+
+        Raises:
+            ValueError: reset options were set, or seeds for only some of the envs.
+        """
         if any(self._options):
             raise ValueError(
                 f"{self.task_id} envs take no reset options (got {self._options}); set config keys "
@@ -73,15 +79,18 @@ class ParallelPoolVecEnv(VecEnv):
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
+        """Send one action per env."""
         self._tr.send(actions)
 
     def step_wait(self) -> VecEnvStepReturn:
+        """The step's ``(obs, rewards, dones, infos)``, finished envs already reset (SB3's convention)."""
         t = self._tr.recv()
         for i, info in t.reset_infos.items():
             self.reset_infos[i] = info
         return t.obs, t.reward.astype(np.float32), t.done, t.infos
 
     def close(self) -> None:
+        """Close the pool."""
         self._tr.close()
 
     # ---- per-env attributes and methods ----------------------------------------------------------------------
@@ -109,6 +118,11 @@ class ParallelPoolVecEnv(VecEnv):
         return [attrs[attr_name] for _ in self._get_indices(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        """Refused: the envs have no Python attributes; config keys are given when making the VecEnv.
+
+        Raises:
+            AttributeError: always.
+        """
         raise AttributeError(
             f"cannot set {attr_name!r} on {self.task_id} envs: they run {self.pool.spec.runs_where} and have no Python "
             f"attributes; pass config keys when making the env, e.g. "
@@ -116,8 +130,14 @@ class ParallelPoolVecEnv(VecEnv):
         )
 
     def env_method(self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs) -> list[Any]:
-        """Per-env methods of C++ envs: ``get_state()``, ``set_state(state)``, ``reset()``, ``get_config()`` and
-        ``set_config(**values)`` (applied at each env's next reset; see docs/control.md)."""
+        """Call a per-env method on the envs ``indices``.
+
+        The methods: ``get_state()``, ``set_state(state)``, ``reset()``, ``get_config()`` and
+        ``set_config(**values)`` (applied at each env's next reset; see docs/control.md).
+
+        Raises:
+            AttributeError: another method name (the message lists the available ones).
+        """
         if method_name not in _ENV_METHODS:
             raise AttributeError(
                 f"{self.task_id} envs run {self.pool.spec.runs_where} and have no method {method_name!r}; "
@@ -139,6 +159,7 @@ class ParallelPoolVecEnv(VecEnv):
         return [(tree_map(itemgetter(row), obs), infos[row]) for row in range(len(ids))]
 
     def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
+        """False for every env: C++ envs carry no gymnasium wrappers."""
         return [False for _ in self._get_indices(indices)]
 
     def get_images(self) -> Sequence[np.ndarray | None]:
@@ -152,8 +173,17 @@ class ParallelPoolVecEnv(VecEnv):
 
 
 def make_vec_env(task_id: str, n_envs: int = 1, seed: int | None = None, **kwargs: Any) -> ParallelPoolVecEnv:
-    """Like ``stable_baselines3.common.env_util.make_vec_env``: ``n_envs`` envs of ``task_id``, env i seeded with
-    ``seed + i``."""
+    """``n_envs`` envs of ``task_id`` as one VecEnv, like ``stable_baselines3.common.env_util.make_vec_env``.
+
+    Args:
+        task_id: a task id from ``parallel_pool.list_all_envs()``.
+        n_envs: how many envs.
+        seed: env i is seeded with ``seed + i`` (None: the task's default seed).
+        **kwargs: ``parallel_pool.make`` config keys.
+
+    Returns:
+        The VecEnv.
+    """
     if seed is not None:
         kwargs["seed"] = seed
     return ParallelPoolVecEnv(task_id, num_envs=n_envs, **kwargs)

@@ -1,6 +1,7 @@
 """Tianshou adapter: ``from parallel_pool.integrations.tianshou import ParallelPoolVectorEnv``.
 
-Needs ``pip install parallel-pool[tianshou]``."""
+Needs ``pip install parallel-pool[tianshou]``.
+"""
 
 from .venv import ParallelPoolVectorEnv
 

@@ -21,8 +21,9 @@ def _info_array(records: list[dict]) -> np.ndarray:
 
 
 class ParallelPoolVectorEnv(BaseVectorEnv):
-    """A Tianshou ``BaseVectorEnv`` stepping ``num_envs`` C++ envs in parallel; accepted by Tianshou's
-    ``Collector`` and trainers wherever ``DummyVectorEnv``/``SubprocVectorEnv`` are.
+    """A Tianshou ``BaseVectorEnv`` stepping ``num_envs`` C++ envs in parallel.
+
+    Tianshou's ``Collector`` and trainers accept it wherever ``DummyVectorEnv``/``SubprocVectorEnv`` are.
 
     Tianshou's convention is kept: ``step(action, id)`` steps the envs in ``id`` and, for an env whose episode
     ended, returns its final observation and final info (so ``obs_next`` is right for bootstrapping, and
@@ -97,8 +98,15 @@ class ParallelPoolVectorEnv(BaseVectorEnv):
 
     # ---- stepping --------------------------------------------------------------------------------------------
     def reset(self, env_id: int | list[int] | np.ndarray | None = None, **kwargs: Any) -> tuple[Any, np.ndarray]:
-        """Reset env_id (default: all); returns (obs, array of info dicts). ``seed=`` (int or one per env)
-        reseeds; other keyword arguments are not supported by C++ envs."""
+        """Reset the envs ``env_id`` (default: all).
+
+        Args:
+            env_id: the envs to reset; None: all.
+            **kwargs: ``seed=`` (an int, or one per env) reseeds; C++ envs take no other keyword arguments.
+
+        Returns:
+            ``(obs, array of info dicts)``.
+        """
         self._assert_is_not_closed()
         seed = kwargs.pop("seed", None)
         options = kwargs.pop("options", None)
@@ -131,9 +139,15 @@ class ParallelPoolVectorEnv(BaseVectorEnv):
         obs, infos = self._tr.reset(env_id=ids, seed=seed)
         return obs, _info_array(infos)
 
-    def step(self, action: Any, id: int | list[int] | np.ndarray | None = None):
-        """Step envs ``id`` (default: all) with ``action`` (one row per id). Returns (obs, rew, terminated,
-        truncated, info), rows in ``id`` order (sync) or in completion order (async: ``info[i]["env_id"]``)."""
+    def step(
+        self, action: Any, id: int | list[int] | np.ndarray | None = None
+    ) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Step the envs ``id`` (default: all) with ``action`` (one row per id).
+
+        Returns:
+            ``(obs, rew, terminated, truncated, info)``, rows in ``id`` order (sync) or in completion order
+            (async: ``info[i]["env_id"]``).
+        """
         self._assert_is_not_closed()
         ids = np.asarray(self._wrap_id(id), dtype=np.int32)
         if not self.is_async:
@@ -174,9 +188,15 @@ class ParallelPoolVectorEnv(BaseVectorEnv):
         return list(seeds)
 
     def render(self, **kwargs: Any) -> list[Any]:
+        """Not available through this adapter.
+
+        Raises:
+            NotImplementedError: always.
+        """
         raise NotImplementedError(f"{self.pool.spec.task_id} envs do not render")
 
     def close(self) -> None:
+        """Close the pool; once only, as Tianshou's vector envs allow."""
         self._assert_is_not_closed()
         self._tr.close()
         self.is_closed = True

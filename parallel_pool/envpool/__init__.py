@@ -1,5 +1,7 @@
-"""EnvPool's public API over ParallelPool's engine: a program written for EnvPool 1.2 runs after changing only
-`import envpool` to `import parallel_pool.envpool as envpool` (docs/migration.md says what differs, and why).
+"""EnvPool's public API over ParallelPool's engine.
+
+A program written for EnvPool 1.2 runs after changing only `import envpool` to
+`import parallel_pool.envpool as envpool` (docs/migration.md says what differs, and why).
 
 The pools it returns follow EnvPool's conventions (single-env observation_space/action_space, `spec.config.<key>`,
 `all_env_ids`, EnvPool's info keys, repr and class names); `make_gym` with gym < 0.26 installed (or
