@@ -39,10 +39,12 @@ def _low_high(a: dict) -> tuple[Any, Any]:
 
 
 def is_discrete(a: dict) -> bool:
+    """Whether the engine's array description `a` is a scalar integer range (a gymnasium Discrete)."""
     return np.issubdtype(np.dtype(a["dtype"]), np.integer) and a["shape"] == () and len(a["low"]) == 1
 
 
 def array_space(a: dict):
+    """The gymnasium space of the engine's array description `a`: Discrete or Box."""
     import gymnasium as gym
 
     dtype = np.dtype(a["dtype"])
@@ -64,6 +66,7 @@ def _group_space(arrays: list[dict], single_name: str):
 
 
 def array_dm_spec(a: dict, name: str | None = None):
+    """The dm_env spec of the engine's array description `a` (named `name`, default the array's name)."""
     from dm_env import specs
 
     dtype = np.dtype(a["dtype"])
@@ -83,7 +86,8 @@ def array_dm_spec(a: dict, name: str | None = None):
 class AutoresetMode(str, enum.Enum):
     """How a finished env starts its next episode (the `autoreset_mode` config key; gymnasium's three modes).
 
-    A str enum: `AutoresetMode.SAME_STEP == "same_step"`. `.gymnasium` is gymnasium's own enum value."""
+    A str enum: `AutoresetMode.SAME_STEP == "same_step"`. `.gymnasium` is gymnasium's own enum value.
+    """
 
     NEXT_STEP = "next_step"
     SAME_STEP = "same_step"
@@ -91,14 +95,18 @@ class AutoresetMode(str, enum.Enum):
 
     @property
     def gymnasium(self) -> Any:
+        """Gymnasium's own `AutoresetMode` value of this mode."""
         from gymnasium.vector import AutoresetMode as Gym
 
         return {"next_step": Gym.NEXT_STEP, "same_step": Gym.SAME_STEP, "disabled": Gym.DISABLED}[self.value]
 
 
 class ArraySpec(NamedTuple):
-    """One array of EnvPool's `action_array_spec` / `state_array_spec`: dtype, shape of one row (-1: the batch
-    dimension of per-player arrays, as EnvPool writes it), bounds."""
+    """One array of EnvPool's `action_array_spec` / `state_array_spec`.
+
+    Its dtype, the shape of one row (-1: the batch dimension of per-player arrays, as EnvPool writes it) and its
+    bounds.
+    """
 
     dtype: np.dtype
     shape: tuple[int, ...]
@@ -123,11 +131,26 @@ def _array_spec(
 class EnvSpec:
     """What `make_spec(task_id, **kwargs)` returns: the task's config and its spaces.
 
-    `id` / `task_id`: the task id. `env_class`: the C++ env class that runs it (not to be confused with
-    make()'s `env_type`, the front-end kind). `config`: every config key, resolved (a namedtuple).
-    `observation_space` / `action_space` are single-env gymnasium spaces (as EnvPool's spec has them);
-    the gymnasium front-end's own `observation_space` is batched, as gymnasium's vector convention says.
-    `backend`: "cpp" here; `parallel_pool.python_env.PythonEnvSpec` (envs written in Python) says "python".
+    `observation_space` / `action_space` are single-env gymnasium spaces (as EnvPool's spec has them); the
+    gymnasium front-end's own `observation_space` is batched, as gymnasium's vector convention says.
+
+    Args:
+        task_id: an id of `list_all_envs()`.
+        **kwargs: config keys (`make`'s).
+
+    Raises:
+        ValueError: an unknown task id, a config key the task does not have, or a value out of range.
+
+    Attributes:
+        task_id: the task id (`id` too, gymnasium's name for it).
+        env_class: the C++ env class that runs it (not to be confused with make()'s `env_type`, the front-end
+            kind).
+        config: every config key, resolved (a namedtuple); `config_dict` the same as a dict.
+        backend: "cpp" here; `parallel_pool.python_env.PythonEnvSpec` (envs written in Python) says "python".
+        reward_threshold: the task's solved score (None where gymnasium has none).
+        max_episode_steps: the time limit.
+        max_num_players: players per env (1 but for multi-player envs).
+        autoreset_mode: how a finished env restarts (`AutoresetMode`).
     """
 
     backend = "cpp"
@@ -157,28 +180,35 @@ class EnvSpec:
 
     @property
     def observation_arrays(self) -> list[dict]:
+        """The engine's description of each observation array (name, dtype, shape, bounds)."""
         return self._raw["obs"]
 
     @property
     def action_arrays(self) -> list[dict]:
+        """The engine's description of each action array (name, dtype, shape, bounds)."""
         return self._raw["action"]
 
     @property
     def info_arrays(self) -> list[dict]:
+        """The engine's description of each info array (name, dtype, shape, bounds)."""
         return self._raw["info"]
 
     @property
     def observation_space(self):
+        """One env's observation space (a `gymnasium.spaces.Dict` for several observation keys)."""
         return _group_space(self._raw["obs"], "obs")
 
     @property
     def action_space(self):
+        """One env's action space (a `gymnasium.spaces.Dict` for several action keys)."""
         return _group_space(self._raw["action"], "action")
 
     @property
     def dm_state_fields(self) -> list[str]:
-        """The fields of the dm front-end's observation (EnvPool's `State`): observation keys, env_id,
-        elapsed_step, players, then the env's info keys."""
+        """The fields of the dm front-end's observation (EnvPool's `State`).
+
+        The observation keys, env_id, elapsed_step, players, then the env's info keys.
+        """
         return (
             [a["name"] for a in self._raw["obs"]]
             + ["env_id", "elapsed_step", "players"]
@@ -213,8 +243,11 @@ class EnvSpec:
 
     @property
     def state_array_spec(self) -> dict[str, ArraySpec]:
-        """EnvPool's flat description of one result: ids, elapsed_step, done/trunc, reward, discount, step_type,
-        observation keys ("obs" or "obs:<key>") and info keys ("info:<key>")."""
+        """EnvPool's flat description of one result.
+
+        The ids, elapsed_step, done/trunc, reward, discount, step_type, observation keys ("obs" or "obs:<key>")
+        and info keys ("info:<key>").
+        """
         reward_dtype = self._raw["reward_dtype"]
         out = {
             "info:env_id": _array_spec(np.int32, ()),
