@@ -28,8 +28,10 @@ from parallel_pool.spec import AutoresetMode, EnvSpec
 
 
 def _info_masks(schema: Schema, n: int, player_rows: int, xp: Any) -> tuple[dict[str, Any], Any]:
-    """gymnasium's `_key` masks for an info dict whose every row has every key (all True), and the mask of the
-    player rows."""
+    """Gymnasium's `_key` masks for an info dict whose every row has every key (all True).
+
+    Also the mask of the player rows.
+    """
 
     def true(rows: int) -> Any:
         m = xp.ones(rows, dtype=bool)
@@ -45,10 +47,12 @@ def _info_masks(schema: Schema, n: int, player_rows: int, xp: Any) -> tuple[dict
 
 
 def _info_template(schema: Schema, n: int, player_rows: int) -> tuple[dict[str, Any], np.ndarray]:
-    """The numpy info dict of an (n envs, player_rows) batch with its per-step values left as None: the keys in
-    their order and gymnasium's `_key` masks, which are the same on every step. Built once per batch shape and
-    copied per step (a dict copy and a few item stores cost less than building the dict, which is most of a 1-env
-    step's Python)."""
+    """The numpy info dict of an (n envs, player_rows) batch with its per-step values left as None.
+
+    The keys in their order and gymnasium's `_key` masks, which are the same on every step. Built once per batch
+    shape and copied per step (a dict copy and a few item stores cost less than building the dict, which is most
+    of a 1-env step's Python).
+    """
     cached = schema.mask_cache.get((n, player_rows))
     if cached is None:
         masks, player_mask = _info_masks(schema, n, player_rows, np)
@@ -66,8 +70,10 @@ def _zero_where_not(xp: Any, done: Any, value: Any) -> Any:
 
 
 def gym_info(schema: Schema, arrays: Sequence[Any], xp: Any = np, masks: bool = True) -> dict[str, Any]:
-    """The info dict (EnvPool's keys), with gymnasium's `_key` masks (every row has every key) unless masks=False
-    (EnvPool's gym API has none)."""
+    """The info dict (EnvPool's keys) of a raw batch.
+
+    With gymnasium's `_key` masks (every row has every key) unless masks=False (EnvPool's gym API has none).
+    """
     penv, env_id = arrays[schema.players_env_id], arrays[schema.env_id]
     if masks and xp is np:  # the per-step path: a copy of the shape's template, its None values filled in
         template, player_mask = _info_template(schema, env_id.shape[0], penv.shape[0])
@@ -88,8 +94,10 @@ def gym_info(schema: Schema, arrays: Sequence[Any], xp: Any = np, masks: bool = 
 
 
 def _any_true(flags: np.ndarray) -> bool:
-    """flags.any() for the engine's bool arrays (one byte, 0 or 1, per row), without numpy's reduction machinery,
-    which costs more than the rest of a 1-env step's Python."""
+    """flags.any() for the engine's bool arrays (one byte, 0 or 1, per row).
+
+    Without numpy's reduction machinery, which costs more than the rest of a 1-env step's Python.
+    """
     return b"\x01" in flags.tobytes()
 
 
@@ -136,8 +144,11 @@ def dm_state_types(spec: EnvSpec) -> tuple[type, type]:
 
 
 def dm_result(schema: Schema, arrays: Sequence[Any], state: type, players: type, xp: Any = np) -> dm_env.TimeStep:
-    """A raw batch as a batched dm_env.TimeStep. discount is 0 only where an episode terminated (never on
-    truncation), times the env's own info["discount"] where it has one (Atari's zero_discount_on_life_loss)."""
+    """A raw batch as a batched dm_env.TimeStep.
+
+    discount is 0 only where an episode terminated (never on truncation), times the env's own info["discount"]
+    where it has one (Atari's zero_discount_on_life_loss).
+    """
     obs = schema.obs(arrays)
     values = dict(obs) if isinstance(obs, dict) else {"obs": obs}
     values["env_id"] = arrays[schema.env_id]
@@ -161,8 +172,11 @@ def _backend(spec: EnvSpec) -> str:
 
 
 class _GymStyle(BasePool):
-    """What the gymnasium and gym front-ends share: the 5-tuple step and (obs, info) reset, with gymnasium's
-    reset(seed=, options={"reset_mask": mask}) returning the whole batch."""
+    """What the gymnasium and gym front-ends share.
+
+    The 5-tuple step and (obs, info) reset, with gymnasium's reset(seed=, options={"reset_mask": mask}) returning
+    the whole batch.
+    """
 
     _info_masks = True  # gymnasium's `_key` masks in info
 
@@ -185,8 +199,17 @@ class _GymStyle(BasePool):
         return gym_result(self.schema, arrays, xp, self._info_masks)
 
     def step(self, actions: Any, env_id: Any = None) -> Any:
-        """Step the envs `env_id` (sync default: all; async default: the envs of the last batch received) and
-        return (obs, reward, terminated, truncated, info). `actions` may also be EnvPool's dict form."""
+        """Step the envs `env_id` and wait for the next batch.
+
+        Args:
+            actions: one action row per env of `env_id`; also EnvPool's dict form
+                (`{"action": ..., "env_id": ...}`).
+            env_id: the envs to step; None: all (sync pools) or the envs of the last batch received (async).
+
+        Returns:
+            `(obs, reward, terminated, truncated, info)`; `info["env_id"]` names the rows (async pools: the
+            batch_size envs that finished first).
+        """
         keeper = self._keeper
         if keeper is not None and env_id is None and type(actions) is ndarray and actions.ndim:
             # the common call (every env, one action array): a result nobody holds any more comes back refilled
@@ -245,9 +268,12 @@ class _GymStyle(BasePool):
         return mask
 
     def _reset_masked(self, mask: np.ndarray, seed: Any) -> tuple[Any, dict[str, Any]]:
-        """gymnasium's SyncVectorEnv: every env's row, the masked envs reset, the others unchanged; info keys
-        only for the reset envs (zeros elsewhere, `_key` = mask). info["players"]["env_id"] names the owner of every
-        observation row (multi-player envs), its mask saying which rows were reset."""
+        """Reset the masked envs and return every env's row, as gymnasium's SyncVectorEnv does.
+
+        The others' rows are unchanged; info keys only for the reset envs (zeros elsewhere, `_key` = mask).
+        info["players"]["env_id"] names the owner of every observation row (multi-player envs), its mask saying
+        which rows were reset.
+        """
         ids = np.flatnonzero(mask).astype(np.int32)
         if seed is not None and not isinstance(seed, (int, np.integer)):
             seeds = list(seed)
@@ -279,12 +305,15 @@ class _GymStyle(BasePool):
 
 
 class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
-    """A gymnasium.vector.VectorEnv. observation_space/action_space are batched (batch_size rows);
-    single_observation_space/single_action_space are one env's.
+    """A gymnasium.vector.VectorEnv: what `parallel_pool.make(task_id)` returns.
+
+    observation_space/action_space are batched (batch_size rows); single_observation_space/single_action_space
+    are one env's.
 
     Async pools (batch_size < num_envs) keep gymnasium's loop working: `obs, info = env.reset()` returns the first
     batch_size envs to finish resetting, and `env.step(policy(obs))` without env_id acts on the envs of the last
-    batch returned (info["env_id"]) and returns the next batch that finishes. reset_mask needs a sync pool."""
+    batch returned (info["env_id"]) and returns the next batch that finishes. reset_mask needs a sync pool.
+    """
 
     def __init__(self, spec: EnvSpec, render_mode: str | None = None, thread_pool: Any = None):
         _GymStyle.__init__(self, spec, render_mode, thread_pool)
@@ -300,8 +329,17 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
     def reset(
         self, *, seed: Any = None, options: dict[str, Any] | None = None, env_id: Any = None
     ) -> tuple[Any, dict[str, Any]]:
-        """Reset every env (or env_id, or options={"reset_mask": mask}); seed: int s (env i gets s + i) or one per
-        env. Returns (obs, info)."""
+        """Reset every env, the envs `env_id`, or those of `options={"reset_mask": mask}`.
+
+        Args:
+            seed: None, an int s (env i gets s + i) or one seed per env.
+            options: None, or `{"reset_mask": mask}` (a bool per env; sync pools): every env's row comes back,
+                the masked envs reset, as gymnasium's SyncVectorEnv does.
+            env_id: the envs to reset; None: all.
+
+        Returns:
+            `(obs, info)` (async pools: the first batch_size envs to finish resetting).
+        """
         return self._reset_front(seed, options, env_id)
 
     def close(self, **kwargs: Any) -> None:
@@ -309,7 +347,7 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
         BasePool.close(self)
 
     def close_extras(self, **kwargs: Any) -> None:
-        """gymnasium's hook for VectorEnv.close(): stop the engine."""
+        """Gymnasium's hook for VectorEnv.close(): stop the engine."""
         BasePool.close(self)
 
     @property
@@ -368,8 +406,11 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
 
 
 class GymPool(_GymStyle, gymnasium.Env):  # type: ignore[misc]
-    """EnvPool 1.x's "gym" env_type: the same 5-tuple step and (obs, info) reset; spaces are single-env.
-    A gymnasium.Env with is_vector_env = True, as EnvPool's."""
+    """EnvPool 1.x's "gym" env_type: `parallel_pool.make(task_id, env_type="gym")`.
+
+    The same 5-tuple step and (obs, info) reset as the gymnasium pool; spaces are single-env. A gymnasium.Env with
+    is_vector_env = True, as EnvPool's.
+    """
 
     is_vector_env = True
     _info_masks = False  # EnvPool's gym info has no gymnasium `_key` masks
@@ -405,9 +446,12 @@ class GymPool(_GymStyle, gymnasium.Env):  # type: ignore[misc]
 
 
 class DmPool(BasePool, dm_env.Environment):
-    """A batched dm_env.Environment: reset/step return a dm_env.TimeStep whose fields have a row per env.
-    discount is 0 only where an episode terminated (never on truncation), so value bootstrapping at time limits
-    stays right. The observation is EnvPool's `State` namedtuple (obs keys, env_id, elapsed_step, players, info)."""
+    """A batched dm_env.Environment: `parallel_pool.make(task_id, env_type="dm")`.
+
+    reset/step return a dm_env.TimeStep whose fields have a row per env. discount is 0 only where an episode
+    terminated (never on truncation), so value bootstrapping at time limits stays right. The observation is
+    EnvPool's `State` namedtuple (obs keys, env_id, elapsed_step, players, info).
+    """
 
     def __init__(self, spec: EnvSpec, render_mode: str | None = None, thread_pool: Any = None):
         if spec.autoreset_mode != AutoresetMode.NEXT_STEP:

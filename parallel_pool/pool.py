@@ -37,11 +37,14 @@ class SeedDeprecationWarning(DeprecationWarning, UserWarning):
 
 
 class KeptRows:
-    """Every env's latest observation rows in a sync pool: what reset(options={"reset_mask": mask}) returns for the
-    envs it leaves alone (as gymnasium's SyncVectorEnv does).
+    """Every env's latest observation rows in a sync pool.
+
+    What reset(options={"reset_mask": mask}) returns for the envs it leaves alone (as gymnasium's SyncVectorEnv
+    does).
 
     Fed every batch the pool returns (step, step_arrays, send/recv, reset). The rows are the pool's own copy, so a
-    user who edits in place the observation they were given does not change what the next masked reset returns."""
+    user who edits in place the observation they were given does not change what the next masked reset returns.
+    """
 
     def __init__(self, schema: Schema, num_envs: int, max_num_players: int, engine: Any = None):
         self._schema = schema
@@ -72,8 +75,10 @@ class KeptRows:
             self._seq = self._engine._obs_seq
 
     def every_env(self, arrays: Sequence[np.ndarray]) -> None:
-        """A batch of every env in env order (a sync step or reset of all envs): copied, nothing merged. On the
-        per-call fast path (one observation array, one player per env): one copy, as bytes."""
+        """Keep a batch of every env in env order (a sync step or reset of all envs): copied, nothing merged.
+
+        On the per-call fast path (one observation array, one player per env): one copy, as bytes.
+        """
         at = self._only_at
         if at >= 0:
             self._full = arrays[at].tobytes()
@@ -84,8 +89,10 @@ class KeptRows:
         self._given()
 
     def _settle(self) -> None:
-        """The latest rows (the engine's, when newer) into the general form (one observation array, the rows of envs
-        0..n-1)."""
+        """Bring the latest rows (the engine's, when newer) into the general form.
+
+        One observation array, the rows of envs 0..n-1.
+        """
         if self._engine is not None and self._engine._obs_seq != self._seq:
             self._full, self._seq = self._engine._last_obs(), self._engine._obs_seq
         if self._full is not None:
@@ -93,8 +100,11 @@ class KeptRows:
             self._obs, self._owner, self._full = [obs], self._ids, None
 
     def add(self, arrays: Sequence[np.ndarray]) -> None:
-        """A batch of some envs, in any order: their rows replace those kept for them (multi-player rows move with
-        their env; players.env_id names each row's env). The merge makes new arrays: nothing is shared."""
+        """Keep a batch of some envs, in any order: their rows replace those kept for them.
+
+        Multi-player rows move with their env (players.env_id names each row's env). The merge makes new arrays:
+        nothing is shared.
+        """
         self._settle()
         new_owner = arrays[self._schema.players_env_id]
         keep = ~np.isin(self._owner, new_owner)
@@ -151,8 +161,10 @@ class BasePool:
     # ---- the engine ---------------------------------------------------------------------------------------
     @property
     def engine(self) -> Engine:
-        """The engine behind this front-end (for parallel_pool.xla and parallel_pool.render): a `_core.Engine`, or
-        for envs written in Python a `process_engine.ProcessEngine`."""
+        """The engine behind this front-end (for parallel_pool.xla and parallel_pool.render).
+
+        A `_core.Engine`, or for envs written in Python a `process_engine.ProcessEngine`.
+        """
         if self._engine is None or self._engine.closed:
             raise RuntimeError(
                 f"this {type(self).__name__} has been closed; create a new one with parallel_pool.make(...)"
@@ -160,8 +172,10 @@ class BasePool:
         return self._engine
 
     def _new_engine(self, spec: EnvSpec) -> Engine:
-        """The engine: a local `_core.Engine`, or worker processes for envs written in Python (parallel_pool.distributed
-        gives one with the same calls on Ray actors)."""
+        """The engine: a local `_core.Engine`, or worker processes for envs written in Python.
+
+        parallel_pool.distributed gives one with the same calls on Ray actors.
+        """
         if spec.backend == "python":
             from parallel_pool.process_engine import ProcessEngine
 
@@ -215,16 +229,23 @@ class BasePool:
         return seeds.astype(np.int64)
 
     def _default_ids(self, env_id: Any) -> Any:
-        """An async pool stepped without env_id acts on the envs of the last batch it returned (gymnasium's loop:
-        obs, info = env.reset(); env.step(policy(obs)))."""
+        """The envs a call without env_id acts on.
+
+        An async pool acts on the envs of the last batch it returned (gymnasium's loop: obs, info = env.reset();
+        env.step(policy(obs))).
+        """
         if env_id is None and self.is_async and self._last_ids is not None:
             return self._last_ids
         return env_id
 
     # ---- engine calls -------------------------------------------------------------------------------------
     def send(self, action: Any, env_id: Any = None) -> None:
-        """Queue `action` for the envs `env_id` (default: all envs; async pools: the last batch received) and
-        return at once. `action` may also be EnvPool's dict {"action": ..., "env_id": ...}."""
+        """Queue `action` for the envs `env_id` and return at once; `recv()` collects the results.
+
+        Args:
+            action: one action row per env of `env_id`; also EnvPool's dict `{"action": ..., "env_id": ...}`.
+            env_id: the envs; None: all envs (async pools: the envs of the last batch received).
+        """
         if env_id is not None and type(action) is ndarray and action.ndim:  # the async loop's call: no checks here
             try:
                 self._engine.send(action, env_id, False, None)  # type: ignore[union-attr]  # None: the except below
@@ -264,11 +285,19 @@ class BasePool:
 
     # ---- arrays-only calls -----------------------------------------------------------------------------------
     def step_arrays(self, actions: Any, env_id: Any = None) -> Sequence[np.ndarray]:
-        """step() without the front-end's result objects: the engine's batch as a tuple of arrays, which
-        `self.schema` names (`schema.index["obs"]`, "reward", "terminated", "truncated", "env_id", "elapsed_step",
-        "players.env_id", "info:<key>", and with same-step autoreset "final:<name>"). The arrays and their values
-        are those the front-end's result is made of. For a framework's inner loop over a cheap env, where
-        gymnasium's info dict or dm's TimeStep costs as much as the env step. `actions` and `env_id` as in step()."""
+        """step() without the front-end's result objects: the engine's batch as a tuple of arrays.
+
+        For a framework's inner loop over a cheap env, where gymnasium's info dict or dm's TimeStep costs as much as
+        the env step. The arrays and their values are those the front-end's result is made of.
+
+        Args:
+            actions: as in step().
+            env_id: as in step().
+
+        Returns:
+            The arrays, which `self.schema` names (`schema.index["obs"]`, "reward", "terminated", "truncated",
+            "env_id", "elapsed_step", "players.env_id", "info:<key>", and with same-step autoreset "final:<name>").
+        """
         if env_id is None and type(actions) is ndarray and actions.ndim and not self.is_async:
             try:  # the common call, kept to the engine's own cost (see the gym front-end's step)
                 arrays = self._engine.step(actions, None)  # type: ignore[union-attr]  # None: the except below
@@ -288,7 +317,8 @@ class BasePool:
     def render(self, env_ids: Any = None) -> np.ndarray:
         """Frames of `env_ids` (default: all envs) as a uint8 array (n, H, W, 3).
 
-        Needs the pool made with render_mode="rgb_array"."""
+        Needs the pool made with render_mode="rgb_array".
+        """
         engine = self.engine
         if self.render_mode is None:
             raise ValueError("render() needs the pool made with render_mode='rgb_array'")
@@ -333,12 +363,26 @@ class BasePool:
 
     # ---- per-env config ---------------------------------------------------------------------------------------
     def set_config(self, env_ids: Any, **values: Any) -> None:
-        """Give the envs `env_ids` (an int or a sequence) new values of their own config keys (not the pool's
-        common keys, nor keys that shape the spaces). Each value is one value for all these envs or a sequence of
-        one value per env id. The envs are rebuilt with the new values now, on this thread (a bad value raises
-        here and changes nothing), and each takes over its new build at its NEXT reset (an explicit reset or an
-        autoreset), never mid-episode; the new build continues the env's random stream. Safe while steps of these
-        envs are in flight (async pools)."""
+        """Give the envs `env_ids` new values of their own config keys.
+
+        The envs are rebuilt with the new values now, on this thread, and each takes over its new build at its NEXT
+        reset (an explicit reset or an autoreset), never mid-episode; the new build continues the env's random
+        stream. Safe while steps of these envs are in flight (async pools). See docs/control.md.
+
+        Args:
+            env_ids: an env id or a sequence of them.
+            **values: the env's own config keys (not the pool's common keys, nor keys that shape the spaces), each
+                one value for all these envs or a sequence of one value per env id.
+
+        Raises:
+            ValueError: an unknown or common key, or a bad value (nothing changes).
+
+        Example:
+            ```python
+            env = parallel_pool.make("Pendulum-v1", num_envs=2)
+            env.set_config([0, 1], g=[9.8, 3.7])  # each env takes its value at its next reset
+            ```
+        """
         ids = self._state_ids(env_ids)
         engine = self.engine
         if self.spec.backend == "python":  # an env's own kwargs: a list (or 1-d array) per env, anything else one value
@@ -360,7 +404,9 @@ class BasePool:
 
     # ---- state: one env's simulator state, and snapshots of several envs ---------------------------------------
     def get_state(self, env_id: Any, key: bytes | None = None) -> Any:
-        """One env (an int): its simulator state as a float64 array (e.g. CartPole's (x, x_dot, theta, theta_dot),
+        """The simulator state of one env, or a snapshot of several.
+
+        One env (an int): its simulator state as a float64 array (e.g. CartPole's (x, x_dot, theta, theta_dot),
         MuJoCo's qpos then qvel), as the reference env's state is written.
 
         Several envs (a sequence of ids): a snapshot of each, as a dict of numpy arrays (picklable, savable with
@@ -372,7 +418,14 @@ class BasePool:
         Python envs: each env is a pickle, signed (HMAC-SHA256) with `key` (bytes), by default the key in the
         user's key file (parallel_pool.signing: $PARALLEL_POOL_SNAPSHOT_KEY_FILE, else
         ~/.config/parallel_pool/snapshot.key, made at first use); set_state verifies it before unpickling. C++
-        envs' snapshots hold numbers only: `key` is not used."""
+        envs' snapshots hold numbers only: `key` is not used.
+
+        Example:
+            ```python
+            snap = env.get_state(range(env.num_envs))
+            env.set_state(range(env.num_envs), snap)  # every env continues from there, bit-identically
+            ```
+        """
         if np.ndim(env_id) == 0:
             return np.asarray(self.engine._get_state(int(env_id)))
         ids = self._state_ids(env_id)
@@ -413,7 +466,8 @@ class BasePool:
 
         Python envs: each env's pickle is unpickled only if its signature verifies with `key` (default: the user's
         key file, as get_state), else a ValueError; trusted=True skips the check (unpickling runs code: only for
-        snapshots from a source you trust, e.g. unsigned ones of an older version). C++ envs: both are not used."""
+        snapshots from a source you trust, e.g. unsigned ones of an older version). C++ envs: both are not used.
+        """
         if np.ndim(env_id) == 0 and not isinstance(state, dict):
             self.engine._set_state(int(env_id), [float(x) for x in np.ravel(state)])
             return
@@ -441,10 +495,12 @@ class BasePool:
         return ids
 
     def _check_snapshot(self, state: Any) -> dict[str, np.ndarray]:
-        """A snapshot from get_state(ids) (or np.load of one saved with np.savez), checked for this pool: every
-        field's type, shape and range, before anything changes (a snapshot may come from a file anyone wrote).
-        Returns the fields as arrays of the dtypes the engine takes. What each env's own values mean is the env's
-        to check (it refuses a state it cannot be in)."""
+        """A snapshot from get_state(ids) (or np.load of one saved with np.savez), checked for this pool.
+
+        Every field's type, shape and range, before anything changes (a snapshot may come from a file anyone
+        wrote). Returns the fields as arrays of the dtypes the engine takes. What each env's own values mean is the
+        env's to check (it refuses a state it cannot be in).
+        """
         keys = ("format", "version", "task", "env_ids", "values", "lengths", "generator", "elapsed", "done")
         if not hasattr(state, "keys") or any(k not in state for k in keys):
             raise TypeError(f"set_state(env_ids, ...) takes a snapshot from get_state(env_ids): a dict with {keys}")
@@ -518,9 +574,11 @@ class BasePool:
         return snap
 
     def seed(self, seed: Any = None) -> None:
-        """Deprecated (EnvPool keeps it, and ignores the value): use reset(seed=...) instead. Here the seed is kept
-        for the next reset()/async_reset() that is given no seed of its own; nothing is stepped or reset now, so
-        code ported from EnvPool (`env.seed(s); env.reset()`) runs as before."""
+        """Deprecated (EnvPool keeps it, and ignores the value): use reset(seed=...) instead.
+
+        Here the seed is kept for the next reset()/async_reset() that is given no seed of its own; nothing is
+        stepped or reset now, so code ported from EnvPool (`env.seed(s); env.reset()`) runs as before.
+        """
         import warnings
 
         warnings.warn("seed() is deprecated; use reset(seed=...)", SeedDeprecationWarning, stacklevel=2)
