@@ -18,8 +18,15 @@ _CLASSES: dict[str, list[tuple[str, Any, str, list[str]]]] = _core.env_classes()
 
 
 def list_all_envs(include_unlisted: bool = False) -> list[str]:
-    """All registered task ids, sorted. Ids of env classes named "_..." (the test and example envs, e.g. Dummy-v0)
-    can be made but are left out unless include_unlisted=True."""
+    """All registered task ids, sorted.
+
+    Args:
+        include_unlisted: also list the ids of env classes named "_..." (the test and example envs, e.g.
+            Dummy-v0), which can be made but are left out by default.
+
+    Returns:
+        The ids, e.g. "CartPole-v1", "HalfCheetah-v5", "Pong-v5".
+    """
     return sorted(task for task, (env_class, _) in _TASKS.items() if include_unlisted or not env_class.startswith("_"))
 
 
