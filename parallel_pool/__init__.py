@@ -98,7 +98,7 @@ def make_spec(
     Example:
         ```python
         spec = parallel_pool.make_spec("Pong-v5")
-        spec.config["frame_skip"]  # 4
+        spec.config.frame_skip  # 4
         ```
     """
     if backend not in (None, *_BACKENDS):
