@@ -222,7 +222,9 @@ def resolve(args: Args) -> Args:
     name = args.preset or args.env_id
     if name not in PRESETS:
         raise ValueError(f"no preset for {name!r}: pass --preset, one of {', '.join(PRESETS)}")
-    filled = {k: (PRESETS[name][k] if v is None else v) for k, v in dataclasses.asdict(args).items() if k != "preset"}
+    filled = {
+        k: (PRESETS[name].get(k) if v is None else v) for k, v in dataclasses.asdict(args).items() if k != "preset"
+    }
     a = Args(preset=name, **filled)
     for field, allowed in CHOICES.items():
         if getattr(a, field) not in allowed:
@@ -783,6 +785,13 @@ def make_rollout(ppo_for: Callable[[Any, Any], PPO], a: Args, seed: int) -> tupl
             env = envpool.make_gymnasium(a.env_id, num_envs=a.num_envs, seed=seed)
         obs_space = getattr(env, "single_observation_space", env.observation_space)
         act_space = getattr(env, "single_action_space", env.action_space)
+        if a.backend == "envpool-xla" and np.dtype(act_space.dtype) == np.float64:
+            env.close()
+            # EnvPool's xla() takes exactly the spec's dtype; jax makes float64 only with jax_enable_x64
+            raise ValueError(
+                f"--backend envpool-xla cannot step {a.env_id}: EnvPool's xla() needs float64 actions, which jax "
+                "does not make by default; use --backend envpool (or pp-xla, which widens float32 actions)"
+            )
         ppo = ppo_for(obs_space, act_space)
         return ppo, XlaRollout(ppo, env)
     envs = make_envs(a.backend, a.env_id, a.num_envs, seed, a.batch_size)
