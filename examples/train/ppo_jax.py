@@ -469,16 +469,15 @@ class PPO:
         return loss, stats
 
     def learn(self, state: dict, ro: dict) -> tuple[dict, dict]:
-        """The PPO update on one rollout: normaliser updates, GAE, update_epochs x shuffled minibatches of Adam steps
-        (the KL-adaptive schedule adjusts lr after each minibatch, as rl_games' default 'legacy' schedule does)."""
+        """The PPO update on one rollout: GAE, update_epochs x shuffled minibatches of Adam steps (the KL-adaptive
+        schedule adjusts lr after each minibatch, as rl_games' default 'legacy' schedule does), then the observation
+        statistics take the rollout in. The epochs see the observations normalised as the policy saw them when it
+        acted (rl_games renormalises with statistics updated during the epochs, so its first ratios are not 1 and its
+        KL-adaptive lr collapses while the statistics settle)."""
         a = self.a
         valid = ro["valid"].astype(jnp.float32)
         rows = valid.size
         state = dict(state)
-        if a.normalize_input:
-            state["obs_rms"] = rms_update(
-                state["obs_rms"], ro["obs"].reshape((rows,) + self.obs_shape), valid.reshape(-1)
-            )
         adv, ret = self.gae(ro)
         value = ro["value"]
         if a.normalize_value:
@@ -521,6 +520,8 @@ class PPO:
             epoch, (state["params"], state["opt"], state["lr"]), jax.random.split(sub, a.update_epochs)
         )
         state.update(params=params, opt=opt, lr=lr, key=key)
+        if a.normalize_input:  # after the epochs: they train on the statistics the rollout was collected with
+            state["obs_rms"] = rms_update(state["obs_rms"], flat["obs"], flat["valid"])
         stats = jax.tree_util.tree_map(jnp.mean, stats)
         stats["lr"] = lr
         return state, stats
@@ -596,31 +597,27 @@ class XlaRollout:
         state, stats = self.ppo.learn(state, ro)
         return state, carry, stats, {k: ro[k] for k in ("ended", "ep_ret", "ep_len")}
 
-    def iteration(self, state: dict) -> tuple[dict, dict, dict]:
-        """(new state, stats, timing): the rollout and the update."""
+    def rollout(self, state: dict) -> tuple[dict, dict]:
+        """One rollout as its own jitted call: ((num_steps, num_envs) rows, timing and episodes)."""
         t0 = time.perf_counter()
+        self.carry, ro = self.collect(state, self.carry)
+        jax.block_until_ready(ro)
+        ended = episodes(jax.device_get({k: ro[k] for k in ("ended", "ep_ret", "ep_len")}))
+        # the env's and the policy's time inside one scan: logged as env time
+        return ro, {"env_s": time.perf_counter() - t0, "infer_s": 0.0, **ended}
+
+    def iteration(self, state: dict) -> tuple[dict, dict, dict]:
+        """(new state, stats, timing and episodes): the rollout and the update, one jitted call unless split_timing."""
         if not self.a.split_timing:
             state, self.carry, stats, ep = self.fused(state, self.carry)
             stats, ep = jax.device_get((stats, ep))
             return state, stats, {"learn_s": None, "env_s": None, "infer_s": None, **episodes(ep)}
-        self.carry, ro = self.collect(state, self.carry)
-        jax.block_until_ready(ro)
-        t1 = time.perf_counter()
+        ro, info = self.rollout(state)
+        t = time.perf_counter()
         state = dict(state, key=jax.random.fold_in(state["key"], 7))
         state, stats = self.learn(state, ro)
         stats = jax.device_get(stats)
-        t2 = time.perf_counter()
-        # the rollout's time is the env's and the policy's inside one scan: it is logged as env time
-        return (
-            state,
-            stats,
-            {
-                "env_s": t1 - t0,
-                "infer_s": 0.0,
-                "learn_s": t2 - t1,
-                **episodes(jax.device_get({k: ro[k] for k in ("ended", "ep_ret", "ep_len")})),
-            },
-        )
+        return state, stats, {**info, "learn_s": time.perf_counter() - t}
 
     def close(self) -> None:
         self.env.close()
@@ -703,7 +700,8 @@ class HostRollout:
         self.prev_done[ids_h] = done
         return len(ids_h)
 
-    def iteration(self, state: dict) -> tuple[dict, dict, dict]:
+    def rollout(self, state: dict) -> tuple[dict, dict]:
+        """((num_steps, num_envs) rows, timing and episodes)."""
         a, envs = self.a, self.envs
         T = a.num_steps
         env0, infer = envs.env_seconds, 0.0
@@ -735,16 +733,20 @@ class HostRollout:
                 envs.send(action, ids)
         ro = {k: self.buf[k][:T] for k in self.FIELDS}
         ro["last_value"] = self.buf["value"][T].copy()
+        for k in self.buf:  # rows past num_steps start the next rollout (np.roll copies: `ro` keeps its rows)
+            self.buf[k] = np.roll(self.buf[k], -T, axis=0)
+        self.cnt -= T
+        timing = {"env_s": envs.env_seconds - env0, "infer_s": infer}
+        return ro, {**timing, "steps": steps, "returns": ended[0], "lengths": ended[1]}
+
+    def iteration(self, state: dict) -> tuple[dict, dict, dict]:
+        """(new state, stats, timing and episodes): the rollout, then the jitted update."""
+        ro, info = self.rollout(state)
         t = time.perf_counter()
         state = dict(state, key=jax.random.fold_in(state["key"], 7))
         state, stats = self.learn(state, ro)
         stats = jax.device_get(stats)
-        learn_s = time.perf_counter() - t
-        for k in self.buf:  # rows past num_steps start the next rollout
-            self.buf[k] = np.roll(self.buf[k], -T, axis=0)
-        self.cnt -= T
-        timing = {"env_s": envs.env_seconds - env0, "infer_s": infer, "learn_s": learn_s}
-        return state, stats, {**timing, "steps": steps, "returns": ended[0], "lengths": ended[1]}
+        return state, stats, {**info, "learn_s": time.perf_counter() - t}
 
     def close(self) -> None:
         self.envs.close()
