@@ -466,7 +466,19 @@ class PPO:
             "approx_kl": mean((ratio - 1) - logratio),
             "clipfrac": mean((jnp.abs(ratio - 1) > a.clip_coef).astype(jnp.float32)),
         }
-        return loss, stats
+        return loss, (stats, out)
+
+    def policy_kl(self, params: dict, out: jax.Array, prev: dict, w: jax.Array) -> jax.Array:
+        """rl_games' policy_kl: KL(current || previous) of the head's distribution, summed over action dims, mean
+        over the rows (weights `w`); `prev` holds each row's head output (and log std) when it was last trained on."""
+        if self.continuous:
+            log_std = jnp.broadcast_to(params["log_std"], out.shape)
+            s0, s1 = jnp.exp(log_std), jnp.exp(prev["log_std"])
+            kl = jnp.log(s1 / s0 + 1e-5) + (s0**2 + (prev["out"] - out) ** 2) / (2.0 * (s1**2 + 1e-5)) - 0.5
+        else:
+            lp0, lp1 = jax.nn.log_softmax(out), jax.nn.log_softmax(prev["out"])
+            kl = jnp.exp(lp0) * (lp0 - lp1)
+        return (kl.sum(-1) * w).sum() / jnp.maximum(w.sum(), 1.0)
 
     def learn(self, state: dict, ro: dict) -> tuple[dict, dict]:
         """The PPO update on one rollout: GAE, update_epochs x shuffled minibatches of Adam steps (the KL-adaptive
@@ -500,24 +512,38 @@ class PPO:
         key, sub = jax.random.split(state["key"])
         grad = jax.grad(self.loss, has_aux=True)
 
+        adaptive = a.lr_schedule == "adaptive"
+        prev = None
+        if adaptive:  # each row's head output as it was last trained on (rl_games' dataset.update_mu_sigma)
+            out0, _ = self.net(state["params"], normalize_obs(a, state["obs_rms"], flat["obs"]))
+            prev = {"out": out0}
+            if self.continuous:
+                prev["log_std"] = jnp.broadcast_to(state["params"]["log_std"], out0.shape)
+
         def minibatch(carry: tuple, idx: jax.Array) -> tuple:
-            params, opt, lr = carry
+            params, opt, lr, prev = carry
             mb = jax.tree_util.tree_map(lambda x: x[idx], flat)
-            grads, stats = grad(params, state, mb)
-            updates, opt = self.tx.update(grads, opt, params)
-            params = jax.tree_util.tree_map(lambda p, u: p - lr * u, params, updates)
-            if a.lr_schedule == "adaptive":  # rl_games' AdaptiveScheduler, bounded to [1e-6, 1e-2]
-                kl = stats["approx_kl"]
+            grads, (stats, out) = grad(params, state, mb)
+            if adaptive:
+                # rl_games' AdaptiveScheduler ('legacy': after each minibatch), on the KL between the policy now and
+                # when these rows were last trained on; lr bounded to [1e-6, 1e-2]
+                kl = self.policy_kl(params, out, jax.tree_util.tree_map(lambda x: x[idx], prev), mb["valid"])
                 lr = jnp.where(kl > 2 * a.kl_threshold, jnp.maximum(lr / 1.5, 1e-6), lr)
                 lr = jnp.where(kl < 0.5 * a.kl_threshold, jnp.minimum(lr * 1.5, 1e-2), lr)
-            return (params, opt, lr), stats
+                prev = dict(prev, out=prev["out"].at[idx].set(out))
+                if self.continuous:
+                    prev["log_std"] = prev["log_std"].at[idx].set(jnp.broadcast_to(params["log_std"], out.shape))
+                stats["policy_kl"] = kl
+            updates, opt = self.tx.update(grads, opt, params)
+            params = jax.tree_util.tree_map(lambda p, u: p - lr * u, params, updates)
+            return (params, opt, lr, prev), stats
 
         def epoch(carry: tuple, ekey: Any) -> tuple:
             perm = jax.random.permutation(ekey, rows).reshape(n_mb, a.minibatch_size)
             return jax.lax.scan(minibatch, carry, perm)
 
-        (params, opt, lr), stats = jax.lax.scan(
-            epoch, (state["params"], state["opt"], state["lr"]), jax.random.split(sub, a.update_epochs)
+        (params, opt, lr, _), stats = jax.lax.scan(
+            epoch, (state["params"], state["opt"], state["lr"], prev), jax.random.split(sub, a.update_epochs)
         )
         state.update(params=params, opt=opt, lr=lr, key=key)
         if a.normalize_input:  # after the epochs: they train on the statistics the rollout was collected with
