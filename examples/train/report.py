@@ -142,6 +142,10 @@ def _fmt(v: float | None, spec: str = ".0f") -> str:
     return "—" if v is None else format(v, spec)
 
 
+def _pct(fraction: float | None) -> float | None:
+    return None if fraction is None else 100 * fraction
+
+
 def _many(values: list, spec: str = ".0f") -> str:
     """One value, or the seeds' values separated by slashes."""
     return " / ".join(_fmt(v, spec) for v in values)
@@ -170,8 +174,8 @@ def table(runs: list[Run], scores: dict[str, float], window: int) -> str:
                 f"{_many([x['time_to_score'] for x in s])} | {_many([x['steps_to_score'] for x in s])} | "
                 f"{_many([x['final'] for x in s])} | {_many([x['best'] for x in s])} | "
                 f"{_many([x['steps'] for x in s])} | {_many([x['wall'] for x in s])} | "
-                f"{_many([x['sps'] for x in s])} | {_many([x['env_frac'] * 100 for x in s])}% | "
-                f"{_many([x['learn_frac'] * 100 for x in s])}% | {_many([x['rss_peak'] for x in s])} | "
+                f"{_many([x['sps'] for x in s])} | {_many([_pct(x['env_frac']) for x in s])}% | "
+                f"{_many([_pct(x['learn_frac']) for x in s])}% | {_many([x['rss_peak'] for x in s])} | "
                 f"{_many([x['rss_growth'] for x in s], '.1f')} | "
                 f"{_many([x['slowest_over_median'] for x in s], '.2f')} | {', '.join(x['ended'] for x in s)} | "
                 f"{_many([x['env_per_1k'] for x in s], '.2f')} | {_many([x['learn_median'] for x in s], '.2f')} | "
@@ -187,8 +191,8 @@ def table(runs: list[Run], scores: dict[str, float], window: int) -> str:
         "that run; load average: the machine's 1-minute load average, logged at each update. Runs that logged "
         "deterministic evaluations of fresh envs are timed to the score by the first evaluation reaching it (last "
         "column: the last and the best evaluation); the others by the training return. A jitted update fused with its "
-        "rollout is timed as a whole (—: no split); with --split-timing the rollout, env and policy in one scan, counts "
-        "as env time.\n"
+        "rollout is timed as a whole (—: no split); with --split-timing the rollout, env and policy in one scan, "
+        "counts as env time.\n"
     )
     return head + "\n".join(rows) + "\n" + note
 
