@@ -108,11 +108,10 @@ def test_every_backend_gives_the_update_a_rollout_of_the_same_shape(task, backen
         ppo, roll = P.make_rollout(lambda o, s: P.PPO(a, o, s), a, 1)
         try:
             state = ppo.init(jax.random.PRNGKey(0))
-            obs_shape = (84, 84) if task == "Pong-v5" else ppo.obs_shape
             act_shape = (ppo.net.n_out,) if ppo.continuous else ()
             for _ in range(2):
                 ro, info = roll.rollout(state)
-                assert np.shape(ro["obs"])[:2] == (T, N) and np.shape(ro["obs"])[-2:] == obs_shape[-2:]
+                assert np.shape(ro["obs"]) == (T, N, *ppo.obs_shape)
                 assert np.shape(ro["action"]) == (T, N, *act_shape)
                 for k in ("logp", "value", "reward", "term", "done", "valid"):
                     assert np.shape(ro[k]) == (T, N), k
