@@ -209,7 +209,7 @@ def test_bad_arguments_are_clear_errors(field, value, message):
 
 def test_report_times_jax_runs_by_their_evaluations(tmp_path):
     """A run that logged deterministic evaluations is timed to the score by them; a fused update (no env/learner
-    split) shows '—' for the split."""
+    split) shows '—' for the split; --section picks the doc's marked section."""
     report = load("report")
     import json
 
@@ -222,7 +222,13 @@ def test_report_times_jax_runs_by_their_evaluations(tmp_path):
             rec["eval_return"] = 15.0 * u  # 30 at update 2, 60 at update 4
         records.append(rec)
     (tmp_path / "r.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
-    report.main([str(tmp_path), "--score", "T-v0=50", "--window", "1"])
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "<!-- training-report:start -->\nkeep\n<!-- training-report:end -->\n<!-- jax:start -->\n<!-- jax:end -->\n"
+    )
+    report.main([str(tmp_path), "--score", "T-v0=50", "--window", "1", "--doc", str(doc), "--section", "jax"])
+    body = doc.read_text()
+    assert "\nkeep\n" in body and body.index("| T-v0 | pp-xla |") > body.index("<!-- jax:start -->")
     row = next(line for line in (tmp_path / "report.md").read_text().splitlines() if line.startswith("| T-v0"))
     cells = row.split(" | ")
     # training returns reach 50 nowhere before update 5, the evaluations at update 4 (wall 8, 400 steps)

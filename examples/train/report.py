@@ -11,7 +11,7 @@ the folder (or --out):
   (this process + its children) and its growth over the run's second half, the slowest update against the median
   one, the env's seconds per 1k steps, the learner's per update, the load average.
 With --doc, report.md's table also replaces the text between `<!-- training-report:start -->` and
-`<!-- training-report:end -->` in that file.
+`<!-- training-report:end -->` in that file (--section NAME: between `<!-- NAME:start -->` and `<!-- NAME:end -->`).
 The curve is the mean return of the last --window episodes finished (all envs together), sampled at each update.
 When a run logged deterministic evaluations (`eval_return`, ppo_jax.py's --eval-every), its time and steps to score
 are those of the first evaluation at or above the score, and the plots show the evaluations as markers.
@@ -42,7 +42,7 @@ COLORS = {
     "envpool": "tab:orange",
     "gymnasium": "tab:green",
 }
-MARK_START, MARK_END = "<!-- training-report:start -->", "<!-- training-report:end -->"
+MARK_START, MARK_END = "<!-- training-report:start -->", "<!-- training-report:end -->"  # --section's default
 
 
 @dataclass
@@ -238,13 +238,18 @@ def plot(runs: list[Run], task: str, window: int, score: float | None, out: Path
     plt.close(fig)
 
 
-def update_doc(doc: Path, text: str) -> None:
+def markers(section: str) -> tuple[str, str]:
+    return f"<!-- {section}:start -->", f"<!-- {section}:end -->"
+
+
+def update_doc(doc: Path, text: str, section: str = "training-report") -> None:
+    start, end = markers(section)
     body = doc.read_text()
-    if MARK_START not in body or MARK_END not in body:
-        raise ValueError(f"{doc} has no {MARK_START} ... {MARK_END} section to replace")
-    head, rest = body.split(MARK_START, 1)
-    _, tail = rest.split(MARK_END, 1)
-    doc.write_text(f"{head}{MARK_START}\n{text}{MARK_END}{tail}")
+    if start not in body or end not in body:
+        raise ValueError(f"{doc} has no {start} ... {end} section to replace")
+    head, rest = body.split(start, 1)
+    _, tail = rest.split(end, 1)
+    doc.write_text(f"{head}{start}\n{text}{end}{tail}")
 
 
 def parse_scores(items: list[str]) -> dict[str, float]:
@@ -264,6 +269,11 @@ def main(argv: list[str] | None = None) -> list[Path]:
     p.add_argument("--score", action="append", default=[], help="TASK=VALUE: the return each task is timed to")
     p.add_argument("--window", type=int, default=20, help="episodes in the return's moving mean")
     p.add_argument("--doc", type=Path, default=None, help="markdown file whose marked section gets the table")
+    p.add_argument(
+        "--section",
+        default="training-report",
+        help="--doc's section: between <!-- NAME:start --> and <!-- NAME:end -->",
+    )
     a = p.parse_args(argv)
     runs = load_runs(a.folder)
     if not runs:
@@ -280,7 +290,7 @@ def main(argv: list[str] | None = None) -> list[Path]:
     (out / "report.md").write_text(text)
     written.append(out / "report.md")
     if a.doc:
-        update_doc(a.doc, text)
+        update_doc(a.doc, text, a.section)
     for path in written:
         print(path)
     return written
