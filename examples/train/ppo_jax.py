@@ -670,7 +670,8 @@ class HostRollout:
 
     def __init__(self, ppo: PPO, envs: Any):
         self.ppo, self.envs, self.a = ppo, envs, ppo.a
-        self.policy = jax.jit(ppo.policy)
+        # the call's key is derived inside the jitted function: one dispatch per batch
+        self.policy = jax.jit(lambda state, obs, i: ppo.policy(state, obs, jax.random.fold_in(state["key"], i)))
         self.learn = jax.jit(ppo.learn)
         self.cap = 2 * (self.a.num_steps + 1)
         self.buf: dict[str, np.ndarray] = {}
@@ -696,7 +697,8 @@ class HostRollout:
         self.calls += 1
         if obs.dtype == np.float64:  # jax computes in float32
             obs = obs.astype(np.float32)
-        p = jax.device_get(self.policy(state, obs, jax.random.fold_in(state["key"], self.calls)))
+        acting = {k: state[k] for k in ("params", "obs_rms", "ret_rms", "key")}  # not the optimizer's state
+        p = jax.device_get(self.policy(acting, obs, self.calls))
         rows = self.cnt[ids]
         fields = {"obs": obs, "action": p["action"], "logp": p["logp"], "value": p["value"]}
         if not self.buf:
