@@ -200,6 +200,7 @@ def test_log_time_budget_target_and_checkpoint_resume(tmp_path):
         ("lr_schedule", "cosine", "--lr-schedule 'cosine': choose one of linear"),
         ("target", 100.0, "--target needs --eval-every"),
         ("preset", "Walker", "no preset for 'Walker'"),
+        ("hidden", (), "--hidden needs at least one layer width"),
     ],
 )
 def test_bad_arguments_are_clear_errors(field, value, message):

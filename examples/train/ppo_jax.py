@@ -232,6 +232,8 @@ def resolve(args: Args) -> Args:
     for field in ("num_envs", "num_steps", "minibatch_size", "update_epochs", "total_timesteps", "checkpoint_every"):
         if getattr(a, field) < 1:
             raise ValueError(f"--{field.replace('_', '-')} must be >= 1, got {getattr(a, field)}")
+    if not a.hidden or min(a.hidden) < 1:
+        raise ValueError(f"--hidden needs at least one layer width, each >= 1, got {a.hidden}")
     rows = a.num_envs * a.num_steps
     if rows % a.minibatch_size:
         raise ValueError(f"--minibatch-size {a.minibatch_size} must divide num_envs x num_steps = {rows}")
@@ -248,7 +250,7 @@ def resolve(args: Args) -> Args:
 
 # ---- networks: plain jax -----------------------------------------------------------------------------------------
 def _dense(key: Any, n_in: int, n_out: int, init: str, scale: float) -> dict:
-    kw, kb = jax.random.split(key)
+    kw = key
     if init == "orthogonal":  # CleanRL: orthogonal weights with a per-layer gain, zero bias
         w = jax.nn.initializers.orthogonal(scale)(kw, (n_in, n_out), jnp.float32)
     elif init == "variance_scaling":  # rl_games' variance_scaling_initializer(scale=2.0), fan in, truncated normal
@@ -563,7 +565,6 @@ class XlaRollout:
 
     def __init__(self, ppo: PPO, env: Any):
         self.ppo, self.env, self.a = ppo, env, ppo.a
-        self.env_seconds = 0.0
         handle, _, _, self._step = env.xla()
         obs, _ = env.reset()
         n = self.a.num_envs
