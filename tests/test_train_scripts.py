@@ -287,7 +287,8 @@ def test_report_turns_logs_into_a_plot_and_a_table(tmp_path):
     assert pp[6:8] == ["9", "9"]  # final and best mean return
     assert pp[8:13] == ["400", "8", "50", "25%", "50%"]  # steps, wall, steps/s, in env, in learner
     assert pp[13:15] == ["104", "1.0"]  # RSS 101 .. 104 MiB: the peak, growth from the middle update (103)
-    assert pp[15:20] == ["1.00", "time_budget", "5.00", "1.00", "3.5 |"]  # stalls, end, env/1k steps, learner, load
+    # stalls, end, env/1k steps, learner, load, evaluations (none logged)
+    assert pp[15:21] == ["1.00", "time_budget", "5.00", "1.00", "3.5", "— / — |"]
     # envpool: two seeds, seed 1 never reaches 4 (best mean 2), seed 2 does at update 3 (mean(4, 4))
     assert ep[2:6] == ["1, 2", "4", "— / 6", "— / 300"]
     body = doc.read_text()

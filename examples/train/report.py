@@ -1,4 +1,4 @@
-"""Plots and a table from the JSONL run logs of ppo_continuous.py / ppo_atari.py, and nothing else.
+"""Plots and a table from the JSONL run logs of ppo_continuous.py / ppo_atari.py / ppo_jax.py, and nothing else.
 
     python examples/train/report.py docs/training --score HalfCheetah-v5=500 --doc docs/training.md
 
@@ -11,8 +11,10 @@ the folder (or --out):
   (this process + its children) and its growth over the run's second half, the slowest update against the median
   one, the env's seconds per 1k steps, the learner's per update, the load average.
 With --doc, report.md's table also replaces the text between `<!-- training-report:start -->` and
-`<!-- training-report:end -->` in that file.
+`<!-- training-report:end -->` in that file (--section NAME: between `<!-- NAME:start -->` and `<!-- NAME:end -->`).
 The curve is the mean return of the last --window episodes finished (all envs together), sampled at each update.
+When a run logged deterministic evaluations (`eval_return`, ppo_jax.py's --eval-every), its time and steps to score
+are those of the first evaluation at or above the score, and the plots show the evaluations as markers.
 """
 
 from __future__ import annotations
@@ -31,9 +33,16 @@ from common import read_log  # noqa: E402
 
 # the score each task is timed to (--score overrides): the issue's targets for Pong and Ant
 SCORES = {"Pong-v5": 20.0, "Ant-v5": 5000.0}
-BACKEND_ORDER = ("pp", "pp-async", "envpool", "gymnasium")
-COLORS = {"pp": "tab:blue", "pp-async": "tab:cyan", "envpool": "tab:orange", "gymnasium": "tab:green"}
-MARK_START, MARK_END = "<!-- training-report:start -->", "<!-- training-report:end -->"
+BACKEND_ORDER = ("pp-xla", "pp", "pp-async", "envpool-xla", "envpool", "gymnasium")
+COLORS = {
+    "pp-xla": "tab:purple",
+    "pp": "tab:blue",
+    "pp-async": "tab:cyan",
+    "envpool-xla": "tab:red",
+    "envpool": "tab:orange",
+    "gymnasium": "tab:green",
+}
+MARK_START, MARK_END = "<!-- training-report:start -->", "<!-- training-report:end -->"  # --section's default
 
 
 @dataclass
@@ -59,6 +68,22 @@ class Run:
                 ret.append(float(np.mean(done[-window:])))
         return np.array(wall), np.array(steps), np.array(ret)
 
+    def evals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(wall seconds, env steps, return) of the deterministic evaluations the run logged (empty: none)."""
+        ups = [u for u in self.updates if u.get("eval_return") is not None]
+        return (
+            np.array([u["wall"] for u in ups]),
+            np.array([u["steps"] for u in ups]),
+            np.array([u["eval_return"] for u in ups], dtype=float),
+        )
+
+
+def _fraction(ups: list[dict], key: str, total: float) -> float | None:
+    """Sum of `key` over the updates / total; None when a run did not time that part (a fused jitted update)."""
+    if any(u.get(key) is None for u in ups):
+        return None
+    return sum(u[key] for u in ups) / total
+
 
 def load_runs(folder: Path) -> list[Run]:
     runs = []
@@ -81,33 +106,44 @@ def summarize(run: Run, score: float | None, window: int) -> dict:
     wall, steps, ret = run.curve(window)
     ups = run.updates
     total_update = sum(u["update_s"] for u in ups)
-    hit = np.flatnonzero(ret >= score) if score is not None and len(ret) else np.array([], dtype=int)
+    e_wall, e_steps, e_ret = run.evals()
+    hit_wall, hit_steps = (e_wall, e_steps) if len(e_ret) else (wall, steps)
+    hit_ret = e_ret if len(e_ret) else ret
+    hit = np.flatnonzero(hit_ret >= score) if score is not None and len(hit_ret) else np.array([], dtype=int)
     rss = [u["rss_mb"] + u["rss_children_mb"] for u in ups]
     durations = [u["update_s"] for u in ups[1:]] or [ups[0]["update_s"]]  # the first update pays warm-up
     return {
         "wall": ups[-1]["wall"],
         "steps": ups[-1]["steps"],
-        "time_to_score": float(wall[hit[0]]) if len(hit) else None,
-        "steps_to_score": int(steps[hit[0]]) if len(hit) else None,
+        "time_to_score": float(hit_wall[hit[0]]) if len(hit) else None,
+        "steps_to_score": int(hit_steps[hit[0]]) if len(hit) else None,
         "final": float(ret[-1]) if len(ret) else None,
         "best": float(ret.max()) if len(ret) else None,
         "episodes": sum(len(u["returns"]) for u in ups),
         "sps": ups[-1]["steps"] / ups[-1]["wall"],
-        "env_frac": sum(u["env_s"] for u in ups) / total_update,
-        "learn_frac": sum(u["learn_s"] for u in ups) / total_update,
+        "env_frac": _fraction(ups, "env_s", total_update),
+        "learn_frac": _fraction(ups, "learn_s", total_update),
         # the learner's allocator warms up over the first updates; a leak shows as growth in the second half
         "rss_growth": max(rss[len(rss) // 2 :]) - rss[len(rss) // 2],
         "rss_peak": max(rss),
         "slowest_over_median": max(durations) / statistics.median(durations),
         "ended": run.ended or "cut off",
-        "env_per_1k": 1000 * sum(u["env_s"] for u in ups) / ups[-1]["steps"] if ups[-1]["steps"] else None,
-        "learn_median": statistics.median(u["learn_s"] for u in ups),
+        "env_per_1k": 1000 * env_s / ups[-1]["steps"] if (env_s := _fraction(ups, "env_s", 1.0)) is not None else None,
+        "learn_median": statistics.median(u["learn_s"] for u in ups)
+        if _fraction(ups, "learn_s", 1) is not None
+        else None,
+        "eval_final": float(e_ret[-1]) if len(e_ret) else None,
+        "eval_best": float(e_ret.max()) if len(e_ret) else None,
         "load": statistics.median(u["load1"] for u in ups) if all("load1" in u for u in ups) else None,
     }
 
 
 def _fmt(v: float | None, spec: str = ".0f") -> str:
     return "—" if v is None else format(v, spec)
+
+
+def _pct(fraction: float | None) -> float | None:
+    return None if fraction is None else 100 * fraction
 
 
 def _many(values: list, spec: str = ".0f") -> str:
@@ -121,8 +157,8 @@ def table(runs: list[Run], scores: dict[str, float], window: int) -> str:
         "env steps | wall (s) | steps/s (whole loop) | time in env | time in learner | peak RSS (MiB) | "
         "RSS growth, 2nd half (MiB) | "
         "slowest / median update | ended | env s per 1k steps | learner s per update (median) | "
-        "load average (median) |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        "load average (median) | evaluation: last / best |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     rows = []
     for task in sorted({r.task for r in runs}):
@@ -138,12 +174,13 @@ def table(runs: list[Run], scores: dict[str, float], window: int) -> str:
                 f"{_many([x['time_to_score'] for x in s])} | {_many([x['steps_to_score'] for x in s])} | "
                 f"{_many([x['final'] for x in s])} | {_many([x['best'] for x in s])} | "
                 f"{_many([x['steps'] for x in s])} | {_many([x['wall'] for x in s])} | "
-                f"{_many([x['sps'] for x in s])} | {_many([x['env_frac'] * 100 for x in s])}% | "
-                f"{_many([x['learn_frac'] * 100 for x in s])}% | {_many([x['rss_peak'] for x in s])} | "
+                f"{_many([x['sps'] for x in s])} | {_many([_pct(x['env_frac']) for x in s])}% | "
+                f"{_many([_pct(x['learn_frac']) for x in s])}% | {_many([x['rss_peak'] for x in s])} | "
                 f"{_many([x['rss_growth'] for x in s], '.1f')} | "
                 f"{_many([x['slowest_over_median'] for x in s], '.2f')} | {', '.join(x['ended'] for x in s)} | "
                 f"{_many([x['env_per_1k'] for x in s], '.2f')} | {_many([x['learn_median'] for x in s], '.2f')} | "
-                f"{_many([x['load'] for x in s], '.1f')} |"
+                f"{_many([x['load'] for x in s], '.1f')} | "
+                f"{' / '.join(_fmt(x['eval_final']) + ' / ' + _fmt(x['eval_best']) for x in s)} |"
             )
     note = (
         f"\nReturn: mean of the last {window} episodes finished. Time in env: inside the backend's step/send/recv; "
@@ -151,7 +188,11 @@ def table(runs: list[Run], scores: dict[str, float], window: int) -> str:
         "process plus its children (gymnasium's worker processes); its growth is measured from the run's middle update "
         "to the peak after it (the first updates warm the learner's allocator up; a leak keeps growing). "
         "The learner is the same code in every run, so its time per update shows how loaded the machine was during "
-        "that run; load average: the machine's 1-minute load average, logged at each update.\n"
+        "that run; load average: the machine's 1-minute load average, logged at each update. Runs that logged "
+        "deterministic evaluations of fresh envs are timed to the score by the first evaluation reaching it (last "
+        "column: the last and the best evaluation); the others by the training return. A jitted update fused with its "
+        "rollout is timed as a whole (—: no split); with --split-timing the rollout, env and policy in one scan, "
+        "counts as env time.\n"
     )
     return head + "\n".join(rows) + "\n" + note
 
@@ -173,6 +214,10 @@ def plot(runs: list[Run], task: str, window: int, score: float | None, out: Path
             ys = [c[2] for c in curves if len(c[2])]
             if not xs:
                 continue
+            for r in group:  # the deterministic evaluations, where the run logged them
+                ev = r.evals()
+                if len(ev[2]):
+                    ax.plot(ev[x_of] / scale, ev[2], "o--", color=COLORS[backend], markersize=3, linewidth=0.8)
             if len(xs) == 1:
                 ax.plot(xs[0], ys[0], label=backend, color=COLORS[backend])
                 continue
@@ -193,13 +238,18 @@ def plot(runs: list[Run], task: str, window: int, score: float | None, out: Path
     plt.close(fig)
 
 
-def update_doc(doc: Path, text: str) -> None:
+def markers(section: str) -> tuple[str, str]:
+    return f"<!-- {section}:start -->", f"<!-- {section}:end -->"
+
+
+def update_doc(doc: Path, text: str, section: str = "training-report") -> None:
+    start, end = markers(section)
     body = doc.read_text()
-    if MARK_START not in body or MARK_END not in body:
-        raise ValueError(f"{doc} has no {MARK_START} ... {MARK_END} section to replace")
-    head, rest = body.split(MARK_START, 1)
-    _, tail = rest.split(MARK_END, 1)
-    doc.write_text(f"{head}{MARK_START}\n{text}{MARK_END}{tail}")
+    if start not in body or end not in body:
+        raise ValueError(f"{doc} has no {start} ... {end} section to replace")
+    head, rest = body.split(start, 1)
+    _, tail = rest.split(end, 1)
+    doc.write_text(f"{head}{start}\n{text}{end}{tail}")
 
 
 def parse_scores(items: list[str]) -> dict[str, float]:
@@ -219,6 +269,11 @@ def main(argv: list[str] | None = None) -> list[Path]:
     p.add_argument("--score", action="append", default=[], help="TASK=VALUE: the return each task is timed to")
     p.add_argument("--window", type=int, default=20, help="episodes in the return's moving mean")
     p.add_argument("--doc", type=Path, default=None, help="markdown file whose marked section gets the table")
+    p.add_argument(
+        "--section",
+        default="training-report",
+        help="--doc's section: between <!-- NAME:start --> and <!-- NAME:end -->",
+    )
     a = p.parse_args(argv)
     runs = load_runs(a.folder)
     if not runs:
@@ -235,7 +290,7 @@ def main(argv: list[str] | None = None) -> list[Path]:
     (out / "report.md").write_text(text)
     written.append(out / "report.md")
     if a.doc:
-        update_doc(a.doc, text)
+        update_doc(a.doc, text, a.section)
     for path in written:
         print(path)
     return written
