@@ -313,6 +313,37 @@ def test_info_masks_for_every_key():
     assert info["_score"].all() and "final_obs" not in info
 
 
+def test_observations_lie_in_the_observation_space_of_every_env_type():
+    """One id of every env type of this build: `single_observation_space.contains(row)` holds for every row from
+    the first reset through 200 random steps (TorchRL's spec check and gymnasium's own checks rely on it)."""
+    from parallel_pool.registry import env_class_of
+
+    by_type: dict[str, list[str]] = {}
+    for task in pp.list_all_envs():
+        by_type.setdefault(env_class_of(task), []).append(task)
+    outside = []
+    for tasks in by_type.values():
+        for task in tasks:  # the first id that makes here (some need files the user gives: WFC patterns, a .cfg)
+            try:
+                env = pp.make(task, num_envs=2, seed=1)
+                break
+            except ValueError:
+                continue
+        else:
+            continue
+        space = env.single_observation_space
+        env.action_space.seed(0)
+        obs, _ = env.reset()
+        for step in range(201):
+            rows = [obs[r] if not isinstance(obs, dict) else {k: v[r] for k, v in obs.items()} for r in range(2)]
+            if not all(space.contains(row) for row in rows):
+                outside.append((task, step))
+                break
+            obs = env.step(env.action_space.sample())[0]
+        env.close()
+    assert not outside
+
+
 @pytest.mark.parametrize("max_steps", [1000, 3])
 def test_same_step_final_keys_structure_matches_sync_vector_env(max_steps):
     ours, ref = make_pair("same_step", max_steps)
