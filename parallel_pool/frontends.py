@@ -32,10 +32,12 @@ def _info_masks(schema: Schema, n: int, player_rows: int, xp: Any) -> tuple[dict
     player rows."""
 
     def true(rows: int) -> Any:
-        m = xp.ones(rows, dtype=bool)
         if xp is np:
-            m.flags.writeable = False  # shared by every step's info (see _info_template)
-        return m
+            # shared by every step's info (see _info_template), so read-only for good: a view of immutable bytes,
+            # whose WRITEABLE flag cannot be set back (an owned array's can), so that writing into one step's
+            # mask can never change another step's info, held or not
+            return np.frombuffer(b"\x01" * rows, dtype=bool)
+        return xp.ones(rows, dtype=bool)
 
     env_mask, player_mask = true(n), true(player_rows)
     masks = {"_env_id": env_mask, "_elapsed_step": env_mask, "_players": env_mask}

@@ -5,6 +5,7 @@ front-end claims to be, render glue, multi-player subsets, lifecycle, and the mo
 from __future__ import annotations
 
 import ast
+import copy
 import sys
 import types
 from pathlib import Path
@@ -342,6 +343,42 @@ def test_observations_lie_in_the_observation_space_of_every_env_type():
             obs = env.step(env.action_space.sample())[0]
         env.close()
     assert not outside
+
+
+def _arrays_in(tree):
+    """Every numpy array in a result (tuples, dicts, gymnasium's object arrays of final observations)."""
+    if isinstance(tree, dict):
+        return [a for v in tree.values() for a in _arrays_in(v)]
+    if isinstance(tree, tuple):
+        return [a for v in tree for a in _arrays_in(v)]
+    if isinstance(tree, np.ndarray) and tree.dtype == object:
+        return [a for v in tree if v is not None for a in _arrays_in(v)]
+    return [tree] if isinstance(tree, np.ndarray) else []
+
+
+@pytest.mark.parametrize("kw", [{}, {"autoreset_mode": "same_step"}, {"batch_size": 2}, {"env_type": "gym"}], ids=str)
+def test_held_results_never_change(kw):
+    """A result the user holds (all of it, its info, one `_key` mask) never changes at later calls, not even when
+    the user writes into every array of a later result that numpy lets them write into (the `_key` masks that
+    every step's info shares are read-only for good: their WRITEABLE flag cannot be set back)."""
+    env = pp.make("Dummy-v0", num_envs=4, max_episode_steps=3, **kw)
+    env.reset()
+    held = []
+    for step in range(18):
+        result = env.step(np.arange(env.batch_size) + 1)
+        if step % 2 == 0:  # held: all of it, its info, or one mask
+            part = (result, result[4], result[4].get("_env_id", result[4]["env_id"]))[step // 2 % 3]
+            held.append((part, copy.deepcopy(part)))
+        else:  # written into, where numpy allows
+            for a in _arrays_in(result):
+                try:
+                    a.flags.writeable = True
+                except ValueError:
+                    continue  # read-only for good
+                a[...] = 0
+        del result
+        for part, was in held:
+            assert all(np.array_equal(x, y) for x, y in zip(_arrays_in(part), _arrays_in(was)))
 
 
 @pytest.mark.parametrize("max_steps", [1000, 3])
