@@ -259,8 +259,16 @@ class _GymStyle(BasePool):
                 )
             chosen = [seeds[i] for i in ids]
             seed = None if all(s is None for s in chosen) else chosen
-        arrays = self._reset_raw(ids, seed)
         assert self._kept is not None  # a sync pool (_check_mask)
+        unknown = self._kept.missing(np.flatnonzero(~mask))
+        if len(unknown):
+            raise ValueError(
+                f"reset_mask leaves envs {unknown.tolist()} as they are, but set_state put them in a state whose "
+                "observation this pool does not know (a snapshot without observation rows: taken by an async, dm "
+                "or multi-player pool, or the one-env set_state(env_id, values)); include them in the mask, or "
+                "step them first"
+            )
+        arrays = self._reset_raw(ids, seed)
         full_obs, owner = self._kept.rows()
         info: dict[str, Any] = {"players": {"env_id": owner, "_env_id": mask[owner]}, "_players": mask.copy()}
         per_env = {
