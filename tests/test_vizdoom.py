@@ -20,7 +20,7 @@ pytest.importorskip("vizdoom")
 pytest.importorskip("cv2")
 
 sys.path.insert(0, os.path.dirname(__file__))
-from pyproc import IMPORT_ROOT  # noqa: E402
+from pyproc import IMPORT_ROOT, run_python  # noqa: E402
 from vizdoom_reference import INFO_VARIABLES, LockstepReference, ReferenceDoom  # noqa: E402
 
 
@@ -447,6 +447,58 @@ def test_several_agents_call_stuck_after_kill_is_env_error():
             if os.path.exists(f"/dev/shm/{name}{instance}"):
                 os.unlink(f"/dev/shm/{name}{instance}")
     assert wait_until(lambda: not (engine_pids() - before))
+
+
+# A single-player env whose engine is killed while its message queue is locked (by a dead process, as an engine
+# killed inside a send or receive leaves it): the step's call blocks on that lock for good. Run in a child process,
+# so that a pool that hangs there fails the test instead of hanging it.
+SINGLE_STUCK = """
+import os, signal, subprocess, sys, time
+import numpy as np
+sys.path.insert(0, {tests!r})
+from test_vizdoom import DIE_HOLDING_QUEUE_LOCK, _cmdline, engine_pids
+import parallel_pool as pp
+
+env = pp.make("Basic-v1", num_envs=1, seed=0)
+env.reset()
+(pid,) = engine_pids()
+args = _cmdline(pid)
+instance = args[args.index("+viz_instance_id") + 1]
+try:
+    lock = [sys.executable, "-c", DIE_HOLDING_QUEUE_LOCK, "/dev/shm/ViZDoomMQDoom" + instance]
+    subprocess.run(lock, check=True, timeout=60)
+    os.kill(pid, signal.SIGKILL)
+    start = time.monotonic()
+    try:
+        for _ in range(5):
+            env.step(np.zeros((1, 3)))
+        print("no error")
+    except pp.EnvError as e:
+        print("step raised", e.env_ids, round(time.monotonic() - start), str(e).replace(chr(10), " "))
+    try:
+        env.reset()
+    except pp.EnvError as e:
+        print("reset raised", str(e).replace(chr(10), " "))
+    start = time.monotonic()
+    env.close()
+    print("closed", round(time.monotonic() - start))
+finally:  # the env's game is leaked with its stuck call: nothing removes its queues and shared memory
+    for name in ["ViZDoomMQDoom", "ViZDoomMQCtr", "ViZDoomSM"]:
+        if os.path.exists("/dev/shm/" + name + instance):
+            os.unlink("/dev/shm/" + name + instance)
+"""
+
+
+def test_single_player_call_stuck_after_kill_is_env_error():
+    """A single-player engine killed mid-step, its queue left locked: its call never returns, and it runs on the
+    env's own thread (Lockstep of one), so the step raises EnvError after the bound (30 s + 5 s) instead of
+    blocking the caller for good; the env then says it is out of use, and close() returns."""
+    out = run_python(SINGLE_STUCK.format(tests=os.path.dirname(__file__)), timeout=180)
+    assert "step raised [0]" in out.stdout and "did not return" in out.stdout, out.stdout + out.stderr[-2000:]
+    seconds = int(out.stdout.split("step raised [0] ")[1].split()[0])
+    assert seconds < 90
+    assert "reset raised" in out.stdout and "out of use" in out.stdout
+    assert int(out.stdout.split("closed ")[1].split()[0]) < 30
 
 
 # ---------------------------------------------------------------------------------------------------------------

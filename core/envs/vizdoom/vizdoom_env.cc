@@ -131,7 +131,9 @@ VizdoomEnv::VizdoomEnv(const Config& c, int env_id, uint64_t seed)
   engines_.resize(static_cast<size_t>(players));
   const unsigned engine_seed = EngineSeed(seed);  // one seed for all players: one game
   for (int p = 0; p < players; ++p) SetUpEngine(engines_[p], c, p, engine_seed);
-  if (players > 1) lockstep_ = std::make_unique<Lockstep>(players);
+  // every call into an engine runs on the Lockstep's threads, so that a call that never returns (its engine killed
+  // holding its message queue's lock) cannot hold the caller: one player too (see vizdoom_env.h, TogetherOrStop)
+  lockstep_ = std::make_unique<Lockstep>(players);
   try {
     StartEngines();
   } catch (...) {
@@ -314,16 +316,24 @@ void VizdoomEnv::Reset(Output& out) {
   } else if (!started_ && !reseed) {
     // init() began the first episode
   } else if (continue_game_ && !reseed) {
-    engines_[0].game->makeAction(std::vector<double>(num_buttons_, 0.0), frame_skip_);  // EnvPool: one no-op step
+    TogetherOrStop(  // EnvPool: one no-op step (player 0's)
+        [&](int p) {
+          if (p == 0) engines_[0].game->makeAction(std::vector<double>(num_buttons_, 0.0), frame_skip_);
+        },
+        kCallLimitS);
   } else if (Several()) {
     TogetherOrStop([&](int p) { engines_[p].game->newEpisode(); }, kCallLimitS);  // every player, together
     AddBots();
   } else {
-    if (lmp_prefix_.empty()) {
-      engines_[0].game->newEpisode();
-    } else {
-      engines_[0].game->newEpisode(lmp_prefix_ + std::to_string(episode_count_) + ".lmp");
-    }
+    TogetherOrStop(
+        [&](int) {
+          if (lmp_prefix_.empty()) {
+            engines_[0].game->newEpisode();
+          } else {
+            engines_[0].game->newEpisode(lmp_prefix_ + std::to_string(episode_count_) + ".lmp");
+          }
+        },
+        kCallLimitS);
     AddBots();
   }
   started_ = true;
@@ -337,7 +347,7 @@ void VizdoomEnv::Step(const ActionView& action, Output& out) {
   CheckUsable();
   for (int p = 0; p < NumPlayers(); ++p) SetAction(engines_[p], action, p);
   if (!Several()) {
-    engines_[0].game->advanceAction(frame_skip_, true);
+    TogetherOrStop([&](int) { engines_[0].game->advanceAction(frame_skip_, true); }, kCallLimitS);
   } else {
     // one tic at a time, every player together (see Lockstep); the state is read after the last
     for (int t = 0; t < frame_skip_; ++t) {
@@ -452,19 +462,15 @@ void VizdoomEnv::StartEngines() {
   // engine's to report, as before.
   std::error_code ignored;
   std::filesystem::create_directory("_vizdoom", ignored);
-  if (Several()) {
-    lockstep_->Run([&](int p) { engines_[p].game->init(); }, Limits(kStartLimitS),
-                   [this] {
-                     // a stalled start: the engines are found (those already running) and stopped
-                     try {
-                       FindEngineProcesses(false);
-                     } catch (...) {
-                     }
-                     KillEngines();
-                   });
-  } else {
-    engines_[0].game->init();
-  }
+  lockstep_->Run([&](int p) { engines_[p].game->init(); }, Limits(kStartLimitS),
+                 [this] {
+                   // a stalled start: the engines are found (those already running) and stopped
+                   try {
+                     FindEngineProcesses(false);
+                   } catch (...) {
+                   }
+                   KillEngines();
+                 });
   FindEngineProcesses(true);
   AddBots();
 }
