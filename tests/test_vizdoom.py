@@ -3,10 +3,13 @@ config validation, and the engine processes' lifecycle (close, a killed engine, 
 
 from __future__ import annotations
 
+import glob
 import os
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -533,6 +536,56 @@ def test_killed_engine_is_env_error():
         obs, _ = env.reset()
         assert obs.shape == (2, 12, 84, 84) and len(engine_pids() - before) == 2
         env.step(np.zeros((2, 3)))
+    finally:
+        env.close()
+
+
+# A process with a ViZDoom env, SIGKILLed: its engine dies with it (PR_SET_PDEATHSIG), and nothing runs the game's
+# close(), which removes the engine's shared memory and message queues.
+KILLED_WITH_ENGINE = """
+import os, signal, sys
+sys.path.insert(0, {tests!r})
+from test_vizdoom import _cmdline, engine_pids
+import parallel_pool as pp
+env = pp.make("Basic-v1", num_envs=1)
+env.reset()
+(pid,) = engine_pids()
+args = _cmdline(pid)
+print(args[args.index("+viz_instance_id") + 1], os.getpid(), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+SEGMENTS = ("ViZDoomSM", "ViZDoomMQCtr", "ViZDoomMQDoom")
+
+
+def test_segments_are_private_and_a_killed_processs_are_removed_by_a_later_env():
+    """An engine's shared memory (its screen) and message queues are this user's only (0600); after a SIGKILL of
+    the process that made them they stay, with its private folder, and the next ViZDoom env made (by any process)
+    removes them: the folder records their instance ids and carries the dead process's pid."""
+    before = engine_pids()
+    env = pp.make("Basic-v1", num_envs=1)
+    env.reset()
+    (pid,) = engine_pids() - before
+    args = _cmdline(pid)
+    instance = args[args.index("+viz_instance_id") + 1]
+    for base in SEGMENTS:
+        assert stat.S_IMODE(os.stat(f"/dev/shm/{base}{instance}").st_mode) == 0o600, base
+    env.close()
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLED_WITH_ENGINE.format(tests=os.path.dirname(__file__))],
+        cwd=IMPORT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+    instance, child = proc.stdout.split()
+    folders = glob.glob(f"{tempfile.gettempdir()}/parallel_pool-vizdoom-{child}-*")
+    assert folders and all(os.path.exists(f"/dev/shm/{base}{instance}") for base in SEGMENTS)
+    env = pp.make("Basic-v1", num_envs=1)  # a later env: the dead process's leftovers go
+    try:
+        assert not any(os.path.exists(f"/dev/shm/{base}{instance}") for base in SEGMENTS)
+        assert not any(os.path.exists(f) for f in folders)
     finally:
         env.close()
 

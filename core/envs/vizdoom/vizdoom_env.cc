@@ -60,10 +60,33 @@ std::pair<int, int> ReserveUdpPort() {
   throw std::runtime_error("ViZDoom: no UDP port could be reserved for the hosted game (64 attempts)");
 }
 
+// ViZDoom names an engine's shared memory and message queues (in /dev/shm) by its random instance id; an env records
+// each of its engines' ids in its private folder (RecordInstance), so that they can be removed once the process that
+// made them is gone: a SIGKILLed process never runs the games' close(), which removes them (10 MB of screen each).
+constexpr const char* kInstancePrefix = "instance-";
+
+// Removes the segments of the instance ids recorded in `dir` (a folder of a dead process of this user).
+void RemoveRecordedSegments(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(kInstancePrefix, 0) != 0) continue;
+    const std::string id = name.substr(std::strlen(kInstancePrefix));
+    if (id.empty() || !std::all_of(id.begin(), id.end(), ::isalnum)) continue;
+    for (const char* base : {SM_NAME_BASE, MQ_CTR_NAME_BASE, MQ_DOOM_NAME_BASE}) {
+      const std::string path = std::string("/dev/shm/") + base + id;
+      struct stat st{};
+      if (lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid()) unlink(path.c_str());
+    }
+  }
+}
+
 // A new folder only this user can use, for the engines' settings file (ViZDoom's default is _vizdoom.ini in the
-// working directory; one fixed name in the shared temp folder would be raced on by every engine of every user).
-// The folder's name carries the creating process's id: folders of processes that are gone (killed before their
-// envs were destroyed) are removed here, by the next process that makes one.
+// working directory; one fixed name in the shared temp folder would be raced on by every engine of every user) and
+// the record of its engines' instance ids. The folder's name carries the creating process's id: folders of
+// processes that are gone (killed before their envs were destroyed) are removed here, with the shared memory and
+// queues of the engines they record, by the next process that makes one.
 std::string MakePrivateDir() {
   namespace fs = std::filesystem;
   const fs::path tmp = fs::temp_directory_path();
@@ -76,6 +99,7 @@ std::string MakePrivateDir() {
     struct stat st{};
     if (pid <= 0 || lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) continue;
     if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      RemoveRecordedSegments(it->path());
       std::error_code ignored;
       fs::remove_all(it->path(), ignored);
     }
@@ -156,11 +180,14 @@ VizdoomEnv::~VizdoomEnv() {
     if (Several()) KillEngines();  // an engine of a network game may not answer close() while a peer is gone
     CloseGames();
   }
+  const bool leaked = lockstep_ && lockstep_->abandoned();
   lockstep_.reset();  // joins its threads (detaches those still inside an abandoned call)
   ForgetEngineProcesses();
   if (port_lock_ >= 0) close(port_lock_);  // the port is free for other envs again
   std::error_code ec;
-  if (!private_dir_.empty()) std::filesystem::remove_all(private_dir_, ec);
+  // leaked games keep their segments (a stuck call may still use them): the folder, which records them, stays
+  // for a later process to clean once this one is gone
+  if (!private_dir_.empty() && !leaked) std::filesystem::remove_all(private_dir_, ec);
 }
 
 void VizdoomEnv::CloseGames() {
@@ -440,10 +467,21 @@ void VizdoomEnv::FindEngineProcesses(bool strict) {
       for (std::string arg; !ours && std::getline(cmd_file, arg, '\0');) ours = arg == id;
       if (ours) e.pidfd = static_cast<int>(syscall(SYS_pidfd_open, std::strtol(name.c_str(), nullptr, 10), 0));
     }
+    ClaimInstance(id);
     if (e.pidfd < 0 && strict) {
       throw std::runtime_error("ViZDoom: cannot find the engine process just started (instance " + id + ")");
     }
   }
+}
+
+// A started engine's segments: recorded (an empty file per engine in the env's private folder, naming its instance
+// id: see RemoveRecordedSegments), and its shared memory (its screen) made this user's only. The engine makes that
+// segment itself, mode 0644 whatever the umask (boost sets the mode after creating it), so it is readable by other
+// users from then until this chmod, right after the engine's start.
+void VizdoomEnv::ClaimInstance(const std::string& id) const {
+  if (id.empty() || !std::all_of(id.begin(), id.end(), ::isalnum)) return;
+  if (!private_dir_.empty()) std::ofstream(private_dir_ + "/" + kInstancePrefix + id);
+  chmod((std::string("/dev/shm/") + SM_NAME_BASE + id).c_str(), 0600);
 }
 
 void VizdoomEnv::ForgetEngineProcesses() noexcept {

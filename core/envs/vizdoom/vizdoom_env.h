@@ -321,6 +321,7 @@ class VizdoomEnv : public Env {
   }
   void FindEngineProcesses(bool strict);
   void ForgetEngineProcesses() noexcept;
+  void ClaimInstance(const std::string& id) const;
   void StartEngines();
   void RestartEngines();
   bool Several() const { return engines_.size() > 1; }
