@@ -23,6 +23,8 @@ import tempfile
 from typing import Any
 from xml.etree import ElementTree
 
+from parallel_pool.orphans import pid_alive
+
 PREFIX = "dm_control:"
 _CALL = re.compile(r"^dm_control:(?P<func>[A-Za-z_][\w.]*)\((?P<args>.*)\)$", re.DOTALL)
 INSTALL_HINT = 'pip install "parallel-pool[dmc]"'
@@ -143,18 +145,8 @@ def _clean_stale(root: str) -> None:
         if not name.startswith(prefix):
             continue
         pid = name[len(prefix) :].split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not pid_alive(int(pid)):
             shutil.rmtree(os.path.join(root, name), ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's live process
-        return True
-    return True
 
 
 @functools.cache

@@ -34,10 +34,12 @@ def _info_masks(schema: Schema, n: int, player_rows: int, xp: Any) -> tuple[dict
     """
 
     def true(rows: int) -> Any:
-        m = xp.ones(rows, dtype=bool)
         if xp is np:
-            m.flags.writeable = False  # shared by every step's info (see _info_template)
-        return m
+            # shared by every step's info (see _info_template), so read-only for good: a view of immutable bytes,
+            # whose WRITEABLE flag cannot be set back (an owned array's can), so that writing into one step's
+            # mask can never change another step's info, held or not
+            return np.frombuffer(b"\x01" * rows, dtype=bool)
+        return xp.ones(rows, dtype=bool)
 
     env_mask, player_mask = true(n), true(player_rows)
     masks = {"_env_id": env_mask, "_elapsed_step": env_mask, "_players": env_mask}
@@ -283,8 +285,16 @@ class _GymStyle(BasePool):
                 )
             chosen = [seeds[i] for i in ids]
             seed = None if all(s is None for s in chosen) else chosen
-        arrays = self._reset_raw(ids, seed)
         assert self._kept is not None  # a sync pool (_check_mask)
+        unknown = self._kept.missing(np.flatnonzero(~mask))
+        if len(unknown):
+            raise ValueError(
+                f"reset_mask leaves envs {unknown.tolist()} as they are, but set_state put them in a state whose "
+                "observation this pool does not know (a snapshot without observation rows: taken by an async, dm "
+                "or multi-player pool, or the one-env set_state(env_id, values)); include them in the mask, or "
+                "step them first"
+            )
+        arrays = self._reset_raw(ids, seed)
         full_obs, owner = self._kept.rows()
         info: dict[str, Any] = {"players": {"env_id": owner, "_env_id": mask[owner]}, "_players": mask.copy()}
         per_env = {

@@ -44,6 +44,12 @@ class KeptRows:
 
     Fed every batch the pool returns (step, step_arrays, send/recv, reset). The rows are the pool's own copy, so a
     user who edits in place the observation they were given does not change what the next masked reset returns.
+
+    set_state moves an env to another state, whose observation is the one the env last returned when the snapshot
+    was taken: snapshots of a pool that keeps rows carry them (`env_rows`), and set_state puts them here (`put`).
+    An env restored without one (a snapshot of an async or dm pool, of a multi-player pool, or the one-env
+    `set_state(env_id, values)`) has no known row until it is stepped or reset (`forget`): a masked reset that
+    would return it raises instead of returning the row of the state it left.
     """
 
     def __init__(self, schema: Schema, num_envs: int, max_num_players: int, engine: Any = None):
@@ -58,6 +64,8 @@ class KeptRows:
         self._owner = np.repeat(ids, max_num_players)
         fields = [schema.fields[i] for i in self._obs_at]
         self._obs = [np.zeros((len(self._owner), *f.shape), f.dtype) for f in fields]
+        self._names = [schema.obs_name(k) for k in schema.obs_keys]
+        self._unknown = np.zeros(num_envs, dtype=bool)  # envs restored without their row (see the class doc)
         # the fast path's copy as bytes (tobytes() costs a third of an array copy), not yet in _obs/_owner (_settle)
         self._full: bytes | None = None
         self._full_shape = (num_envs, *fields[0].shape)
@@ -86,6 +94,7 @@ class KeptRows:
             self._full = None
             self._obs = [arrays[i].copy() for i in self._obs_at]
             self._owner = self._ids if self._one_player else arrays[self._schema.players_env_id].copy()
+        self._unknown[:] = False
         self._given()
 
     def _settle(self) -> None:
@@ -95,6 +104,7 @@ class KeptRows:
         """
         if self._engine is not None and self._engine._obs_seq != self._seq:
             self._full, self._seq = self._engine._last_obs(), self._engine._obs_seq
+            self._unknown[:] = False  # a step of every env
         if self._full is not None:
             obs = np.frombuffer(self._full, self._obs[0].dtype).reshape(self._full_shape)
             self._obs, self._owner, self._full = [obs], self._ids, None
@@ -112,7 +122,59 @@ class KeptRows:
         order = np.argsort(owner, kind="stable")
         self._obs = [np.concatenate([old[keep], arrays[i]])[order] for old, i in zip(self._obs, self._obs_at)]
         self._owner = owner[order]
+        self._unknown[arrays[self._schema.env_id]] = False
         self._given()
+
+    def env_rows(self, ids: np.ndarray) -> dict[str, np.ndarray]:
+        """The rows of envs `ids` (one per env) as a snapshot carries them, {engine field name: (len(ids), ...)
+        array}; empty where some of them are unknown or envs have several players (rows per env vary)."""
+        self._settle()
+        if not self._one_player or self._unknown[ids].any():
+            return {}
+        return {name: obs[ids] for name, obs in zip(self._names, self._obs)}
+
+    def put(self, ids: np.ndarray, rows: dict[str, np.ndarray]) -> None:
+        """Restored envs' rows (checked by `check_rows`): row i is env ids[i]'s; empty: unknown from now on."""
+        if not rows:
+            self.forget(ids)
+            return
+        self._settle()
+        self._obs = [obs.copy() for obs in self._obs]  # (the settled rows may be a read-only view of bytes)
+        for obs, name in zip(self._obs, self._names):
+            obs[ids] = rows[name]
+        self._unknown[ids] = False
+        self._given()
+
+    def forget(self, ids: Any) -> None:
+        """Envs moved to a state whose observation is not known here."""
+        self._settle()
+        self._unknown[ids] = True
+        self._given()
+
+    def check_rows(self, state: Any, n: int) -> dict[str, np.ndarray]:
+        """The observation rows a snapshot of `n` envs carries ({} if none), checked against the pool's fields:
+        all of them or none, each of the field's dtype and shape (n, *row); ValueError naming the key otherwise."""
+        given = [name for name in self._names if name in state]
+        if not given or not self._one_player:
+            return {}
+        if len(given) != len(self._names):
+            raise ValueError(f"set_state: the snapshot has observation rows {given}, not all of {self._names}")
+        rows = {}
+        for name in self._names:
+            field, value = self._schema.field(name), np.asarray(state[name])
+            want = (n, *field.shape)
+            if value.dtype != field.dtype or value.shape != want:
+                raise ValueError(
+                    f"set_state: the snapshot's {name!r} must be {field.dtype} of shape {want} (the observation "
+                    f"rows of its envs), got {value.dtype} of shape {value.shape}"
+                )
+            rows[name] = value
+        return rows
+
+    def missing(self, ids: np.ndarray) -> np.ndarray:
+        """Which of envs `ids` have no known row."""
+        self._settle()
+        return ids[self._unknown[ids]]
 
     def rows(self) -> tuple[Any, np.ndarray]:
         """(the observation of every env, in the front-end's form; the env of each row): copies for the caller."""
@@ -445,7 +507,7 @@ class BasePool:
         values = np.full((len(ids), int(lengths.max(initial=0))), 0 if dtype == np.uint8 else np.nan, dtype=dtype)
         for i, v in enumerate(env):
             values[i, : len(v)] = v
-        return {
+        snapshot = {
             "format": np.array(STATE_FORMAT),
             "version": np.array(__version__),
             "task": np.array(self.spec.task_id),
@@ -456,6 +518,9 @@ class BasePool:
             "elapsed": elapsed,
             "done": done,
         }
+        if self._kept is not None:  # the observations the envs last returned, for reset_mask after set_state
+            snapshot.update(self._kept.env_rows(ids))
+        return snapshot
 
     def set_state(self, env_id: Any, state: Any, key: bytes | None = None, trusted: bool = False) -> None:
         """One env (an int) and a state as get_state(int) returns it: put the env in that simulator state.
@@ -470,12 +535,15 @@ class BasePool:
         """
         if np.ndim(env_id) == 0 and not isinstance(state, dict):
             self.engine._set_state(int(env_id), [float(x) for x in np.ravel(state)])
+            if self._kept is not None:
+                self._kept.forget(int(env_id))  # a simulator state carries no observation
             return
         ids = self._state_ids(env_id)
         snap = self._check_snapshot(state)
         rows = np.arange(len(ids)) if len(snap["lengths"]) == len(ids) else np.zeros(len(ids), dtype=np.int64)
         if len(snap["lengths"]) not in (1, len(ids)):
             raise ValueError(f"set_state: a snapshot of {len(snap['lengths'])} envs for {len(ids)} env ids")
+        obs = {} if self._kept is None else self._kept.check_rows(state, len(snap["lengths"]))
         env = [np.ascontiguousarray(snap["values"][r, : snap["lengths"][r]]) for r in rows]
         parts = (ids, env, snap["generator"][rows], snap["elapsed"][rows], snap["done"][rows])
         if self.spec.backend == "python":
@@ -487,6 +555,8 @@ class BasePool:
             engine.restore(*parts, key=None if trusted else snapshot_key(key), trusted=trusted)
         else:
             self.engine.restore(*parts)
+        if self._kept is not None:
+            self._kept.put(ids, {name: value[rows] for name, value in obs.items()})
 
     def _state_ids(self, env_id: Any) -> np.ndarray:
         ids = np.atleast_1d(np.asarray(env_id))

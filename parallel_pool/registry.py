@@ -195,6 +195,29 @@ def per_env_value(task_id: str, config: dict[str, Any], key: str, value: Any, n:
     return tuple(values) if _is_per_env(value) else values[0]
 
 
+# Env types whose episode limit follows their size as in the reference package: minigrid's WFCEnv has
+# max_steps = size * 20 unless given. The env applies the rule itself (its `max_steps` key, 0 = the rule), so a size
+# changed by set_config changes its limit too; this module gives the pool's time limit the same default.
+_STEPS_PER_CELL = {"MiniGridWFC": 20}
+
+
+def _derive_time_limit(class_name: str, config: dict[str, Any], per_env: dict[str, Any], given: set[str]) -> None:
+    """max_episode_steps given: it is every env's max_steps too (unless max_steps is given). Not given: the largest
+    max_steps of the pool's envs (by the rule where max_steps is 0)."""
+    if "max_episode_steps" in given:
+        if "max_steps" not in given:
+            config["max_steps"] = config["max_episode_steps"]
+        return
+    n = config["num_envs"]
+
+    def each(key: str) -> list[int]:
+        values = per_env.get(key, [config[key]] * n)
+        return [_coerce(key, v, 0, []) for v in values]  # (a bad value is refused with its key's name here)
+
+    limits = [m or s * _STEPS_PER_CELL[class_name] for s, m in zip(each("size"), each("max_steps"))]
+    config["max_episode_steps"] = max(limits)
+
+
 def resolve_config(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """Validate user kwargs against the task's keys; return (engine type, full config). A key given as a
     sequence of num_envs values (per-env values) holds them as a tuple."""
@@ -227,6 +250,8 @@ def resolve_config(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str,
         raise ValueError(f"batch_size ({config['batch_size']}) must be <= num_envs ({n})")
     if config["batch_size"] == 0:
         config["batch_size"] = n
+    if class_name in _STEPS_PER_CELL:
+        _derive_time_limit(class_name, config, per_env, given=set(kwargs) | set(per_env))
     scalar = dict(config)  # every env's values of the keys given once, for checking the per-env ones
     for key, values in per_env.items():
         config[key] = per_env_value(task_id, scalar, key, values, n)

@@ -21,8 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from parallel_pool.registry import env_config
-
 
 def _set_array_state(env, state: np.ndarray) -> None:
     env.state = np.array(state, dtype=np.float64)
@@ -63,17 +61,20 @@ def render_frames(spec, core_pool, env_ids: np.ndarray) -> np.ndarray:
     env_ids = np.asarray(env_ids, dtype=np.int64).reshape(-1)
     if spec._raw.get("render_shape") or spec.backend == "python":  # the envs draw themselves (Python envs: in
         return core_pool.render(env_ids)  # their worker, with their own render())
-    draw = _drawer(spec)
-    frames = [draw(np.asarray(core_pool._get_state(int(i)), dtype=np.float64)) for i in env_ids]
+    frames = []
+    for i in env_ids:
+        # each env with its own config (its model file: xml_file may differ per env, and set_config changes it)
+        draw = _drawer(spec, core_pool.get_config(int(i)))
+        frames.append(draw(np.asarray(core_pool._get_state(int(i)), dtype=np.float64)))
     if not frames:
         return np.zeros((0, 0, 0, 3), dtype=np.uint8)
     return np.stack(frames).astype(np.uint8, copy=False)
 
 
-def _drawer(spec) -> Callable[[np.ndarray], np.ndarray]:
-    """A function from one env's state to its frame, for the spec's env type."""
-    # env 0's values of per-env keys: a pool whose envs were given different model files is drawn with env 0's
-    cfg = env_config(spec.config_dict, 0)
+def _drawer(spec, cfg: dict[str, Any]) -> Callable[[np.ndarray], np.ndarray]:
+    """A function from the state of an env with config `cfg` (the engine's get_config: its values of per-env keys)
+    to its frame. Cheap: the gymnasium envs that draw are made once per (id, model) and shared. (get_config gives a
+    set_config change before the env's next reset makes it current: render after that reset.)"""
     if "xml_file" in cfg:
         # EnvPool's gymnasium_v5_render_camera: the camera of gymnasium's -v5 task, else of its -v4 task
         camera_id = spec.task_id.rsplit("-", 1)[0] + ("-v5" if cfg["gymnasium_v5_render_camera"] else "-v4")
@@ -122,6 +123,11 @@ def _mujoco_drawer(gym_id: str, model_path: str) -> Callable[[np.ndarray], np.nd
 
     def draw(state: np.ndarray) -> np.ndarray:
         env.unwrapped.set_state(state[:nq], state[nq:])
+        # each model's env has its own GL context, and gymnasium makes it current only when it makes it (at the
+        # first render): another model's env drawn (or freed) since then left another context (or none) current
+        viewer = env.unwrapped.mujoco_renderer.viewer
+        if viewer is not None:
+            viewer.make_context_current()
         return env.render()
 
     return draw

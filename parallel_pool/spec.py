@@ -259,8 +259,9 @@ class EnvSpec:
             "step_type": _array_spec(np.int32, ()),
             "trunc": _array_spec(np.bool_, ()),
         }
-        single = len(self._raw["obs"]) == 1 and self._raw["obs"][0]["name"] == "obs"
-        for a in self._raw["obs"]:
+        obs = self.observation_arrays  # (the EnvPool face's spec gives EnvPool's own bounds there)
+        single = len(obs) == 1 and obs[0]["name"] == "obs"
+        for a in obs:
             out["obs" if single else "obs:" + a["name"]] = _array_spec(
                 a["dtype"], a["shape"], a["per_player"], *_low_high(a)
             )

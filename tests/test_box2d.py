@@ -152,11 +152,21 @@ def test_hardcore_terrain_differs_and_is_seen_by_the_lidar():
 
 
 def test_spaces_and_keys_equal_envpool():
+    """The EnvPool face's spaces and dm specs are EnvPool's own (its observation low is float32's smallest positive
+    value); the main API's are gymnasium's (test_main_api_spaces_are_gymnasiums)."""
     envpool = pytest.importorskip("envpool")
+    from parallel_pool import envpool as face
+
     for task in TASKS:
-        ours, theirs = pp.make_spec(task), envpool.make_spec(task)
+        ours, theirs = face.make_spec(task), envpool.make_spec(task)
         assert ours.observation_space == theirs.observation_space, task
         assert ours.action_space == theirs.action_space, task
+        for mine, their in (
+            (ours.observation_spec().obs, theirs.observation_spec().obs),
+            (ours.state_array_spec["obs"], theirs.state_array_spec["obs"]),
+        ):
+            np.testing.assert_array_equal(mine.minimum, their.minimum)
+            np.testing.assert_array_equal(mine.maximum, their.maximum)
         assert ours.config.max_episode_steps == theirs.config.max_episode_steps, task
         assert ours.config.reward_threshold == theirs.config.reward_threshold, task
     assert pp.make_spec("BipedalWalkerHardcore-v3").config.hardcore is True
@@ -192,6 +202,24 @@ def test_snapshot_restores_mid_episode(task):
     # the one-env form: the episode's generator state and its actions
     state = env.get_state(0)
     assert len(state) == 10 + (20 + 15) * shape[1]
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_main_api_spaces_are_gymnasiums(task):
+    """The main API's spaces equal gymnasium's (bounds, dtype, shape), so `single_observation_space.contains(obs)`
+    holds from the first reset on (TorchRL's spec check relies on it); the dm front-end's bounds are the same."""
+    want = gym_env(task).observation_space
+    env = pp.make(task, num_envs=2, seed=5)
+    space = env.single_observation_space
+    assert (space.shape, space.dtype) == (want.shape, want.dtype)
+    np.testing.assert_array_equal(space.low, want.low)
+    np.testing.assert_array_equal(space.high, want.high)
+    np.testing.assert_array_equal(pp.make_spec(task).observation_spec().obs.minimum, want.low)
+    env.action_space.seed(0)
+    obs, _ = env.reset()
+    for _ in range(100 if task.startswith("CarRacing") else 300):
+        assert all(space.contains(row) for row in obs)
+        obs = env.step(env.action_space.sample())[0]
 
 
 def test_seeding_gives_varied_and_reproducible_episodes():

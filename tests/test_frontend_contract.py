@@ -5,6 +5,7 @@ front-end claims to be, render glue, multi-player subsets, lifecycle, and the mo
 from __future__ import annotations
 
 import ast
+import copy
 import sys
 import types
 from pathlib import Path
@@ -250,6 +251,73 @@ def test_reset_mask_cartpole_against_gymnasium(mode):
             np.testing.assert_array_equal(ia["_" + key], mask)
 
 
+@pytest.mark.parametrize("via", ["step", "step_arrays", "python", "saved"])
+def test_reset_mask_after_set_state_returns_the_restored_rows(via, tmp_path):
+    """After set_state(ids, snapshot), a masked reset returns for the envs it leaves alone the observations of the
+    restored state (those the envs had returned when the snapshot was taken, which the next step continues from),
+    not the rows of the states they left: whether the pool's rows were kept by the engine (step) or by the
+    front-end (step_arrays, Python envs), and through np.savez; a one-env snapshot restores into several envs."""
+    n = 3
+    if via == "python":
+        env = pp.make(env_fn=lambda: gym.make("CartPole-v1"), num_envs=n, seed=0)
+    else:
+        env = pp.make("CartPole-v1", num_envs=n, seed=0)
+    step = env.step_arrays if via == "step_arrays" else env.step
+    env.reset()
+    for _ in range(3):
+        step(np.ones(n, dtype=np.int64))
+    at_snapshot = env.step(np.zeros(n, dtype=np.int64))[0].copy()
+    snap = env.get_state(np.arange(n))
+    if via == "saved":
+        np.savez(tmp_path / "snap.npz", **snap)
+        snap = dict(np.load(tmp_path / "snap.npz"))
+    for _ in range(4):  # away from the snapshot
+        step(np.ones(n, dtype=np.int64))
+    env.set_state(np.arange(n), snap)
+    obs, _ = env.reset(options={"reset_mask": np.array([True, False, False])})
+    np.testing.assert_array_equal(obs[1:], at_snapshot[1:])
+    # the next step continues from exactly those rows: as stepping on right after the snapshot
+    twin = pp.make("CartPole-v1", num_envs=n, seed=0) if via != "python" else None
+    if twin is not None:
+        twin.reset()
+        twin.set_state(np.arange(n), snap)
+        ones = np.ones(n, dtype=np.int64)
+        np.testing.assert_array_equal(env.step(ones)[0][1:], twin.step(ones)[0][1:])
+    env.set_state([1, 2], env.get_state([0]))  # one env's snapshot into two: its row into both
+    row0 = env.reset(options={"reset_mask": np.array([True, False, False])})[0][0].copy()
+    env.set_state([1, 2], env.get_state([0]))
+    obs, _ = env.reset(options={"reset_mask": np.array([True, False, False])})
+    np.testing.assert_array_equal(obs[1], row0)
+    np.testing.assert_array_equal(obs[2], row0)
+    env.close()
+
+
+def test_reset_mask_after_a_restore_without_observation_rows_raises():
+    """A restore that brings no observation (a snapshot of a dm pool, or the one-env set_state(env_id, values)):
+    a masked reset that would return such an env's row raises, changing nothing, until the env is stepped or reset;
+    a snapshot's rows of the wrong dtype or shape are refused before anything changes."""
+    env = pp.make("CartPole-v1", num_envs=2, seed=0)
+    env.reset()
+    foreign = pp.make_dm("CartPole-v1", num_envs=2, seed=3)
+    foreign.reset()
+    env.set_state([0, 1], foreign.get_state([0, 1]))
+    before = env.get_state([0, 1])
+    with pytest.raises(ValueError, match=r"leaves envs \[1\] as they are"):
+        env.reset(options={"reset_mask": np.array([True, False])})
+    after = env.get_state([0, 1])
+    np.testing.assert_array_equal(after["values"], before["values"])  # the masked env was not reset either
+    env.reset(options={"reset_mask": np.array([True, True])})  # both reset: fine
+    env.set_state(1, [0.0, 0.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match=r"leaves envs \[1\]"):
+        env.reset(options={"reset_mask": np.array([True, False])})
+    env.step(np.zeros(2, dtype=np.int64))  # a step of env 1 gives its row again
+    env.reset(options={"reset_mask": np.array([True, False])})
+    snap = env.get_state([0, 1])
+    for bad in (snap["obs"].astype(np.float64), snap["obs"][:1], snap["obs"][:, :2]):
+        with pytest.raises(ValueError, match="snapshot's 'obs' must be float32 of shape"):
+            env.set_state([0, 1], dict(snap, obs=bad))
+
+
 def test_reset_mask_refused_on_async_pool():
     env = pp.make("Dummy-v0", num_envs=4, batch_size=2)
     env.reset()
@@ -311,6 +379,73 @@ def test_info_masks_for_every_key():
         assert info["_" + key].dtype == np.bool_ and info["_" + key].all() and len(info["_" + key]) == 3
     *_, info = env.step(np.array([1, 2, 3]))
     assert info["_score"].all() and "final_obs" not in info
+
+
+def test_observations_lie_in_the_observation_space_of_every_env_type():
+    """One id of every env type of this build: `single_observation_space.contains(row)` holds for every row from
+    the first reset through 200 random steps (TorchRL's spec check and gymnasium's own checks rely on it)."""
+    from parallel_pool.registry import env_class_of
+
+    by_type: dict[str, list[str]] = {}
+    for task in pp.list_all_envs():
+        by_type.setdefault(env_class_of(task), []).append(task)
+    outside = []
+    for tasks in by_type.values():
+        for task in tasks:  # the first id that makes here (some need files the user gives: WFC patterns, a .cfg)
+            try:
+                env = pp.make(task, num_envs=2, seed=1)
+                break
+            except ValueError:
+                continue
+        else:
+            continue
+        space = env.single_observation_space
+        env.action_space.seed(0)
+        obs, _ = env.reset()
+        for step in range(201):
+            rows = [obs[r] if not isinstance(obs, dict) else {k: v[r] for k, v in obs.items()} for r in range(2)]
+            if not all(space.contains(row) for row in rows):
+                outside.append((task, step))
+                break
+            obs = env.step(env.action_space.sample())[0]
+        env.close()
+    assert not outside
+
+
+def _arrays_in(tree):
+    """Every numpy array in a result (tuples, dicts, gymnasium's object arrays of final observations)."""
+    if isinstance(tree, dict):
+        return [a for v in tree.values() for a in _arrays_in(v)]
+    if isinstance(tree, tuple):
+        return [a for v in tree for a in _arrays_in(v)]
+    if isinstance(tree, np.ndarray) and tree.dtype == object:
+        return [a for v in tree if v is not None for a in _arrays_in(v)]
+    return [tree] if isinstance(tree, np.ndarray) else []
+
+
+@pytest.mark.parametrize("kw", [{}, {"autoreset_mode": "same_step"}, {"batch_size": 2}, {"env_type": "gym"}], ids=str)
+def test_held_results_never_change(kw):
+    """A result the user holds (all of it, its info, one `_key` mask) never changes at later calls, not even when
+    the user writes into every array of a later result that numpy lets them write into (the `_key` masks that
+    every step's info shares are read-only for good: their WRITEABLE flag cannot be set back)."""
+    env = pp.make("Dummy-v0", num_envs=4, max_episode_steps=3, **kw)
+    env.reset()
+    held = []
+    for step in range(18):
+        result = env.step(np.arange(env.batch_size) + 1)
+        if step % 2 == 0:  # held: all of it, its info, or one mask
+            part = (result, result[4], result[4].get("_env_id", result[4]["env_id"]))[step // 2 % 3]
+            held.append((part, copy.deepcopy(part)))
+        else:  # written into, where numpy allows
+            for a in _arrays_in(result):
+                try:
+                    a.flags.writeable = True
+                except ValueError:
+                    continue  # read-only for good
+                a[...] = 0
+        del result
+        for part, was in held:
+            assert all(np.array_equal(x, y) for x, y in zip(_arrays_in(part), _arrays_in(was)))
 
 
 @pytest.mark.parametrize("max_steps", [1000, 3])

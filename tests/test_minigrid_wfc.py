@@ -69,6 +69,17 @@ def _ours(preset: str, **kwargs):
     return pp.make(IDS[preset], pattern_dir=str(PATTERNS), **kwargs)
 
 
+def _steps_to_truncation(env, limit: int) -> int:
+    """Turns left (never reaching the goal) until env 0's episode is truncated; its length."""
+    left = np.zeros(env.num_envs, dtype=np.int32)
+    for step in range(1, limit + 1):
+        _, _, terminated, truncated, _ = env.step(left)
+        assert not terminated[0]
+        if truncated[0]:
+            return step
+    raise AssertionError(f"no truncation in {limit} steps")
+
+
 # ---------------------------------------------------------------- what needs no image
 
 
@@ -92,6 +103,41 @@ def test_make_without_the_images_says_where_they_come_from(tmp_path):
     (tmp_path / "Hogs.png").write_bytes(b"\x89PNG\r\n\x1a\nnot really")
     with pytest.raises(ValueError, match=r"Hogs\.png: cannot read it"):
         pp.make(IDS["ObstaclesHogs3"], num_envs=1, pattern_dir=str(tmp_path))
+
+
+def test_max_episode_steps_follows_size_as_minigrids_max_steps():
+    """minigrid's WFCEnv: max_steps = size * 20 unless given. The pool's max_episode_steps follows a size given at
+    make (the largest of per-env sizes); max_episode_steps given explicitly stays, and is every env's max_steps."""
+    task = IDS["MazeSimple"]
+    assert pp.make_spec(task).max_episode_steps == 500
+    spec = pp.make_spec(task, size=10)
+    assert spec.max_episode_steps == spec.config.max_episode_steps == 200 and spec.config.max_steps == 0
+    assert pp.make_spec(task, num_envs=2, size=[10, 12]).max_episode_steps == 240
+    assert pp.make_spec(task, max_steps=30).max_episode_steps == 30
+    spec = pp.make_spec(task, size=10, max_episode_steps=77)
+    assert spec.max_episode_steps == spec.config.max_steps == 77
+
+
+@needs_images
+def test_episode_limit_follows_size_at_make_and_through_set_config():
+    """Episodes are truncated at minigrid's max_steps for the env's size: 10 * 20 when made with size=10, and after
+    set_config(size=...) from the env's next reset on; a size whose max_steps the pool's time limit would cut short
+    is refused (set_config, make), naming the keys."""
+    env = _ours("MazeSimple", num_envs=1, seed=0, size=10)
+    env.reset()
+    assert _steps_to_truncation(env, 600) == 200
+    env = _ours("MazeSimple", num_envs=1, seed=0)
+    env.set_config(0, size=12)
+    env.reset()
+    assert _steps_to_truncation(env, 600) == 240
+    with pytest.raises(ValueError, match="size 30 gives max_steps 600 .* above the pool's max_episode_steps 500"):
+        env.set_config(0, size=30)
+    with pytest.raises(ValueError, match="size 40 gives max_steps 800 .* max_episode_steps 100"):
+        _ours("MazeSimple", num_envs=1, size=40, max_episode_steps=100, max_steps=0)
+    env = _ours("MazeSimple", num_envs=1, seed=0, max_episode_steps=50)
+    env.set_config(0, size=12)  # an explicit limit does not follow the size
+    env.reset()
+    assert _steps_to_truncation(env, 600) == 50
 
 
 @pytest.mark.parametrize("key, value", [("size", 2), ("wfc_preset", "Maze"), ("agent_view_size", 4)])

@@ -205,6 +205,36 @@ def test_mujoco_frames_are_gymnasiums(task):
     assert not np.array_equal(frames[0], frames[1])
 
 
+def test_mujoco_frames_use_each_envs_model(tmp_path):
+    """Envs given different model files (xml_file as one value per env) are each drawn with their own model, and
+    an env given another one by set_config is drawn with it once its reset made it current."""
+    if "Hopper-v5" not in pp.list_all_envs():
+        pytest.skip("the mujoco_gym family is not built")
+    if not _mujoco_works():
+        pytest.skip("no OpenGL backend for mujoco.Renderer (MUJOCO_GL=egl needs libegl1, osmesa libosmesa6)")
+    import gymnasium as gym
+
+    own = os.path.join(os.path.dirname(gym.__file__), "envs", "mujoco", "assets", "hopper.xml")
+    with open(own) as f:
+        text = f.read()
+    blue = tmp_path / "hopper_blue.xml"  # the same bodies, another colour
+    blue.write_text(text.replace('rgba="0.8 0.6 .4 1"', 'rgba="0.1 0.2 0.9 1"', 1))
+    env = pp.make("Hopper-v5", num_envs=3, xml_file=[own, str(blue), own], reset_noise_scale=0.0)
+    env.reset()
+    frames = _frames(env, [0, 1, 2])  # the same state (no reset noise), drawn with each env's model
+    np.testing.assert_array_equal(frames[0], frames[2])
+    assert not np.array_equal(frames[0], frames[1])
+    g = gym.make("Hopper-v5", render_mode="rgb_array", xml_file=str(blue))
+    g.reset(seed=0)
+    state = np.asarray(env.get_state(1))
+    nq = g.unwrapped.model.nq
+    g.unwrapped.set_state(state[:nq], state[nq:])
+    np.testing.assert_array_equal(frames[1], g.render())
+    env.set_config(0, xml_file=str(blue))
+    env.reset()
+    np.testing.assert_array_equal(_frames(env, [0])[0], frames[1])
+
+
 def test_mujoco_imported_without_gl_backend_gets_a_clear_error():
     """Headless, with mujoco imported before MUJOCO_GL was set: render says what to set instead of failing inside
     GLFW."""

@@ -3,10 +3,13 @@ config validation, and the engine processes' lifecycle (close, a killed engine, 
 
 from __future__ import annotations
 
+import glob
 import os
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -20,7 +23,7 @@ pytest.importorskip("vizdoom")
 pytest.importorskip("cv2")
 
 sys.path.insert(0, os.path.dirname(__file__))
-from pyproc import IMPORT_ROOT  # noqa: E402
+from pyproc import IMPORT_ROOT, run_python  # noqa: E402
 from vizdoom_reference import INFO_VARIABLES, LockstepReference, ReferenceDoom  # noqa: E402
 
 
@@ -449,6 +452,58 @@ def test_several_agents_call_stuck_after_kill_is_env_error():
     assert wait_until(lambda: not (engine_pids() - before))
 
 
+# A single-player env whose engine is killed while its message queue is locked (by a dead process, as an engine
+# killed inside a send or receive leaves it): the step's call blocks on that lock for good. Run in a child process,
+# so that a pool that hangs there fails the test instead of hanging it.
+SINGLE_STUCK = """
+import os, signal, subprocess, sys, time
+import numpy as np
+sys.path.insert(0, {tests!r})
+from test_vizdoom import DIE_HOLDING_QUEUE_LOCK, _cmdline, engine_pids
+import parallel_pool as pp
+
+env = pp.make("Basic-v1", num_envs=1, seed=0)
+env.reset()
+(pid,) = engine_pids()
+args = _cmdline(pid)
+instance = args[args.index("+viz_instance_id") + 1]
+try:
+    lock = [sys.executable, "-c", DIE_HOLDING_QUEUE_LOCK, "/dev/shm/ViZDoomMQDoom" + instance]
+    subprocess.run(lock, check=True, timeout=60)
+    os.kill(pid, signal.SIGKILL)
+    start = time.monotonic()
+    try:
+        for _ in range(5):
+            env.step(np.zeros((1, 3)))
+        print("no error")
+    except pp.EnvError as e:
+        print("step raised", e.env_ids, round(time.monotonic() - start), str(e).replace(chr(10), " "))
+    try:
+        env.reset()
+    except pp.EnvError as e:
+        print("reset raised", str(e).replace(chr(10), " "))
+    start = time.monotonic()
+    env.close()
+    print("closed", round(time.monotonic() - start))
+finally:  # the env's game is leaked with its stuck call: nothing removes its queues and shared memory
+    for name in ["ViZDoomMQDoom", "ViZDoomMQCtr", "ViZDoomSM"]:
+        if os.path.exists("/dev/shm/" + name + instance):
+            os.unlink("/dev/shm/" + name + instance)
+"""
+
+
+def test_single_player_call_stuck_after_kill_is_env_error():
+    """A single-player engine killed mid-step, its queue left locked: its call never returns, and it runs on the
+    env's own thread (Lockstep of one), so the step raises EnvError after the bound (30 s + 5 s) instead of
+    blocking the caller for good; the env then says it is out of use, and close() returns."""
+    out = run_python(SINGLE_STUCK.format(tests=os.path.dirname(__file__)), timeout=180)
+    assert "step raised [0]" in out.stdout and "did not return" in out.stdout, out.stdout + out.stderr[-2000:]
+    seconds = int(out.stdout.split("step raised [0] ")[1].split()[0])
+    assert seconds < 90
+    assert "reset raised" in out.stdout and "out of use" in out.stdout
+    assert int(out.stdout.split("closed ")[1].split()[0]) < 30
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # engine processes
 
@@ -481,6 +536,56 @@ def test_killed_engine_is_env_error():
         obs, _ = env.reset()
         assert obs.shape == (2, 12, 84, 84) and len(engine_pids() - before) == 2
         env.step(np.zeros((2, 3)))
+    finally:
+        env.close()
+
+
+# A process with a ViZDoom env, SIGKILLed: its engine dies with it (PR_SET_PDEATHSIG), and nothing runs the game's
+# close(), which removes the engine's shared memory and message queues.
+KILLED_WITH_ENGINE = """
+import os, signal, sys
+sys.path.insert(0, {tests!r})
+from test_vizdoom import _cmdline, engine_pids
+import parallel_pool as pp
+env = pp.make("Basic-v1", num_envs=1)
+env.reset()
+(pid,) = engine_pids()
+args = _cmdline(pid)
+print(args[args.index("+viz_instance_id") + 1], os.getpid(), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+SEGMENTS = ("ViZDoomSM", "ViZDoomMQCtr", "ViZDoomMQDoom")
+
+
+def test_segments_are_private_and_a_killed_processs_are_removed_by_a_later_env():
+    """An engine's shared memory (its screen) and message queues are this user's only (0600); after a SIGKILL of
+    the process that made them they stay, with its private folder, and the next ViZDoom env made (by any process)
+    removes them: the folder records their instance ids and carries the dead process's pid."""
+    before = engine_pids()
+    env = pp.make("Basic-v1", num_envs=1)
+    env.reset()
+    (pid,) = engine_pids() - before
+    args = _cmdline(pid)
+    instance = args[args.index("+viz_instance_id") + 1]
+    for base in SEGMENTS:
+        assert stat.S_IMODE(os.stat(f"/dev/shm/{base}{instance}").st_mode) == 0o600, base
+    env.close()
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLED_WITH_ENGINE.format(tests=os.path.dirname(__file__))],
+        cwd=IMPORT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+    instance, child = proc.stdout.split()
+    folders = glob.glob(f"{tempfile.gettempdir()}/parallel_pool-vizdoom-{child}-*")
+    assert folders and all(os.path.exists(f"/dev/shm/{base}{instance}") for base in SEGMENTS)
+    env = pp.make("Basic-v1", num_envs=1)  # a later env: the dead process's leftovers go
+    try:
+        assert not any(os.path.exists(f"/dev/shm/{base}{instance}") for base in SEGMENTS)
+        assert not any(os.path.exists(f) for f in folders)
     finally:
         env.close()
 

@@ -150,6 +150,8 @@ py::dict ArrayToDict(const ArraySpec& a) {
   d["low"] = a.low;
   d["high"] = a.high;
   d["per_player"] = a.per_player;
+  d["envpool_low"] = a.envpool_low;
+  d["envpool_high"] = a.envpool_high;
   return d;
 }
 

@@ -84,6 +84,10 @@ struct ArraySpec {
   std::vector<int> shape;
   std::vector<double> low, high;
   bool per_player = true;  // rows per player (obs, reward, actions) or per env (terminated, info scalars)
+  // The bounds EnvPool 1.2.5 declares for this array where they differ from `low`/`high` (which are the reference
+  // package's), in the same form; empty: EnvPool's are `low`/`high`. Only the EnvPool face (parallel_pool.envpool)
+  // shows them, so that one spec serves both faces.
+  std::vector<double> envpool_low, envpool_high;
 
   size_t NumElements() const {
     size_t n = 1;
@@ -156,16 +160,21 @@ class SpecBuilder {
   // Obs, Info and Action return the index of the array in its group; envs use it to address outputs.
   int Obs(std::string name, DType t, std::vector<int> shape, std::vector<double> low = {},
           std::vector<double> high = {}) {
-    s_->obs.push_back({std::move(name), t, std::move(shape), std::move(low), std::move(high), true});
+    s_->obs.push_back({std::move(name), t, std::move(shape), std::move(low), std::move(high), true, {}, {}});
     return static_cast<int>(s_->obs.size()) - 1;
   }
+  // EnvPool 1.2.5's own bounds for observation array `index`, where they differ from those Obs declared.
+  void EnvPoolObsBounds(int index, std::vector<double> low, std::vector<double> high) {
+    s_->obs.at(static_cast<size_t>(index)).envpool_low = std::move(low);
+    s_->obs.at(static_cast<size_t>(index)).envpool_high = std::move(high);
+  }
   int Info(std::string name, DType t, std::vector<int> shape = {}, bool per_player = false) {
-    s_->info.push_back({std::move(name), t, std::move(shape), {}, {}, per_player});
+    s_->info.push_back({std::move(name), t, std::move(shape), {}, {}, per_player, {}, {}});
     return static_cast<int>(s_->info.size()) - 1;
   }
   int Action(std::string name, DType t, std::vector<int> shape, std::vector<double> low = {},
              std::vector<double> high = {}) {
-    s_->action.push_back({std::move(name), t, std::move(shape), std::move(low), std::move(high), true});
+    s_->action.push_back({std::move(name), t, std::move(shape), std::move(low), std::move(high), true, {}, {}});
     return static_cast<int>(s_->action.size()) - 1;
   }
   // A Discrete(n) action: int32 scalar in [0, n-1].

@@ -126,6 +126,16 @@ class FaceSpec(_OurSpec, protocol.EnvSpec):
         self.config = cast(Any, config_type(**values))
 
     @property
+    def observation_arrays(self) -> list[dict]:
+        """The observation arrays with EnvPool's own bounds where an env declares them (Box2D's float32 min/max):
+        the engine's spec holds the reference package's bounds, which the main API shows, and EnvPool's beside them,
+        so that every space and dm spec of this face is made from these arrays alone."""
+        return [
+            dict(a, low=a["envpool_low"], high=a["envpool_high"]) if a.get("envpool_low") else a
+            for a in super().observation_arrays
+        ]
+
+    @property
     def observation_space(self) -> Any:
         return self._space(self.observation_arrays, "obs")
 

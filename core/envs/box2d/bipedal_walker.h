@@ -43,8 +43,14 @@ class BipedalWalkerEnv : public Env {
   }
 
   static void DefineSpec(const Config&, SpecBuilder& b) {
-    // EnvPool 1.2.5's spaces (see LunarLanderEnv::DefineSpec)
-    b.Obs("obs", DType::kFloat32, {24}, {kFloatMin}, {kFloatMax});
+    // gymnasium's observation bounds (hull, joints and their speeds, leg contacts, then 10 lidar fractions); EnvPool
+    // 1.2.5's own are shown by its face only (see LunarLanderEnv::DefineSpec)
+    std::vector<double> low = {-M_PI, -5, -5, -5, -M_PI, -5, -M_PI, -5, 0, -M_PI, -5, -M_PI, -5, 0}, high;
+    for (double v : low) high.push_back(v == 0 ? 5.0 : -v);
+    low.resize(24, -1.0);
+    high.resize(24, 1.0);
+    const int obs = b.Obs("obs", DType::kFloat32, {24}, low, high);
+    b.EnvPoolObsBounds(obs, {kFloatMin}, {kFloatMax});
     b.Action("action", DType::kFloat32, {4}, {-1.0}, {1.0});
   }
 

@@ -50,9 +50,12 @@ class LunarLanderEnv : public Env {
     if (!(g > -12.0 && g < 0.0)) {
       throw std::invalid_argument("LunarLander: gravity must be in (-12, 0), got " + std::to_string(g));
     }
-    // EnvPool 1.2.5's observation space, bounds as it declares them (float32's min/max, so low is the smallest
-    // positive float: see docs/decisions.md, "Box2D")
-    b.Obs("obs", DType::kFloat32, {8}, {kFloatMin}, {kFloatMax});
+    // gymnasium's observation bounds (position, velocity, angle, angular velocity, leg contacts); EnvPool 1.2.5
+    // declares float32's min/max instead (low is the smallest positive float, which no observation fits), and only
+    // its face shows those (docs/decisions.md, "Box2D")
+    const int obs = b.Obs("obs", DType::kFloat32, {8}, {-2.5, -2.5, -10.0, -10.0, -2 * M_PI, -10.0, 0.0, 0.0},
+                          {2.5, 2.5, 10.0, 10.0, 2 * M_PI, 10.0, 1.0, 1.0});
+    b.EnvPoolObsBounds(obs, {kFloatMin}, {kFloatMax});
     if (c.Get<bool>("continuous")) {
       b.Action("action", DType::kFloat32, {2}, {-1.0}, {1.0});
     } else {

@@ -38,13 +38,22 @@ class WFCEnv : public MiniGridEnv {
       {"ObstaclesAngular", "Angular.png", 3, true}, {"ObstaclesHogs3", "Hogs.png", 3, true},
   };
   static constexpr int kMaxAttempts = 1000;  // WFCEnv.max_attempts
+  static constexpr int kStepsPerCell = 20;   // WFCEnv: max_steps = size * 20 when not given
 
   static std::vector<ConfigKey> ConfigKeys() {
     std::vector<std::string> names;
     for (const Preset& p : kPresets) names.emplace_back(p.name);
     return MiniGridKeys(
-        {{"max_episode_steps", int64_t{500}, "truncate after this many steps (minigrid's max_steps: size * 20)", {}},
+        {{"max_episode_steps",
+          int64_t{500},
+          "the pool's time limit (not given: the largest max_steps of its envs; given: every env's max_steps)",
+          {}},
          {"size", int64_t{25}, "side of the square grid, walls included (the pattern fills size - 2)", {}},
+         {"max_steps",
+          int64_t{0},
+          "minigrid's max_steps, the env's own episode limit (truncation, success reward): 0 = size * 20 "
+          "(minigrid's rule), so it follows size, at make and through set_config; at most max_episode_steps",
+          {}},
          {"wfc_preset", std::string("MazeSimple"), "minigrid's WFC preset (pattern image and solver options)", names},
          {"ensure_connected", true, "keep only the largest connected open area open (the rest becomes wall)", {}},
          {"pattern_dir",
@@ -56,6 +65,7 @@ class WFCEnv : public MiniGridEnv {
   // The spec does not depend on the image: make_spec works without it, make reads it (constructing the envs).
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     IntInRange(c, "size", 3, 255);
+    IntInRange(c, "max_steps", 0, 1 << 30);
     FindPreset(c.Get<std::string>("wfc_preset"));
     MiniGridSpec(c, b);
   }
@@ -66,6 +76,16 @@ class WFCEnv : public MiniGridEnv {
         inner_(c.Get<int>("size") - 2),
         ensure_connected_(c.Get<bool>("ensure_connected")),
         solver_(model_, inner_, inner_, FindPreset(c.Get<std::string>("wfc_preset")).output_periodic) {
+    // checked here, where an env's own values meet the pool's (make, set_config), not in the spec, which per-env
+    // values are checked against with the pool's first values
+    const int limit = MaxSteps(c), pool_limit = c.Get<int>("max_episode_steps");
+    if (limit > pool_limit) {  // the pool would cut the env's episodes short of minigrid's
+      throw std::invalid_argument("MiniGrid-WFC: size " + std::to_string(c.Get<int>("size")) + " gives max_steps " +
+                                  std::to_string(limit) + " (max_steps, or size * 20 when it is 0), above the pool's " +
+                                  "max_episode_steps " + std::to_string(pool_limit) +
+                                  ": make the pool with a larger max_episode_steps, or give max_steps");
+    }
+    max_steps_ = limit;
     const size_t cells = static_cast<size_t>(inner_) * inner_;
     pattern_.reserve(cells);
     open_.resize(cells);
@@ -108,6 +128,12 @@ class WFCEnv : public MiniGridEnv {
   }
 
  private:
+  // minigrid's WFCEnv: max_steps, or size * 20 when not given (parallel_pool.registry derives the pool's default
+  // max_episode_steps by the same rule)
+  static int MaxSteps(const Config& c) {
+    const int given = c.Get<int>("max_steps");
+    return given > 0 ? given : c.Get<int>("size") * kStepsPerCell;
+  }
   static const Preset& FindPreset(const std::string& name) {
     for (const Preset& p : kPresets) {
       if (name == p.name) return p;

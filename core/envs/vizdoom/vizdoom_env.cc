@@ -60,10 +60,33 @@ std::pair<int, int> ReserveUdpPort() {
   throw std::runtime_error("ViZDoom: no UDP port could be reserved for the hosted game (64 attempts)");
 }
 
+// ViZDoom names an engine's shared memory and message queues (in /dev/shm) by its random instance id; an env records
+// each of its engines' ids in its private folder (RecordInstance), so that they can be removed once the process that
+// made them is gone: a SIGKILLed process never runs the games' close(), which removes them (10 MB of screen each).
+constexpr const char* kInstancePrefix = "instance-";
+
+// Removes the segments of the instance ids recorded in `dir` (a folder of a dead process of this user).
+void RemoveRecordedSegments(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(kInstancePrefix, 0) != 0) continue;
+    const std::string id = name.substr(std::strlen(kInstancePrefix));
+    if (id.empty() || !std::all_of(id.begin(), id.end(), ::isalnum)) continue;
+    for (const char* base : {SM_NAME_BASE, MQ_CTR_NAME_BASE, MQ_DOOM_NAME_BASE}) {
+      const std::string path = std::string("/dev/shm/") + base + id;
+      struct stat st{};
+      if (lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid()) unlink(path.c_str());
+    }
+  }
+}
+
 // A new folder only this user can use, for the engines' settings file (ViZDoom's default is _vizdoom.ini in the
-// working directory; one fixed name in the shared temp folder would be raced on by every engine of every user).
-// The folder's name carries the creating process's id: folders of processes that are gone (killed before their
-// envs were destroyed) are removed here, by the next process that makes one.
+// working directory; one fixed name in the shared temp folder would be raced on by every engine of every user) and
+// the record of its engines' instance ids. The folder's name carries the creating process's id: folders of
+// processes that are gone (killed before their envs were destroyed) are removed here, with the shared memory and
+// queues of the engines they record, by the next process that makes one.
 std::string MakePrivateDir() {
   namespace fs = std::filesystem;
   const fs::path tmp = fs::temp_directory_path();
@@ -76,6 +99,7 @@ std::string MakePrivateDir() {
     struct stat st{};
     if (pid <= 0 || lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) continue;
     if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      RemoveRecordedSegments(it->path());
       std::error_code ignored;
       fs::remove_all(it->path(), ignored);
     }
@@ -131,7 +155,9 @@ VizdoomEnv::VizdoomEnv(const Config& c, int env_id, uint64_t seed)
   engines_.resize(static_cast<size_t>(players));
   const unsigned engine_seed = EngineSeed(seed);  // one seed for all players: one game
   for (int p = 0; p < players; ++p) SetUpEngine(engines_[p], c, p, engine_seed);
-  if (players > 1) lockstep_ = std::make_unique<Lockstep>(players);
+  // every call into an engine runs on the Lockstep's threads, so that a call that never returns (its engine killed
+  // holding its message queue's lock) cannot hold the caller: one player too (see vizdoom_env.h, TogetherOrStop)
+  lockstep_ = std::make_unique<Lockstep>(players);
   try {
     StartEngines();
   } catch (...) {
@@ -154,11 +180,14 @@ VizdoomEnv::~VizdoomEnv() {
     if (Several()) KillEngines();  // an engine of a network game may not answer close() while a peer is gone
     CloseGames();
   }
+  const bool leaked = lockstep_ && lockstep_->abandoned();
   lockstep_.reset();  // joins its threads (detaches those still inside an abandoned call)
   ForgetEngineProcesses();
   if (port_lock_ >= 0) close(port_lock_);  // the port is free for other envs again
   std::error_code ec;
-  if (!private_dir_.empty()) std::filesystem::remove_all(private_dir_, ec);
+  // leaked games keep their segments (a stuck call may still use them): the folder, which records them, stays
+  // for a later process to clean once this one is gone
+  if (!private_dir_.empty() && !leaked) std::filesystem::remove_all(private_dir_, ec);
 }
 
 void VizdoomEnv::CloseGames() {
@@ -314,16 +343,24 @@ void VizdoomEnv::Reset(Output& out) {
   } else if (!started_ && !reseed) {
     // init() began the first episode
   } else if (continue_game_ && !reseed) {
-    engines_[0].game->makeAction(std::vector<double>(num_buttons_, 0.0), frame_skip_);  // EnvPool: one no-op step
+    TogetherOrStop(  // EnvPool: one no-op step (player 0's)
+        [&](int p) {
+          if (p == 0) engines_[0].game->makeAction(std::vector<double>(num_buttons_, 0.0), frame_skip_);
+        },
+        kCallLimitS);
   } else if (Several()) {
     TogetherOrStop([&](int p) { engines_[p].game->newEpisode(); }, kCallLimitS);  // every player, together
     AddBots();
   } else {
-    if (lmp_prefix_.empty()) {
-      engines_[0].game->newEpisode();
-    } else {
-      engines_[0].game->newEpisode(lmp_prefix_ + std::to_string(episode_count_) + ".lmp");
-    }
+    TogetherOrStop(
+        [&](int) {
+          if (lmp_prefix_.empty()) {
+            engines_[0].game->newEpisode();
+          } else {
+            engines_[0].game->newEpisode(lmp_prefix_ + std::to_string(episode_count_) + ".lmp");
+          }
+        },
+        kCallLimitS);
     AddBots();
   }
   started_ = true;
@@ -337,7 +374,7 @@ void VizdoomEnv::Step(const ActionView& action, Output& out) {
   CheckUsable();
   for (int p = 0; p < NumPlayers(); ++p) SetAction(engines_[p], action, p);
   if (!Several()) {
-    engines_[0].game->advanceAction(frame_skip_, true);
+    TogetherOrStop([&](int) { engines_[0].game->advanceAction(frame_skip_, true); }, kCallLimitS);
   } else {
     // one tic at a time, every player together (see Lockstep); the state is read after the last
     for (int t = 0; t < frame_skip_; ++t) {
@@ -430,10 +467,21 @@ void VizdoomEnv::FindEngineProcesses(bool strict) {
       for (std::string arg; !ours && std::getline(cmd_file, arg, '\0');) ours = arg == id;
       if (ours) e.pidfd = static_cast<int>(syscall(SYS_pidfd_open, std::strtol(name.c_str(), nullptr, 10), 0));
     }
+    ClaimInstance(id);
     if (e.pidfd < 0 && strict) {
       throw std::runtime_error("ViZDoom: cannot find the engine process just started (instance " + id + ")");
     }
   }
+}
+
+// A started engine's segments: recorded (an empty file per engine in the env's private folder, naming its instance
+// id: see RemoveRecordedSegments), and its shared memory (its screen) made this user's only. The engine makes that
+// segment itself, mode 0644 whatever the umask (boost sets the mode after creating it), so it is readable by other
+// users from then until this chmod, right after the engine's start.
+void VizdoomEnv::ClaimInstance(const std::string& id) const {
+  if (id.empty() || !std::all_of(id.begin(), id.end(), ::isalnum)) return;
+  if (!private_dir_.empty()) std::ofstream(private_dir_ + "/" + kInstancePrefix + id);
+  chmod((std::string("/dev/shm/") + SM_NAME_BASE + id).c_str(), 0600);
 }
 
 void VizdoomEnv::ForgetEngineProcesses() noexcept {
@@ -452,19 +500,15 @@ void VizdoomEnv::StartEngines() {
   // engine's to report, as before.
   std::error_code ignored;
   std::filesystem::create_directory("_vizdoom", ignored);
-  if (Several()) {
-    lockstep_->Run([&](int p) { engines_[p].game->init(); }, Limits(kStartLimitS),
-                   [this] {
-                     // a stalled start: the engines are found (those already running) and stopped
-                     try {
-                       FindEngineProcesses(false);
-                     } catch (...) {
-                     }
-                     KillEngines();
-                   });
-  } else {
-    engines_[0].game->init();
-  }
+  lockstep_->Run([&](int p) { engines_[p].game->init(); }, Limits(kStartLimitS),
+                 [this] {
+                   // a stalled start: the engines are found (those already running) and stopped
+                   try {
+                     FindEngineProcesses(false);
+                   } catch (...) {
+                   }
+                   KillEngines();
+                 });
   FindEngineProcesses(true);
   AddBots();
 }

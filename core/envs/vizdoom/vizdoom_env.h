@@ -286,8 +286,8 @@ class VizdoomEnv : public Env {
   void HalveScreen(const uint8_t* src, uint8_t* dst) const;
   void WriteOutputs(Engine& e, Output& out, int player, float reward);
 
-  // Time limits of a several-player call (seconds): starting the engines (the host waits for every player to
-  // join), and any other call. Beyond them the game counts as stalled.
+  // Time limits of an engine call (seconds): starting the engines (the host of several players waits for every
+  // player to join), and any other call. Beyond them the game counts as stalled.
   static constexpr int kStartLimitS = 60, kCallLimitS = 30;
   // How long destroying the env waits for its engines to quit before it kills them.
   static constexpr int kCloseLimitS = 5;
@@ -297,7 +297,11 @@ class VizdoomEnv : public Env {
   // After one player's call failed, how long the others may take to answer by themselves before their engines are
   // killed (an engine whose peer is gone answers after waiting about a tic for it).
   static constexpr int kSettleMs = 1000;
-  // Several players: every engine makes the call together (Lockstep); a failure stops them all.
+  // Every engine makes the call, on the Lockstep's threads (several players: together); a failure, or a call past
+  // its limit, stops them all, and a call that still does not return is abandoned (Lockstep): the step raises
+  // instead of blocking for good. One player too: an engine killed while it holds its message queue's lock leaves
+  // its call blocked on that lock, and without the Lockstep the thread blocked would be the pool's (often the
+  // caller's own). The cost: a hand-off to the Lockstep's thread and back per call.
   void TogetherOrStop(const std::function<void(int)>& fn, int limit_s);
   static Lockstep::Limits Limits(int limit_s) {
     return {std::chrono::seconds(limit_s), std::chrono::milliseconds(kSettleMs), std::chrono::seconds(kKilledLimitS)};
@@ -317,12 +321,13 @@ class VizdoomEnv : public Env {
   }
   void FindEngineProcesses(bool strict);
   void ForgetEngineProcesses() noexcept;
+  void ClaimInstance(const std::string& id) const;
   void StartEngines();
   void RestartEngines();
   bool Several() const { return engines_.size() > 1; }
 
   std::vector<Engine> engines_;         // player 0 first (the host of a several-agent game)
-  std::unique_ptr<Lockstep> lockstep_;  // several players only
+  std::unique_ptr<Lockstep> lockstep_;  // one thread per player, which make every engine call
   int port_ = 0;                        // the hosted game's UDP port (bots or several players)
   int port_lock_ = -1;                  // an flock held on the port's lock file while this env uses the port
   std::string private_dir_;             // this env's own temp folder (0700): the engines' settings file
