@@ -126,8 +126,11 @@ class KeptRows:
         self._given()
 
     def env_rows(self, ids: np.ndarray) -> dict[str, np.ndarray]:
-        """The rows of envs `ids` (one per env) as a snapshot carries them, {engine field name: (len(ids), ...)
-        array}; empty where some of them are unknown or envs have several players (rows per env vary)."""
+        """The rows of envs `ids` (one per env) as a snapshot carries them.
+
+        Returns {engine field name: (len(ids), ...) array}; empty where some of them are unknown or envs have several
+        players (rows per env vary).
+        """
         self._settle()
         if not self._one_player or self._unknown[ids].any():
             return {}
@@ -152,8 +155,10 @@ class KeptRows:
         self._given()
 
     def check_rows(self, state: Any, n: int) -> dict[str, np.ndarray]:
-        """The observation rows a snapshot of `n` envs carries ({} if none), checked against the pool's fields:
-        all of them or none, each of the field's dtype and shape (n, *row); ValueError naming the key otherwise."""
+        """The observation rows a snapshot of `n` envs carries ({} if none), checked against the pool's fields.
+
+        All of them or none, each of the field's dtype and shape (n, *row); ValueError naming the key otherwise.
+        """
         given = [name for name in self._names if name in state]
         if not given or not self._one_player:
             return {}
