@@ -83,20 +83,45 @@ def test_module_imports_have_no_cycle():
         "parallel_pool.pool",
         "parallel_pool.python_env",
         "parallel_pool.process_engine",
+        "parallel_pool.process_worker",
+        "parallel_pool.process_protocol",
     ):
         assert not graph[low] & {"parallel_pool.frontends", "parallel_pool.translate", "parallel_pool"}, (
             low,
             graph[low],
         )
     assert "parallel_pool.frontends" not in graph["parallel_pool.xla"]
-    # the Engine contract sits at the bottom beside the schema; the process engine knows no front-end or spec
+    # the Engine contract sits at the bottom beside the schema; the process engine knows no front-end or spec: its
+    # parent side imports the contract, the worker side and their shared protocol; the worker side (what the
+    # forkserver loads) only the protocol; snapshots are signed by parallel_pool.signing on both sides
     assert graph["parallel_pool.engine"] <= {"parallel_pool._core"}
-    assert graph["parallel_pool.process_engine"] <= {"parallel_pool.engine"}
+    assert graph["parallel_pool.signing"] == set()
+    assert graph["parallel_pool.process_protocol"] <= {"parallel_pool.signing"}
+    assert graph["parallel_pool.process_worker"] <= {"parallel_pool.process_protocol", "parallel_pool.signing"}
+    assert graph["parallel_pool.process_engine"] <= {
+        "parallel_pool.engine",
+        "parallel_pool.process_protocol",
+        "parallel_pool.process_worker",
+        "parallel_pool.signing",
+    }
 
 
 @pytest.mark.parametrize(
     "module",
-    ["schema", "engine", "registry", "spec", "pool", "python_env", "process_engine", "frontends", "xla", "translate"],
+    [
+        "schema",
+        "engine",
+        "registry",
+        "spec",
+        "pool",
+        "python_env",
+        "process_protocol",
+        "process_worker",
+        "process_engine",
+        "frontends",
+        "xla",
+        "translate",
+    ],
 )
 def test_each_module_imports_alone(module):
     r = run_python(f"import parallel_pool.{module}", timeout=120)
