@@ -106,6 +106,16 @@ def test_module_imports_have_no_cycle():
     }
 
 
+def test_the_bench_core_imports_none_of_its_cases():
+    """The bench's core (plans, measuring, summary, report) knows no case: the cases (bench/suites/) import the core,
+    and the runner (bench/__init__.py) calls the cases it runs."""
+    graph = _module_graph()
+    core = [m for m in graph if m.startswith("parallel_pool.bench.") and not m.startswith("parallel_pool.bench.suites")]
+    assert "parallel_pool.bench.report" in core and "parallel_pool.bench.summary" in core
+    for m in core:
+        assert not {d for d in graph[m] if d.startswith("parallel_pool.bench.suites")}, (m, graph[m])
+
+
 @pytest.mark.parametrize(
     "module",
     [
