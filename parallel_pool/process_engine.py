@@ -247,9 +247,9 @@ class ProcessEngine(SendRecvEngine):
                 f"env_fn {spec.env_fn!r} cannot be pickled for the worker processes ({type(e).__name__}: {e}); "
                 "give a function or class that cloudpickle can serialize (no open files, locks or sockets)"
             ) from e
-        self.output_specs = output_arrays(spec._raw, cfg["autoreset_mode"] == "same_step")
+        self.output_specs = output_arrays(spec.engine_spec, cfg["autoreset_mode"] == "same_step")
         self._action_specs = [
-            ("act:" + a["name"], a["dtype"], tuple(a["shape"]), a["low"], a["high"]) for a in spec._raw["action"]
+            ("act:" + a["name"], a["dtype"], tuple(a["shape"]), a["low"], a["high"]) for a in spec.engine_spec["action"]
         ]
         # multi-agent envs (PettingZoo): the per-player arrays have max_num_players rows per env (env e's agent j at
         # row e * players + j); every other array one row per env
@@ -850,7 +850,7 @@ class ProcessEngine(SendRecvEngine):
 
     @property
     def spec(self) -> dict[str, Any]:
-        return self._spec._raw
+        return self._spec.engine_spec
 
     @property
     def closed(self) -> bool:

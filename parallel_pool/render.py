@@ -61,8 +61,8 @@ _NOT_DRAWN = {
 def render_frames(spec, core_pool, env_ids: np.ndarray) -> np.ndarray:
     """uint8 (len(env_ids), H, W, 3) frames of the given envs (none may have a result pending)."""
     env_ids = np.asarray(env_ids, dtype=np.int64).reshape(-1)
-    if spec._raw.get("render_shape") or spec.backend == "python":  # the envs draw themselves (Python envs: in
-        return core_pool.render(env_ids)  # their worker, with their own render())
+    if spec.renders_itself:  # the envs draw themselves (Python envs: in their worker, with their own render())
+        return core_pool.render(env_ids)
     draw = _drawer(spec)
     frames = [draw(np.asarray(core_pool._get_state(int(i)), dtype=np.float64)) for i in env_ids]
     if not frames:

@@ -24,9 +24,9 @@ The result is built by the front-end's own function (`env.from_arrays(arrays, jn
 so it equals recv()'s value for value. Differences forced by fixed shapes: same-step autoreset's `final_obs` /
 `final_info` are always present and dense (zeros where no episode ended; `_final_obs` is the mask), where the
 Python API follows gymnasium (an object array, keys only on steps where an episode ended); multi-player envs are
-refused. Envs written in Python (parallel_pool.process_engine) have no FFI target: their engine's send/recv/step
-are called from XLA through `jax.experimental.io_callback(..., ordered=True)`, with the same checks and results.
-This module imports only the engine and the schema: it sits below the front-ends it serves.
+refused. An engine without an FFI handle (engine.FfiEngine; envs written in Python, parallel_pool.process_engine)
+has its send/recv/step called from XLA through `jax.experimental.io_callback(..., ordered=True)`, with the same
+checks and results. This module imports only the engine and the schema: it sits below the front-ends it serves.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from parallel_pool import _core
+from parallel_pool.engine import ffi_handle
 from parallel_pool.schema import action_list, split_action_dict
 
 XlaFunctions = namedtuple("XlaFunctions", ["handle", "recv", "send", "step"])
@@ -112,35 +113,35 @@ def _outside(name: str):
 
 
 def _check_usable(env: Any, on_host: bool) -> None:
-    """Raise unless `env` can be stepped from XLA: an XLA-enabled build (C++ envs), an open pool, numeric arrays of
-    fixed shapes, one player per env."""
+    """Raise unless `env` (open) can be stepped from XLA: an XLA-enabled build (FFI calls), numeric arrays of fixed
+    shapes, one player per env."""
     if not on_host and not _core.has_xla:
         raise RuntimeError(
             "this build of parallel_pool has no XLA support: jaxlib's FFI headers were not found when it was "
             f"compiled; {_INSTALL_HINT} (jaxlib must be importable while building)"
         )
-    if env.closed:
-        raise RuntimeError("env.xla() on a closed pool; create a new one with parallel_pool.make(...)")
     text = [f.name for f in env.schema.fields if f.dtype.kind not in "biuf"]
     if text:  # a Python env's Text observation (fixed-width strings): jax has no string arrays
         raise ValueError(
             f"env.xla(): the arrays {text} hold strings, which jax arrays cannot; leave them out of the env"
         )
-    check_xla_spec(env.spec.task_id, env.spec._raw)
+    check_xla_spec(env.spec.task_id, env.spec.engine_spec)
 
 
 def make_xla(env: Any) -> XlaFunctions:
     """(handle, recv, send, step) for `env`, a parallel_pool front-end; see the module docstring.
 
-    Uses only the front-end's public interface: `engine` (the `_core.Engine`), `schema`, `spec`, `num_envs`,
+    Uses only the front-end's public interface: `engine` (any engine.Engine), `schema`, `spec`, `num_envs`,
     `batch_size`, `is_async` and `from_arrays(arrays, xp)`, the front-end's own function from a raw batch to its
     result, which is called here on the jax arrays the FFI call returns."""
     jax, jnp = _import_jax()
-    on_host = env.spec.backend == "python"  # Python envs: their engine is called back on the host (io_callback)
-    _check_usable(env, on_host)
-    if not on_host:
+    if env.closed:
+        raise RuntimeError("env.xla() on a closed pool; create a new one with parallel_pool.make(...)")
+    handle = ffi_handle(env.engine)  # None: an engine XLA calls back on the host (io_callback), e.g. Python envs'
+    _check_usable(env, handle is None)
+    if handle is not None:
         _register(jax)
-    calls = _XlaCalls(env, jax, jnp, on_host)
+    calls = _XlaCalls(env, jax, jnp, handle)
     handle0 = np.frombuffer(calls.engine_id.tobytes(), dtype=np.uint8).copy()
     return XlaFunctions(handle0, calls.recv, calls.send, calls.step)
 
@@ -149,11 +150,11 @@ class _XlaCalls:
     """The recv / send / step that make_xla returns, for one front-end: each checks its arguments here (as the
     Python API does), then makes one engine call from XLA (an FFI custom call, or an io_callback on the host)."""
 
-    def __init__(self, env: Any, jax: Any, jnp: Any, on_host: bool):
-        self.env, self.jax, self.jnp, self.on_host = env, jax, jnp, on_host
+    def __init__(self, env: Any, jax: Any, jnp: Any, handle: int | None):
+        self.env, self.jax, self.jnp, self.on_host = env, jax, jnp, handle is None
         self.engine = env.engine
         self.task_id = env.spec.task_id
-        self.engine_id = np.int64(0 if on_host else self.engine._handle_id)
+        self.engine_id = np.int64(0 if handle is None else handle)
         self.outputs = [(f.name, f.dtype, f.shape) for f in env.schema.fields]
         self.actions = [(a["name"], np.dtype(a["dtype"]), tuple(a["shape"])) for a in env.spec.action_arrays]
         self.action_names = [name for name, _, _ in self.actions]

@@ -106,6 +106,34 @@ def test_module_imports_have_no_cycle():
     }
 
 
+def test_no_module_imports_another_modules_private_names():
+    """A name another module needs is public in the module that owns it (modules such as _core may be imported)."""
+    found = []
+    for path in PKG.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("parallel_pool"):
+                for alias in node.names:
+                    dunder = alias.name.startswith("__")  # __version__ and the like are public
+                    if alias.name.startswith("_") and not dunder and not _is_module(f"{node.module}.{alias.name}"):
+                        found.append(f"{path.relative_to(PKG)}: {node.module}.{alias.name}")
+    assert not found, found
+
+
+def test_the_front_ends_never_ask_which_engine_runs():
+    """Above the engines, code asks for an optional capability (engine.fast_calls, engine.ffi_handle), never for an
+    engine's type: no isinstance against an engine class in the modules that hold an engine."""
+    engines = {"Engine", "ProcessEngine", "RayEngine"}
+    found = []
+    for name in ("pool", "frontends", "xla", "render", "translate"):
+        for node in ast.walk(ast.parse((PKG / f"{name}.py").read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance" and len(node.args) == 2:
+                kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+                named = {getattr(k, "attr", getattr(k, "id", None)) for k in kinds}
+                if named & engines:
+                    found.append(f"{name}.py:{node.lineno}")
+    assert not found, found
+
+
 def test_the_bench_core_imports_none_of_its_cases():
     """The bench's core (plans, measuring, summary, report) knows no case: the cases (bench/suites/) import the core,
     and the runner (bench/__init__.py) calls the cases it runs."""
