@@ -18,11 +18,9 @@ from typing import Any
 import numpy as np
 
 STEP, RESET, RENDER, CONFIG, GET_STATE, SET_STATE = 1, 2, 3, 4, 5, 6
-SNAPSHOT = "parallel_pool.python-env/1"  # the layout of a Python env's snapshot (ProcessEngine.get_state)
-COMMIT, ABORT = (
-    "commit",
-    "abort",
-)  # set_state's second phase (SET_STATE's payload; see process_worker._Worker.set_states)
+SNAPSHOT = "parallel_pool.python-env/1"  # the layout of a Python env's snapshot (ProcessEngine.snapshot)
+# set_state's second phase: SET_STATE's payload (see process_worker._Worker.set_states)
+COMMIT, ABORT = "commit", "abort"
 REPLIES = (RENDER, GET_STATE, SET_STATE)  # commands whose answer is a value the caller waits for
 INTERRUPTIBLE = (RENDER, GET_STATE)  # REPLIES whose wait Ctrl-C may cut short: they change no env
 HEADER = struct.Struct("<BQI")  # op, the command's number, number of envs
