@@ -185,13 +185,14 @@ class _GymStyle(BasePool):
     def __init__(self, spec: EnvSpec, render_mode: str | None = None, thread_pool: Any = None):
         BasePool.__init__(self, spec, render_mode, thread_pool)
         if not self.is_async:  # reset_mask's unchanged rows (async pools refuse reset_mask)
-            self._kept = KeptRows(self.schema, self.num_envs, self.max_num_players, self._sync_core)
-        # The C++ engine of a sync pool keeps step()'s result with the batch it is made of and returns it again when
-        # it refills that batch and nothing else holds any part of it (docs/decisions.md, "Per call"). Not with
-        # same-step autoreset, whose result has final keys only on the steps where an episode ended.
-        self._keeper = None if self.schema.has_final else self._sync_core
+            self._kept = KeptRows(self.schema, self.num_envs, self.max_num_players, self._sync_fast)
+        # A sync pool's engine with the fast paths (engine.FastCalls) keeps step()'s result with the batch it is made
+        # of and returns it again when it refills that batch and nothing else holds any part of it
+        # (docs/decisions.md, "Per call"). Not with same-step autoreset, whose result has final keys only on the
+        # steps where an episode ended.
+        self._keeper = None if self.schema.has_final else self._sync_fast
         # and an async pool's recv() result, the same way (the engine keeps its last two batches' arrays)
-        self._recv_keeper = None if self.schema.has_final else self._async_core
+        self._recv_keeper = None if self.schema.has_final else self._async_fast
 
     def _result(self, arrays: Sequence[np.ndarray]) -> Any:
         return gym_result(self.schema, arrays, np, self._info_masks)

@@ -15,7 +15,7 @@ from numpy import ndarray  # a module global: `np.ndarray` is a slow attribute l
 
 from parallel_pool import _core
 from parallel_pool._version import __version__
-from parallel_pool.engine import Engine
+from parallel_pool.engine import Engine, FastCalls, fast_calls
 from parallel_pool.registry import env_config, per_env_value
 from parallel_pool.schema import Schema, action_list, split_action_dict
 from parallel_pool.spec import AutoresetMode, EnvSpec
@@ -52,7 +52,7 @@ class KeptRows:
     would return it raises instead of returning the row of the state it left.
     """
 
-    def __init__(self, schema: Schema, num_envs: int, max_num_players: int, engine: Any = None):
+    def __init__(self, schema: Schema, num_envs: int, max_num_players: int, engine: FastCalls | None = None):
         self._schema = schema
         self._obs_at = [schema.index[schema.obs_name(k)] for k in schema.obs_keys]
         ids = np.arange(num_envs, dtype=np.int32)
@@ -69,10 +69,11 @@ class KeptRows:
         # the fast path's copy as bytes (tobytes() costs a third of an array copy), not yet in _obs/_owner (_settle)
         self._full: bytes | None = None
         self._full_shape = (num_envs, *fields[0].shape)
-        # A C++ engine keeps the observation rows of its steps of every env itself (the per-call fast paths pass
-        # them by: no Python call per step), counting them in `_obs_seq`; _seq is its count when rows were last
-        # given here, so a count above it means the engine's rows are the latest.
-        self._engine = engine if engine is not None and hasattr(engine, "_obs_seq") else None
+        # An engine with the fast paths (engine.FastCalls: the C++ engine) keeps the observation rows of its steps of
+        # every env itself (the per-call fast paths pass them by: no Python call per step), counting them in
+        # `_obs_seq`; _seq is its count when rows were last given here, so a count above it means the engine's rows
+        # are the latest.
+        self._engine = fast_calls(engine)
         self._seq = 0
         if self._engine is not None:
             self._engine._keep_obs()
@@ -215,11 +216,11 @@ class BasePool:
         self.config: dict[str, Any] = dict(spec.config_dict)
         self.autoreset_mode: AutoresetMode = spec.autoreset_mode
         self.max_num_players: int = spec.max_num_players
-        # a sync pool's C++ engine: the gym-style step() of every env goes through its _step_kept
-        engine = self._engine
-        self._sync_core = engine if not self.is_async and isinstance(engine, _core.Engine) else None
-        # an async pool's C++ engine: the gym-style recv() goes through its _recv_kept
-        self._async_core = engine if self.is_async and isinstance(engine, _core.Engine) else None
+        # an engine with the fast paths (engine.FastCalls): a sync pool's gym-style step() of every env goes through
+        # its _step_kept, an async pool's gym-style recv() through its _recv_kept
+        fast = fast_calls(self._engine)
+        self._sync_fast = None if self.is_async else fast
+        self._async_fast = fast if self.is_async else None
         self._action_names = [a["name"] for a in spec.action_arrays]
         self._all_ids = np.arange(self.num_envs, dtype=np.int32)
         # env ids of the last batch received (async pools: step() without env_id acts on them)
@@ -371,7 +372,7 @@ class BasePool:
             except Exception:
                 self.engine  # noqa: B018 -- a closed pool's own error
                 raise
-            if self._kept is not None and self._sync_core is None:  # a C++ engine keeps the rows itself
+            if self._kept is not None and self._sync_fast is None:  # a C++ engine keeps the rows itself
                 self._kept.every_env(arrays)
             return arrays
         return self._step_raw(actions, env_id)
@@ -460,7 +461,7 @@ class BasePool:
             return
         base = env_config(self.spec.config_dict, 0)
         checked = {
-            key: per_env_value(self.spec.task_id, base, key, value, len(ids), self.spec._raw)
+            key: per_env_value(self.spec.task_id, base, key, value, len(ids), self.spec.engine_spec)
             for key, value in values.items()
         }
         engine.set_config(ids, checked)

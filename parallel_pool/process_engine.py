@@ -1,5 +1,9 @@
 """`ProcessEngine`: the Engine contract (parallel_pool.engine) served by Python envs in worker processes.
 
+Over 600 lines for one reason: ProcessEngine's calls share one state (commands in flight, rows pending, the Ctrl-C
+holding, the restore's two phases), read best in one place. The workers are parallel_pool.process_worker; what
+both sides share (commands, answers, framing, the segment's layout) is parallel_pool.process_protocol.
+
 Layout. One shared-memory segment holds, for every output array of the batch ("obs" / "obs:<k>", "reward",
 "terminated", "truncated", "env_id", "elapsed_step", "players.env_id", and with same-step autoreset
 "final:obs..." and "final:elapsed_step") and every action array, one row per env, indexed by env id. Worker w owns a
@@ -14,18 +18,11 @@ nothing, or the tracebacks of the envs that raised). The parent waits on the pip
 during a call except while it waits (_SigintHeld): messages are written and read whole; an answer to a call that was
 interrupted is dropped by its number.
 
-Semantics are those of the C++ engine and of gymnasium's SyncVectorEnv: env i's first reset is seeded with seed + i
-(a reset with seeds gives those), later autoresets are unseeded; truncated = the env's own truncation, or
-elapsed_step >= max_episode_steps without termination; next-step autoreset ignores the action of the step after an
-episode ends and returns the reset observation with reward 0; same-step autoreset keeps the finished episode's last
-observation in the final: rows.
-
 Faults: an exception in an env -> `EnvError` naming the env ids with the worker's traceback (sync: the env restarts
 on its next step; async: the env is reset in place and the next recv returns the whole batch); a worker that dies ->
 `EnvError` naming its envs, whose next reset starts a new worker. Workers ignore SIGINT (Ctrl-C is the parent's),
 die with their parent (PR_SET_PDEATHSIG, and EOF on their pipe) and are started by the forkserver, so they share
 no file descriptors with one another. A forked child leaves the parent's workers alone (_after_fork_in_child).
-An observation or info value that does not fit its array (_misfit) is an env's exception.
 """
 
 from __future__ import annotations
@@ -34,17 +31,13 @@ import _signal
 import _thread
 import atexit
 import functools
-import numbers
 import os
 import pickle
 import secrets
 import select
 import signal
-import struct
 import sys
 import threading
-import time
-import traceback
 import weakref
 from collections import deque
 from collections.abc import Sequence
@@ -54,22 +47,31 @@ from typing import Any
 import numpy as np
 
 from parallel_pool.engine import SendRecvEngine, env_error, usable_cores
+from parallel_pool.process_protocol import (
+    ABORT,
+    COMMIT,
+    CONFIG,
+    GET_STATE,
+    HEADER,
+    INTERRUPTIBLE,
+    NUMBER,
+    READY,
+    RENDER,
+    REPLIES,
+    RESET,
+    SET_STATE,
+    STEP,
+    VALUE,
+    Layout,
+    output_arrays,
+    read_answer,
+    read_snapshot,
+)
+from parallel_pool.process_worker import worker_main
 
 __all__ = ["ProcessEngine"]
 
-_STEP, _RESET, _RENDER, _CONFIG, _GET_STATE, _SET_STATE = 1, 2, 3, 4, 5, 6
-_SNAPSHOT = "parallel_pool.python-env/1"  # the layout of a Python env's snapshot (ProcessEngine.get_state)
-_COMMIT, _ABORT = "commit", "abort"  # set_state's second phase (_SET_STATE's payload; see _Worker.set_states)
-_REPLIES = (_RENDER, _GET_STATE, _SET_STATE)  # commands whose answer is a value the caller waits for
-_INTERRUPTIBLE = (_RENDER, _GET_STATE)  # _REPLIES whose wait Ctrl-C may cut short: they change no env
-_HEADER = struct.Struct("<BQI")  # op, the command's number, number of envs
-_NUMBER = struct.Struct("<Q")  # an answer starts with the number of the command it answers
-_OK, _ERR, _VALUE, _READY = b"", b"E", b"V", b"R"
-_ALIGN = 64
 _CLOSED = "this pool has been closed; create a new one with parallel_pool.make(...)"
-_FRAME = struct.Struct("!i")  # multiprocessing.Connection's framing: a message's length (-1: an 8-byte one follows)
-_FRAME_LONG = struct.Struct("!Q")
-_CHUNK = 1 << 16
 _CLOSE_WAIT_S = 1.0  # close(): how long workers get to exit on their own before SIGKILL
 # After answering, a worker polls its pipe this long before it sleeps in a blocking read: the parent's next command
 # usually comes within ~100-150 us (the front-end's work between calls), and catching it awake saves the wake-up
@@ -79,604 +81,11 @@ _CLOSE_WAIT_S = 1.0  # close(): how long workers get to exit on their own before
 _SPIN_S = 200e-6
 
 
-def _output_arrays(raw: dict[str, Any], same_step: bool) -> list[tuple[str, str, tuple[int, ...], bool]]:
-    """The batch's output specs (names, dtypes, row shapes, per_player), as `_core.Engine.output_specs` gives them."""
-    single = len(raw["obs"]) == 1 and raw["obs"][0]["name"] == "obs"
-    obs = [("obs" if single else "obs:" + a["name"], a["dtype"], tuple(a["shape"]), True) for a in raw["obs"]]
-    info = [("info:" + a["name"], a["dtype"], tuple(a["shape"]), bool(a["per_player"])) for a in raw["info"]]
-    out = (
-        obs
-        + info
-        + [
-            ("reward", raw["reward_dtype"], (), True),
-            ("terminated", "bool", (), False),
-            ("truncated", "bool", (), False),
-            ("env_id", "int32", (), False),
-            ("elapsed_step", "int32", (), False),
-            ("players.env_id", "int32", (), True),
-        ]
-    )
-    if same_step:
-        out += [("final:" + name, dt, shape, pp) for name, dt, shape, pp in obs + info]
-        out.append(("final:elapsed_step", "int32", (), False))
-    return out
-
-
-class _Layout:
-    """Where each array's rows sit in the shared segment (picklable: the workers build the same views)."""
-
-    def __init__(self, arrays: Sequence[tuple[str, str, tuple[int, ...], int]]):
-        self.arrays: list[tuple[str, str, tuple[int, ...], int, int]] = []  # name, dtype, row shape, rows, offset
-        offset = 0
-        for name, dtype, shape, rows in arrays:
-            self.arrays.append((name, dtype, tuple(shape), rows, offset))
-            nbytes = rows * int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-            offset += -(-max(nbytes, 1) // _ALIGN) * _ALIGN
-        self.size = offset
-
-    def views(self, buf: Any) -> dict[str, np.ndarray]:
-        return {
-            name: np.ndarray((rows, *shape), dtype=np.dtype(dtype), buffer=buf, offset=offset)
-            for name, dtype, shape, rows, offset in self.arrays
-        }
-
-
-# ---- the worker process ----------------------------------------------------------------------------------------
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to SIGKILL this process when its parent dies (the parent's SIGKILL included)."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass  # not Linux: EOF on the command pipe still ends the worker
-
-
-class _Worker:
-    """The envs first .. first + count - 1, stepped on the commands of the parent's pipe."""
-
-    def __init__(self, env_fn: Any, first: int, count: int, views: dict[str, np.ndarray], config: dict[str, Any]):
-        from gymnasium import spaces
-
-        self.env_fn, self.first = env_fn, first
-        self.kwargs: list[dict[str, Any]] = config["env_kwargs"]  # each env's own kwargs
-        self.next_kwargs: list[dict[str, Any] | None] = [None] * count  # set_config's, taken at the env's next reset
-        self.envs: list[Any] = [env_fn(**kw) for kw in self.kwargs]  # None: broken by an exception, rebuilt at reset
-        self.v = views
-        self.seed = int(config["seed"])
-        self.limit = int(config["max_episode_steps"])
-        self.mode = config["autoreset_mode"]
-        self.is_async = config["batch_size"] < config["num_envs"]
-        self.spin_s = float(config["spin_s"])
-        self.elapsed = [0] * count
-        self.needs_reset = [True] * count  # fresh, after an episode ended (next_step) or after an env error
-        self.seeded = [False] * count
-        obs_space, act_space = self._spaces(self.envs[0])
-        self.made = (_layers(self.envs[0]), obs_space, act_space)  # what env_fn makes: a restored env must match
-        self.held: tuple[list[int], list[tuple[Any, tuple]]] | None = None  # set_state's checked envs, until commit
-        self._bind_obs(obs_space)
-        self.act_tuple = isinstance(act_space, spaces.Tuple)
-        if isinstance(act_space, (spaces.Dict, spaces.Tuple)):
-            items = act_space.spaces.items() if isinstance(act_space, spaces.Dict) else enumerate(act_space.spaces)
-            self.act_keys: list[tuple[Any, np.ndarray]] | None = [(k, views["act:" + str(k)]) for k, _ in items]
-        else:
-            self.act_keys = None
-            self.act = views["act:action"]
-
-    def _spaces(self, env: Any) -> tuple[Any, Any]:
-        return env.observation_space, env.action_space
-
-    def extra(self, k: int) -> Any:
-        """What a snapshot keeps of env k besides the env and the step count (the multi-agent worker's flags)."""
-        return None
-
-    def set_extra(self, k: int, value: Any) -> None:
-        pass
-
-    def _bind_obs(self, space: Any) -> None:
-        """The rows of each observation array: (key or None, rows), the key indexing a Dict/Tuple observation."""
-        from gymnasium import spaces
-
-        def fields(prefix: str) -> list[tuple[Any, np.ndarray, int, tuple[int, ...]]]:
-            # (key, rows, width, row shape): width > 0 for strings (fixed-width rows)
-            return [
-                (k, rows, rows.dtype.itemsize // 4 if rows.dtype.kind == "U" else 0, rows.shape[1:])
-                for k, rows in arrays(prefix)
-            ]
-
-        def arrays(prefix: str) -> list[tuple[Any, np.ndarray]]:
-            if isinstance(space, spaces.Dict):  # the keys the batch holds (Text keys are left out)
-                return [(k, self.v[prefix + "obs:" + k]) for k in space.spaces if prefix + "obs:" + k in self.v]
-            if isinstance(space, spaces.Tuple):
-                return [(i, self.v[prefix + "obs:" + str(i)]) for i in range(len(space.spaces))]
-            return [(None, self.v[prefix + "obs"])]
-
-        self.obs_fields = fields("")
-        self.final_fields = fields("final:") if self.mode == "same_step" else []
-        names = [n[len("info:") :] for n in self.v if n.startswith("info:")]
-        self.info_fields = [(k, self.v["info:" + k]) for k in names]
-        self.final_info_fields = [(k, self.v["final:info:" + k]) for k in names] if self.final_fields else []
-
-    def _write_obs(
-        self, fields: list[tuple[Any, np.ndarray, int, tuple[int, ...]]], e: int, obs: Any, who: str = ""
-    ) -> None:
-        """obs into row e of each field, each value checked (_misfit) unless it is an array of the row's dtype and
-        shape; `who` names the env in an error (default: env e)."""
-        for key, rows, width, shape in fields:
-            value = obs if key is None else obs[key]
-            # the common case first: an array of the space's own dtype and shape
-            if type(value) is not np.ndarray or value.dtype != rows.dtype or value.shape != shape:
-                why = _string_misfit(value, width) if width else _misfit(value, rows.dtype, shape)
-                if why:
-                    raise _BadValue(f"{who or f'env {e}'}: observation {'obs' if key is None else key!r} {why}")
-            rows[e] = value
-
-    def _write_info(self, fields: list[tuple[str, np.ndarray]], e: int, info: dict[str, Any]) -> None:
-        """The carried info entries; one the env left out of this info reads 0 (False)."""
-        for key, rows in fields:
-            if key not in info:
-                rows[e] = 0
-                continue
-            why = _misfit(info[key], rows.dtype, rows.shape[1:])
-            if why:
-                raise _BadValue(f"env {e}: info[{key!r}] {why} (the info array the pool carries; see info_keys=)")
-            rows[e] = info[key]
-
-    def _write(self, e: int, obs: Any, reward: float, term: bool, trunc: bool, info: dict[str, Any]) -> None:
-        v = self.v
-        self._write_obs(self.obs_fields, e, obs)
-        self._write_info(self.info_fields, e, info)
-        v["reward"][e] = reward
-        v["terminated"][e] = term
-        v["truncated"][e] = trunc
-        v["env_id"][e] = e
-        v["elapsed_step"][e] = self.elapsed[e - self.first]
-        v["players.env_id"][e] = e
-
-    def _action(self, e: int) -> Any:
-        if self.act_keys is None:
-            a = self.act[e]
-            return a.copy() if a.ndim else a[()]
-        values = [(k, rows[e].copy() if rows.ndim > 1 else rows[e][()]) for k, rows in self.act_keys]
-        return tuple(v for _, v in values) if self.act_tuple else dict(values)
-
-    def reset(self, e: int, seed: int | None) -> None:
-        k = e - self.first
-        if self.next_kwargs[k] is not None:  # set_config's values: a new build takes over at this reset
-            self.kwargs[k], self.next_kwargs[k] = self.next_kwargs[k], None  # type: ignore[assignment]
-            old, self.envs[k] = self.envs[k], self.env_fn(**self.kwargs[k])
-            if old is not None:
-                rng = getattr(old.unwrapped, "np_random", None)
-                if self.seeded[k] and rng is not None:  # the env's random stream goes on, as if nothing had changed
-                    self.envs[k].unwrapped.np_random = rng
-                old.close()
-        if self.envs[k] is None:  # broken by an exception in its reset: build it again
-            self.envs[k] = self.env_fn(**self.kwargs[k])
-        if seed is None and not self.seeded[k]:
-            seed = self.seed + e
-        self.seeded[k] = True
-        obs, info = self.envs[k].reset(seed=seed)
-        self.elapsed[k] = 0
-        self.needs_reset[k] = False
-        self._write(e, obs, 0.0, False, False, info)
-
-    def step(self, e: int) -> None:
-        k = e - self.first
-        if self.needs_reset[k]:
-            self.reset(e, None)
-            return
-        obs, reward, term, trunc, info = self.envs[k].step(self._action(e))
-        self.elapsed[k] += 1
-        term = bool(term)
-        trunc = bool(trunc) or (self.elapsed[k] >= self.limit and not term)
-        if (term or trunc) and self.mode == "same_step":
-            self._write_obs(self.final_fields, e, obs)
-            self._write_info(self.final_info_fields, e, info)
-            self.v["final:elapsed_step"][e] = self.elapsed[k]
-            self.reset(e, None)  # writes the reset observation; the step's own values follow
-            v = self.v
-            v["reward"][e], v["terminated"][e], v["truncated"][e] = reward, term, trunc
-            return
-        if (term or trunc) and self.mode == "next_step":
-            self.needs_reset[k] = True
-        self._write(e, obs, float(reward), term, trunc, info)
-
-    def get_state(self, e: int) -> bytes:
-        """Env e's snapshot: a pickle of (format, elapsed, needs_reset, seeded, kwargs, the env cloudpickled). The
-        env is pickled on its own, so the parent reads the rest without building the env."""
-        import cloudpickle
-
-        k = e - self.first
-        if self.envs[k] is None:
-            raise RuntimeError(f"env {e} is broken by an exception; reset it first")
-        rebuilt = _ez_pickled(self.envs[k])
-        if rebuilt:
-            raise _Refusal(
-                f"env {e} has no snapshot: {rebuilt} pickles its constructor's arguments (gymnasium's EzPickle), not "
-                "its state, so a restore would give a new env"
-            )
-        try:
-            env = cloudpickle.dumps(self.envs[k])
-        except Exception as err:
-            raise _Refusal(
-                f"env {e} ({type(self.envs[k].unwrapped).__name__}) cannot be pickled, so it has no snapshot: "
-                f"{type(err).__name__}: {err}"
-            ) from None
-        state = (_SNAPSHOT, self.elapsed[k], self.needs_reset[k], self.seeded[k], self.kwargs[k], env, self.extra(k))
-        return pickle.dumps(state)
-
-    def set_states(self, ids: list[int], items: list[Any]) -> str | None:
-        """set_state in two phases, so that it changes all the envs of every worker or none. Prepare (items: one
-        (key, trusted, signed row) per env): each row verified, unpickled (one env object per env: branching gives
-        several envs the same row) and checked, and held; returns why one is refused (holding nothing) or None.
-        Then _COMMIT puts the held envs in place (it cannot fail), or _ABORT drops them."""
-        if items[0] == _ABORT:
-            self.held = None
-            return None
-        if items[0] == _COMMIT:
-            held, self.held = self.held, None
-            if held is None or held[0] != ids:
-                raise RuntimeError(f"set_state: no snapshot of envs {ids} is held to commit")
-            for e, (env, (_, elapsed, needs_reset, seeded, kwargs, _, extra)) in zip(ids, held[1]):
-                k = e - self.first
-                if self.envs[k] is not None:
-                    try:
-                        self.envs[k].close()
-                    except Exception:
-                        pass  # the env is replaced either way
-                self.envs[k] = env
-                self.elapsed[k], self.needs_reset[k], self.seeded[k] = int(elapsed), bool(needs_reset), bool(seeded)
-                self.kwargs[k], self.next_kwargs[k] = kwargs, None
-                self.set_extra(k, extra)
-            return None
-        self.held = None
-        envs = []
-        for e, (key, trusted, row) in zip(ids, items):
-            what = f"the snapshot for env {e}"
-            try:
-                state = _read_snapshot(row, key, trusted, self.limit, len(getattr(self, "agents", ())), what)
-            except ValueError as err:
-                return str(err)
-            try:
-                env = pickle.loads(state[5])
-            except Exception as err:
-                return f"set_state: {what} holds an env that does not unpickle here ({type(err).__name__}: {err})"
-            if _layers(env) != self.made[0]:
-                return (
-                    f"set_state: {what} holds a {' > '.join(_layers(env))}, where this pool's env_fn makes a "
-                    f"{' > '.join(self.made[0])}"
-                )
-            try:
-                same = self._spaces(env) == self.made[1:]
-            except Exception:
-                same = False
-            if not same:
-                return f"set_state: {what} holds an env with other spaces than this pool's ({self.made[1:]})"
-            envs.append((env, state))
-        self.held = (ids, envs)
-        return None
-
-    def failed(self, e: int) -> None:
-        """After an exception in env e: sync pools restart it on its next step; async pools reset it in place (its
-        row is the reset observation) so the batch it belongs to stays whole."""
-        k = e - self.first
-        self.needs_reset[k] = True
-        if self.is_async:
-            try:
-                self.reset(e, None)
-            except Exception:
-                self.envs[k] = None  # the next reset builds it again
-
-    def reply(self, op: int, ids: list[int], payload: bytes) -> bytes:
-        """The answer to a command other than step / reset (render, set_config, snapshots), pickled."""
-        if op == _RENDER:
-            frames = [self.envs[e - self.first].render() for e in ids]
-            return pickle.dumps(np.stack(frames).astype(np.uint8, copy=False))
-        if op == _CONFIG:  # each env's kwargs for its next reset
-            for e, kwargs in zip(ids, pickle.loads(payload)):
-                self.next_kwargs[e - self.first] = kwargs
-            return pickle.dumps(None)
-        if op == _GET_STATE:
-            return pickle.dumps([self.get_state(e) for e in ids])
-        return pickle.dumps(self.set_states(ids, pickle.loads(payload)))
-
-    def _await_command(self, conn: Any) -> None:
-        """Poll the pipe for up to spin_s, yielding the core between polls (see _SPIN_S)."""
-        end = time.perf_counter() + self.spin_s
-        while not conn.poll() and time.perf_counter() < end:
-            os.sched_yield()
-
-    def serve(self, conn: Any) -> None:
-        while True:
-            if self.spin_s:
-                self._await_command(conn)
-            try:
-                msg = conn.recv_bytes()
-            except (EOFError, OSError):  # the parent closed the pool or died
-                return
-            op, number, n = _HEADER.unpack_from(msg)
-            answer = _NUMBER.pack(number)
-            ids = np.frombuffer(msg, dtype=np.int32, count=n, offset=_HEADER.size).tolist()
-            if op in _REPLIES or op == _CONFIG:
-                payload = msg[_HEADER.size + 4 * n :]
-                try:
-                    reply = answer + _VALUE + self.reply(op, ids, payload)
-                except _Refusal as err:  # a refusal that says why: no traceback
-                    reply = answer + _ERR + pickle.dumps([(ids[0], str(err))])
-                except Exception:
-                    reply = answer + _ERR + pickle.dumps([(e, traceback.format_exc()) for e in ids])
-                try:
-                    conn.send_bytes(reply)
-                except OSError:
-                    return
-                continue
-            seeds = None
-            if op == _RESET:
-                seeds = np.frombuffer(msg, dtype=np.int64, count=n, offset=_HEADER.size + 4 * n).tolist()
-            errors = []
-            for j, e in enumerate(ids):
-                try:
-                    if seeds is None:
-                        self.step(e)
-                    else:
-                        self.reset(e, None if seeds[j] < 0 else seeds[j])
-                except _BadValue as err:
-                    errors.append((e, str(err)))
-                    self.failed(e)
-                except Exception:
-                    errors.append((e, traceback.format_exc()))
-                    self.failed(e)
-            try:
-                conn.send_bytes(answer + (_ERR + pickle.dumps(errors) if errors else _OK))
-            except OSError:  # the parent closed the pool while this command ran
-                return
-
-
-class _AgentsWorker(_Worker):
-    """The envs of a PettingZoo ParallelEnv: agent j (possible_agents order) of env e is player row e * P + j. An agent
-    not in the env's observations (done, or not yet in) has a zero row and reward 0. The episode ends when no agent
-    is left (env.agents empty) or at the pool's time limit: terminated where every agent terminated, else truncated;
-    per agent, info:agent_terminated / info:agent_truncated say how it ended (they stay set until the reset)."""
-
-    def __init__(self, env_fn: Any, first: int, count: int, views: dict[str, np.ndarray], config: dict[str, Any]):
-        self.agents: list[Any] = list(config["agents"])
-        self.players = len(self.agents)
-        self.flags = [np.zeros((2, self.players), dtype=bool) for _ in range(count)]  # terminated, truncated
-        super().__init__(env_fn, first, count, views, config)
-        self.agent_flags = (views["info:agent_terminated"], views["info:agent_truncated"])
-
-    def _spaces(self, env: Any) -> tuple[Any, Any]:
-        return env.observation_space(self.agents[0]), env.action_space(self.agents[0])
-
-    def extra(self, k: int) -> Any:
-        return self.flags[k].copy()
-
-    def set_extra(self, k: int, value: Any) -> None:
-        self.flags[k][:] = value
-
-    def _write_agents(
-        self, fields: list[tuple[Any, np.ndarray, int, tuple[int, ...]]], e: int, obs: dict[Any, Any]
-    ) -> None:
-        for j, agent in enumerate(self.agents):
-            r = e * self.players + j
-            if agent in obs:
-                self._write_obs(fields, r, obs[agent], f"env {e} agent {agent!r}")
-            else:
-                for _, rows, _, _ in fields:
-                    rows[r] = rows.dtype.type()
-
-    def _write(self, e: int, obs: Any, reward: Any, term: bool, trunc: bool, info: dict[str, Any]) -> None:
-        """A reset's rows (obs: the agents' observations); step() writes its own."""
-        self.flags[e - self.first][:] = False
-        self._write_rows(e, obs, {}, term, trunc)
-
-    def _write_rows(self, e: int, obs: dict[Any, Any], rewards: dict[Any, Any], term: bool, trunc: bool) -> None:
-        v, k, first_row = self.v, e - self.first, e * self.players
-        self._write_agents(self.obs_fields, e, obs)
-        for j, agent in enumerate(self.agents):
-            v["reward"][first_row + j] = rewards.get(agent, 0.0)
-        v["players.env_id"][first_row : first_row + self.players] = e
-        self.agent_flags[0][first_row : first_row + self.players] = self.flags[k][0]
-        self.agent_flags[1][first_row : first_row + self.players] = self.flags[k][1]
-        v["terminated"][e], v["truncated"][e] = term, trunc
-        v["env_id"][e] = e
-        v["elapsed_step"][e] = self.elapsed[k]
-
-    def step(self, e: int) -> None:
-        k = e - self.first
-        if self.needs_reset[k]:
-            self.reset(e, None)
-            return
-        env = self.envs[k]
-        live = set(env.agents)
-        actions = {a: self._action(e * self.players + j) for j, a in enumerate(self.agents) if a in live}
-        obs, rewards, terms, truncs, _ = env.step(actions)
-        self.elapsed[k] += 1
-        flags = self.flags[k]
-        for j, agent in enumerate(self.agents):
-            flags[0, j] |= bool(terms.get(agent, False))
-            flags[1, j] |= bool(truncs.get(agent, False))
-        over = not env.agents or self.elapsed[k] >= self.limit
-        term = over and bool(flags[0].all())
-        trunc = over and not term
-        if over and self.mode == "same_step":
-            self._write_agents(self.final_fields, e, obs)
-            self.v["final:elapsed_step"][e] = self.elapsed[k]
-            ended = flags.copy()
-            self.reset(e, None)  # writes the reset rows; the step's rewards and flags follow
-            rows = slice(e * self.players, (e + 1) * self.players)
-            for j, agent in enumerate(self.agents):
-                self.v["reward"][rows.start + j] = rewards.get(agent, 0.0)
-            self.v["final:info:agent_terminated"][rows] = ended[0]  # the info of the reset is the current one
-            self.v["final:info:agent_truncated"][rows] = ended[1]
-            self.v["terminated"][e], self.v["truncated"][e] = term, trunc
-            return
-        if over and self.mode == "next_step":
-            self.needs_reset[k] = True
-        self._write_rows(e, obs, rewards, term, trunc)
-
-
-class _Refusal(RuntimeError):
-    """A call the env cannot serve, with a message that says why (sent without the worker's traceback)."""
-
-
-class _BadValue(ValueError):
-    """An observation or info value of an env that does not fit its array (sent without the worker's traceback,
-    which would show only the pool's frames)."""
-
-
-def _misfit(value: Any, dtype: np.dtype, shape: tuple[int, ...]) -> str | None:
-    """Why `value` cannot be written as a row of dtype `dtype` and shape `shape` (None: it can). Refused where
-    gymnasium's SyncVectorEnv refuses it (numpy's same_kind casting into the batch: no float into int, no number into
-    bool, no None or str into numbers) and where numpy would change it silently: another shape (a scalar is
-    broadcast to every element), an integer outside the row dtype's range (300 into uint8 wraps to 44). An integer
-    of another signedness is taken when it fits."""
-    try:
-        a = np.asarray(value)
-    except Exception:  # a ragged sequence
-        return f"is {value!r}, not an array; expected {dtype} of shape {shape}"
-    if a.shape != shape:
-        return f"has shape {a.shape} ({_shown(value)}); expected {dtype} of shape {shape}"
-    if a.dtype == dtype:
-        return None
-    integers = a.dtype.kind in "iu" and dtype.kind in "iu"
-    if not (integers or np.can_cast(a.dtype, dtype, "same_kind")):
-        return f"is {a.dtype} ({_shown(value)}); expected {dtype} of shape {shape}"
-    if dtype.kind in "iu" and a.size and not np.can_cast(a.dtype, dtype):
-        lo, hi = np.iinfo(dtype).min, np.iinfo(dtype).max
-        if a.min() < lo or a.max() > hi:
-            return f"has {a.min() if a.min() < lo else a.max()}, outside {dtype}'s range [{lo}, {hi}]"
-    return None
-
-
-def _string_misfit(value: Any, width: int) -> str | None:
-    if not isinstance(value, str):
-        return f"is {_shown(value)}, not a str"
-    if len(value) > width:  # numpy would cut it short
-        return (
-            f"is a string of {len(value)} characters; the pool's rows hold {width} (a Text space's max_length, "
-            "else parallel_pool.python_env.STRING_WIDTH)"
-        )
-    return None
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _ez_pickled(env: Any) -> str | None:
-    """The class name of a layer of `env` (its wrappers, the env itself) that gymnasium's EzPickle pickles, if any."""
-    from gymnasium.utils import EzPickle
-
-    seen = 0
-    while env is not None and seen < 100:
-        if isinstance(env, EzPickle):
-            return type(env).__name__
-        env, seen = getattr(env, "env", None), seen + 1
-    return None
-
-
 def _same(a: Any, b: Any) -> bool:
     try:
         return bool(a == b)
     except Exception:  # values without a truth value of ==, e.g. arrays
         return False
-
-
-def _layers(env: Any) -> list[str]:
-    """The classes an env is made of, its gymnasium wrappers first (what a restored env must share with env_fn's)."""
-    from gymnasium import Wrapper
-
-    out: list[str] = []
-    while isinstance(env, Wrapper) and len(out) < 100:
-        out.append(f"{type(env).__module__}.{type(env).__qualname__}")
-        env = env.env
-    return [*out, f"{type(env).__module__}.{type(env).__qualname__}"]
-
-
-def _read_snapshot(row: bytes, key: bytes | None, trusted: bool, limit: int, agents: int, what: str) -> tuple:
-    """The tuple _Worker.get_state pickled for one env: its signature verified before anything is unpickled
-    (parallel_pool.signing), then each field checked (a wrong one would fail later steps, resets or get_config).
-    The env itself stays a pickle (its class is checked where it is unpickled, in the worker). ValueError."""
-    import reprlib
-
-    from parallel_pool.signing import verified
-
-    payload = verified(row, key, trusted, what)
-    try:
-        state = pickle.loads(payload)
-    except Exception as err:
-        raise ValueError(f"set_state: {what} does not unpickle ({type(err).__name__}: {err})") from None
-    if not (isinstance(state, tuple) and len(state) == 7 and type(state[0]) is str and state[0] == _SNAPSHOT):
-        raise ValueError(f"set_state: {what} is not a snapshot of a Python env ({_SNAPSHOT})")
-    _, elapsed, needs_reset, seeded, kwargs, env, extra = state
-    flags = (bool, np.bool_)
-    checks = [
-        (
-            "elapsed",
-            elapsed,
-            isinstance(elapsed, numbers.Integral) and not isinstance(elapsed, flags) and 0 <= int(elapsed) <= limit,
-            f"an int in 0..{limit} (max_episode_steps)",
-        ),
-        ("needs_reset", needs_reset, isinstance(needs_reset, flags), "a bool"),
-        ("seeded", seeded, isinstance(seeded, flags), "a bool"),
-        ("kwargs", kwargs, type(kwargs) is dict and all(type(k) is str for k in kwargs), "a dict with str keys"),
-        ("env", env, type(env) is bytes, "the env pickled (bytes)"),
-        (
-            "agent flags",
-            extra,
-            extra is None
-            if not agents
-            else isinstance(extra, np.ndarray) and extra.dtype == bool and extra.shape == (2, agents),
-            "None" if not agents else f"a bool array of shape (2, {agents})",
-        ),
-    ]
-    for field, value, ok, allowed in checks:
-        if not ok:
-            raise ValueError(f"set_state: {what} has {field} = {reprlib.repr(value)}; it must be {allowed}")
-    return state
-
-
-def _worker_main(conn: Any, shm_name: str, layout: _Layout, env_fn_bytes: bytes, first: int, count: int, config: dict):
-    """A worker process's life: build its envs, say ready (or why not), serve commands until its pipe closes."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the parent, which then closes the pool
-    _die_with_parent()
-    try:
-        import mmap
-
-        import cloudpickle
-
-        env_fn = cloudpickle.loads(env_fn_bytes)
-        # attach by path, not multiprocessing.shared_memory: that would register the segment with the resource
-        # tracker a second time, and the parent's is the one that removes it (also after the parent's SIGKILL)
-        fd = os.open("/dev/shm/" + shm_name.lstrip("/"), os.O_RDWR)
-        try:
-            buf = mmap.mmap(fd, layout.size)
-        finally:
-            os.close(fd)
-        views = layout.views(buf)
-        worker = (_AgentsWorker if config["agents"] else _Worker)(env_fn, first, count, views, config)
-    except BaseException:
-        try:
-            conn.send_bytes(_ERR + traceback.format_exc().encode())
-        except OSError:
-            pass  # the parent gave up already (another worker failed first)
-        return
-    try:
-        conn.send_bytes(_READY)
-    except OSError:
-        return
-    worker.serve(conn)
-    for env in worker.envs:
-        try:
-            if env is not None:
-                env.close()
-        except Exception:
-            pass
 
 
 # ---- the parent side -----------------------------------------------------------------------------------------
@@ -690,7 +99,7 @@ class _Proc:
         self.process: Any = None
         self.conn: Any = None
         self.poller: Any = None  # select.poll of conn: is an answer there to read
-        self.unread = bytearray()  # bytes read from conn past the last whole answer (_read_answer)
+        self.unread = bytearray()  # bytes read from conn past the last whole answer (read_answer)
         # (number, op, env ids) of the commands not yet answered, in the order sent (the worker answers in order)
         self.inflight: deque[tuple[int, int, np.ndarray]] = deque()
         self.dead: str | None = None  # why it died
@@ -766,43 +175,6 @@ _NOT_HELD = _SigintHeld()  # outside a call: waits are plain waits
 _MAIN_THREAD = [threading.main_thread().ident]  # where Python runs signal handlers (after a fork: the forking thread)
 
 
-def _read_answer(p: _Proc) -> Any:
-    """The next whole message from worker p (Connection.send_bytes's framing), as bytes or a bytearray. Read here
-    rather than by Connection.recv_bytes, which reads a message's length and its body apart: a short answer takes one
-    read. Blocks until the message is whole; raises EOFError / OSError when the worker is gone."""
-    fd, buf = p.conn.fileno(), p.unread
-    while True:
-        n = len(buf)
-        if n >= 4:
-            (size,) = _FRAME.unpack_from(buf)
-            start = 4
-            if size == -1 and n >= 12:
-                (size,) = _FRAME_LONG.unpack_from(buf, 4)
-                start = 12
-            if size >= 0:
-                end = start + size
-                if n >= end:
-                    msg = buf[start:end]
-                    del buf[:end]
-                    return msg
-                if size > _CHUNK:  # a large answer: read straight into a buffer of its own
-                    msg = bytearray(size)
-                    view = memoryview(msg)
-                    have = n - start
-                    view[:have] = buf[start:]
-                    buf.clear()
-                    while have < size:
-                        got = os.readv(fd, [view[have:]])
-                        if not got:
-                            raise EOFError
-                        have += got
-                    return msg
-        chunk = os.read(fd, _CHUNK)
-        if not chunk:
-            raise EOFError
-        buf += chunk
-
-
 _START_LOCK = threading.Lock()  # one worker start at a time: _main_hidden changes the process-wide __main__
 
 
@@ -839,7 +211,7 @@ def _context() -> Any:
 
     ctx = multiprocessing.get_context("forkserver")
     # workers fork from a server that has these imported already (its first start pays for them once)
-    ctx.set_forkserver_preload(["parallel_pool.process_engine", "gymnasium", "cloudpickle"])
+    ctx.set_forkserver_preload(["parallel_pool.process_worker", "gymnasium", "cloudpickle"])
     return ctx
 
 
@@ -875,15 +247,15 @@ class ProcessEngine(SendRecvEngine):
                 f"env_fn {spec.env_fn!r} cannot be pickled for the worker processes ({type(e).__name__}: {e}); "
                 "give a function or class that cloudpickle can serialize (no open files, locks or sockets)"
             ) from e
-        self.output_specs = _output_arrays(spec._raw, cfg["autoreset_mode"] == "same_step")
+        self.output_specs = output_arrays(spec.engine_spec, cfg["autoreset_mode"] == "same_step")
         self._action_specs = [
-            ("act:" + a["name"], a["dtype"], tuple(a["shape"]), a["low"], a["high"]) for a in spec._raw["action"]
+            ("act:" + a["name"], a["dtype"], tuple(a["shape"]), a["low"], a["high"]) for a in spec.engine_spec["action"]
         ]
         # multi-agent envs (PettingZoo): the per-player arrays have max_num_players rows per env (env e's agent j at
         # row e * players + j); every other array one row per env
         self.players: int = spec.max_num_players
         self._per_player = [pp for *_, pp in self.output_specs]
-        self._layout = _Layout(
+        self._layout = Layout(
             [(n, dt, s, self.num_envs * (self.players if pp else 1)) for n, dt, s, pp in self.output_specs]
             + [(n, dt, s, self.num_envs * self.players) for n, dt, s, _, _ in self._action_specs]
         )
@@ -903,8 +275,8 @@ class ProcessEngine(SendRecvEngine):
         self._errors: list[tuple[int, str]] = []  # env exceptions not yet raised
         self._lost: list[tuple[np.ndarray, str]] = []  # dead workers not yet raised
         self._number = 0  # of the last command sent: each command is numbered, and its answer carries the number
-        self._awaited: set[int] = set()  # numbers of the _REPLIES commands a call waits for
-        self._replies: dict[int, Any] = {}  # number -> the answer to an awaited _REPLIES command
+        self._awaited: set[int] = set()  # numbers of the REPLIES commands a call waits for
+        self._replies: dict[int, Any] = {}  # number -> the answer to an awaited REPLIES command
         self._ctx = _context()
         for w, ids in enumerate(np.array_split(self._all, self.num_threads)):
             self._owner[ids] = w
@@ -926,7 +298,7 @@ class ProcessEngine(SendRecvEngine):
         first, count = int(p.ids[0]), len(p.ids)
         config = dict(self._config, env_kwargs=self._env_kwargs[first : first + count], agents=self._spec.agents)
         p.process = self._ctx.Process(
-            target=_worker_main,
+            target=worker_main,
             args=(child_end, self._shm.name, self._layout, self._env_fn_bytes, first, count, config),
             name=f"parallel_pool-{self._spec.task_id}-envs{first}-{first + count - 1}",
             daemon=True,
@@ -942,14 +314,14 @@ class ProcessEngine(SendRecvEngine):
     def _wait_ready(self, p: _Proc) -> None:
         try:
             self._held.wait(p.poller.poll)
-            msg = _read_answer(p)
+            msg = read_answer(p.conn.fileno(), p.unread)
         except (EOFError, OSError):
             p.process.join(1.0)
             raise RuntimeError(
                 f"the worker process for envs {p.ids[0]}..{p.ids[-1]} of {self._spec.task_id} died while starting "
                 f"({_exit_cause(p.process.exitcode)})"
             ) from None
-        if msg != _READY:
+        if msg != READY:
             raise RuntimeError(
                 f"the worker process for envs {p.ids[0]}..{p.ids[-1]} could not build its envs with "
                 f"env_fn={self._spec.env_fn!r}; the worker's traceback:\n{msg[1:].decode(errors='replace')}"
@@ -1093,7 +465,7 @@ class ProcessEngine(SendRecvEngine):
                     rows[:] = a
                 else:
                     rows[ids if self.players == 1 else self._player_rows(ids)] = a
-        self._dispatch(ids, owners, workers, _RESET if reset else _STEP, seed_arr)
+        self._dispatch(ids, owners, workers, RESET if reset else STEP, seed_arr)
         if self._sync:
             self._sends.append(ids)
 
@@ -1119,7 +491,7 @@ class ProcessEngine(SendRecvEngine):
         self._number += 1
         p.inflight.append((self._number, op, ids))
         try:
-            p.conn.send_bytes(_HEADER.pack(op, self._number, len(ids)) + ids.tobytes() + payload)
+            p.conn.send_bytes(HEADER.pack(op, self._number, len(ids)) + ids.tobytes() + payload)
         except OSError:
             self._died(p)
         return self._number
@@ -1144,9 +516,9 @@ class ProcessEngine(SendRecvEngine):
                 ready = [p for p in busy if p.conn in conns]
         for p in ready:
             try:
-                self._answer(p, _read_answer(p))
+                self._answer(p, read_answer(p.conn.fileno(), p.unread))
                 while p.inflight and (p.unread or p.poller.poll(0)):
-                    self._answer(p, _read_answer(p))
+                    self._answer(p, read_answer(p.conn.fileno(), p.unread))
             except (EOFError, OSError):
                 if self._closed:  # close() from another thread (or a signal handler) closed the pipes
                     raise RuntimeError(_CLOSED) from None
@@ -1154,18 +526,16 @@ class ProcessEngine(SendRecvEngine):
 
     def _answer(self, p: _Proc, msg: Any) -> None:
         number, op, ids = p.inflight[0]
-        if msg[: _NUMBER.size] != _NUMBER.pack(number):  # the pipe lost its framing: never read a wrong answer
+        if msg[: NUMBER.size] != NUMBER.pack(number):  # the pipe lost its framing: never read a wrong answer
             self._died(p, f"answered out of order (expected the answer to command {number}); it was stopped")
             return
         p.inflight.popleft()
-        body = memoryview(msg)[_NUMBER.size :]  # a view: a large answer is not copied
-        if op == _CONFIG:
+        body = memoryview(msg)[NUMBER.size :]  # a view: a large answer is not copied
+        if op == CONFIG:
             return  # nothing to wait for: the values were stored (the call itself cannot fail)
-        if op in _REPLIES:
+        if op in REPLIES:
             if number in self._awaited:  # else the call that sent it was interrupted: its answer is stale
-                self._replies[number] = (
-                    pickle.loads(body[1:]) if body[:1] == _VALUE else RuntimeError(_tracebacks(body))
-                )
+                self._replies[number] = pickle.loads(body[1:]) if body[:1] == VALUE else RuntimeError(_tracebacks(body))
             return
         self._pending[ids] = False
         if body:
@@ -1235,10 +605,10 @@ class ProcessEngine(SendRecvEngine):
 
     @_holding_sigint
     def _request(self, op: int, ids: np.ndarray, payload: Any = None) -> list[tuple[np.ndarray, Any]]:
-        """A _REPLIES command to each worker that owns some of `ids` (with its envs' part of `payload`, a list in
+        """A REPLIES command to each worker that owns some of `ids` (with its envs' part of `payload`, a list in
         ids order); returns (env ids, answer) per worker, in ascending worker order. Raises the first error.
         The answers are those of these commands (by number): an answer to an earlier, interrupted call is dropped.
-        Ctrl-C interrupts the wait for a command that changes nothing (_INTERRUPTIBLE); for the others it is raised
+        Ctrl-C interrupts the wait for a command that changes nothing (INTERRUPTIBLE); for the others it is raised
         once every worker has answered, so that no env is left half-changed."""
         waiting = self._pending[ids] | np.isin(ids, np.fromiter(self._ready, dtype=np.int32, count=len(self._ready)))
         if waiting.any():  # in flight, or done and not yet returned by recv()
@@ -1261,7 +631,7 @@ class ProcessEngine(SendRecvEngine):
                 dead = [p.dead for p in workers if p.dead]
                 if dead:  # its answer will never come
                     raise RuntimeError(f"{dead[0]}; reset its envs to start a new worker")
-                self._wait(interruptible=op in _INTERRUPTIBLE)
+                self._wait(interruptible=op in INTERRUPTIBLE)
             answers = [self._replies[n] for n in numbers]
         finally:
             self._awaited.difference_update(numbers)
@@ -1277,7 +647,7 @@ class ProcessEngine(SendRecvEngine):
         """uint8 (n, H, W, 3) frames, drawn by each env's own render() in its worker."""
         self._check_open()
         ids = self._ids(env_ids)
-        parts = self._request(_RENDER, ids)
+        parts = self._request(RENDER, ids)
         out = np.concatenate([frames for _, frames in parts])
         order = np.concatenate([sub for sub, _ in parts])  # row k of the concatenation is env order[k]
         rank = {int(e): k for k, e in enumerate(order)}
@@ -1335,7 +705,7 @@ class ProcessEngine(SendRecvEngine):
             if p.dead:
                 continue
             sel = np.flatnonzero(owners == w)
-            self._command(p, _CONFIG, ids[sel], pickle.dumps([new[i] for i in sel]))
+            self._command(p, CONFIG, ids[sel], pickle.dumps([new[i] for i in sel]))
 
     # ---- snapshots: each env pickled in its worker, signed here -------------------------------------------------
     _prepared: tuple[np.ndarray, list[dict[str, Any]]] | None = (
@@ -1355,7 +725,7 @@ class ProcessEngine(SendRecvEngine):
         ids = self._ids(env_ids)
         key = snapshot_key(key)
         blobs: dict[int, bytes] = {}
-        for sub, answer in self._request(_GET_STATE, ids):
+        for sub, answer in self._request(GET_STATE, ids):
             blobs.update(zip(sub.tolist(), answer))
         elapsed = np.zeros(len(ids), dtype=np.int32)
         done = np.zeros(len(ids), dtype=bool)
@@ -1397,7 +767,7 @@ class ProcessEngine(SendRecvEngine):
         kwargs = []
         for j, (e, row) in enumerate(zip(ids.tolist(), rows)):
             what = f"the snapshot for env {e}"
-            state = _read_snapshot(row, key, trusted, limit, agents, what)
+            state = read_snapshot(row, key, trusted, limit, agents, what)
             if int(elapsed[j]) != state[1] or bool(done[j]) != bool(state[2]):
                 raise ValueError(
                     f"set_state: {what} has elapsed {elapsed[j]}, done {done[j]} beside its pickle, which holds "
@@ -1430,7 +800,7 @@ class ProcessEngine(SendRecvEngine):
             raise RuntimeError("set_state: no restore was prepared (prepare_restore) or it was dropped")
         ids, kwargs = held
         try:
-            self._restore_request(ids, [_COMMIT] * len(ids), "the other envs were restored")
+            self._restore_request(ids, [COMMIT] * len(ids), "the other envs were restored")
         finally:
             for e, kw in zip(ids.tolist(), kwargs):
                 if not self._procs[self._owner[e]].dead:
@@ -1444,12 +814,12 @@ class ProcessEngine(SendRecvEngine):
         live = [e for e in held[0].tolist() if not self._procs[self._owner[e]].dead]
         if live:
             try:
-                self._request(_SET_STATE, np.asarray(live, dtype=np.int32), [_ABORT] * len(live))
+                self._request(SET_STATE, np.asarray(live, dtype=np.int32), [ABORT] * len(live))
             except Exception:
                 pass  # a worker that cannot answer holds nothing that matters: its next prepare replaces it
 
     def _restore_request(self, ids: np.ndarray, items: list[Any], outcome: str) -> list[Any]:
-        """_request(_SET_STATE, ...); a worker found dead (before, or on the way) is an EnvError naming its envs,
+        """_request(SET_STATE, ...); a worker found dead (before, or on the way) is an EnvError naming its envs,
         and no answer of this request is left behind for a later one."""
         mine = [p for p in self._procs if np.isin(p.ids, ids).any()]
         try:
@@ -1457,7 +827,7 @@ class ProcessEngine(SendRecvEngine):
                 if p.dead is None and not p.process.is_alive():
                     self._died(p)
             if not any(p.dead for p in mine):
-                return [answer for _, answer in self._request(_SET_STATE, ids, items)]
+                return [answer for _, answer in self._request(SET_STATE, ids, items)]
         except Exception as err:
             for p in mine if isinstance(err, (OSError, EOFError)) else []:  # a broken pipe: its worker died or dies
                 if p.dead is None:
@@ -1480,7 +850,7 @@ class ProcessEngine(SendRecvEngine):
 
     @property
     def spec(self) -> dict[str, Any]:
-        return self._spec._raw
+        return self._spec.engine_spec
 
     @property
     def closed(self) -> bool:

@@ -281,10 +281,11 @@ class PythonEnvSpec(EnvSpec):
     For a registered id, other keys go to gymnasium.make."""
 
     backend = "python"
+    renders_itself = True  # each env's own render(), in its worker
 
     def __init__(self, task_id: str | None, env_fn: Callable[[], Any] | None, render_mode: str | None, **kwargs: Any):
         from parallel_pool.engine import usable_cores
-        from parallel_pool.registry import _random_seed
+        from parallel_pool.registry import random_seed
 
         common = {k: kwargs.pop(k) for k in _COMMON_KEYS if k in kwargs}
         n = _int_key("num_envs", common.get("num_envs", 1), 1, MAX_ENVS)
@@ -339,7 +340,7 @@ class PythonEnvSpec(EnvSpec):
         if batch > n:
             raise ValueError(f"batch_size ({batch}) must be <= num_envs ({n})")
         seed = common.get("seed", 42)
-        seed = _random_seed() if seed is None else _int_key("seed", seed, 0)
+        seed = random_seed() if seed is None else _int_key("seed", seed, 0)
         limit = _int_key("max_episode_steps", common.get("max_episode_steps", own_limit or NO_LIMIT), 1)
         mode = common.get("autoreset_mode", "next_step")
         modes = [m.value for m in AutoresetMode]
@@ -365,7 +366,7 @@ class PythonEnvSpec(EnvSpec):
         }
         Config = namedtuple("Config", list(self.config_dict))  # type: ignore[misc]
         self.config = Config(**self.config_dict)  # type: ignore[assignment]
-        self._raw = {
+        self.engine_spec = {
             "obs": obs_arrays,
             "action": act_arrays,
             "info": info_arrays,
@@ -393,8 +394,8 @@ class PythonEnvSpec(EnvSpec):
     def check_kwargs(self, kwargs_list: list[dict[str, Any]], obs: Any = None, act: Any = None) -> None:
         """Each distinct kwargs builds an env (built once here, then closed) with the pool's spaces (the arrays
         `obs` / `act`, by default the spec's): a bad value raises here, naming the kwargs."""
-        obs = self._raw["obs"] if obs is None else obs
-        act = self._raw["action"] if act is None else act
+        obs = self.engine_spec["obs"] if obs is None else obs
+        act = self.engine_spec["action"] if act is None else act
         done: list[dict[str, Any]] = []
         for kwargs in kwargs_list:
             if kwargs in done:

@@ -148,7 +148,7 @@ def _envpool_key(key: str, value: Any) -> None:
 _ENVPOOL_KEYS = ("gym_reset_return_info", "base_path", "env_seed")
 
 
-def _random_seed() -> int:
+def random_seed() -> int:
     """make(seed=None): a fresh random seed, as gymnasium draws one; 62 bits leave room for seed + env id."""
     import secrets
 
@@ -231,7 +231,7 @@ def resolve_config(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str,
             _envpool_key(key, value)
             continue
         if key == "seed" and value is None:
-            value = _random_seed()
+            value = random_seed()
         if key not in keys:
             raise ValueError(_suggest(key, keys, f"config key for {task_id}") + f"; valid keys: {sorted(keys)}")
         if value is None and key in ("batch_size", "num_threads"):

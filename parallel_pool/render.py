@@ -59,8 +59,8 @@ _NOT_DRAWN = {
 def render_frames(spec, core_pool, env_ids: np.ndarray) -> np.ndarray:
     """uint8 (len(env_ids), H, W, 3) frames of the given envs (none may have a result pending)."""
     env_ids = np.asarray(env_ids, dtype=np.int64).reshape(-1)
-    if spec._raw.get("render_shape") or spec.backend == "python":  # the envs draw themselves (Python envs: in
-        return core_pool.render(env_ids)  # their worker, with their own render())
+    if spec.renders_itself:  # the envs draw themselves (Python envs: in their worker, with their own render())
+        return core_pool.render(env_ids)
     frames = []
     for i in env_ids:
         # each env with its own config (its model file: xml_file may differ per env, and set_config changes it)

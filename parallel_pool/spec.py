@@ -12,7 +12,11 @@ from parallel_pool import _core
 from parallel_pool.registry import env_config, resolve_config
 
 
-def _bounds(a: dict, which: str) -> np.ndarray:
+def array_bounds(a: dict, which: str) -> np.ndarray:
+    """An array dict's "low" or "high" bounds as an array of its shape and dtype (float64 for floats).
+
+    Clipped to an integer dtype's range; none given: the dtype's range, or -inf / inf for floats.
+    """
     vals = a[which]
     dtype = np.dtype(a["dtype"])
     fill = -np.inf if which == "low" else np.inf
@@ -35,7 +39,7 @@ def _low_high(a: dict) -> tuple[Any, Any]:
     """An array's bounds as scalars or arrays (None, None when it declares none)."""
     if not a["low"]:
         return None, None
-    return _bounds(a, "low"), _bounds(a, "high")
+    return array_bounds(a, "low"), array_bounds(a, "high")
 
 
 def is_discrete(a: dict) -> bool:
@@ -51,7 +55,7 @@ def array_space(a: dict):
     if is_discrete(a):
         lo, hi = int(a["low"][0]), int(a["high"][0])
         return gym.spaces.Discrete(hi - lo + 1, start=lo)
-    low, high = _bounds(a, "low"), _bounds(a, "high")
+    low, high = array_bounds(a, "low"), array_bounds(a, "high")
     if np.issubdtype(dtype, np.floating):
         low, high = low.astype(dtype), high.astype(dtype)
     return gym.spaces.Box(low=low, high=high, shape=a["shape"], dtype=dtype)
@@ -74,7 +78,7 @@ def array_dm_spec(a: dict, name: str | None = None):
     if is_discrete(a) and int(a["low"][0]) == 0:
         return specs.DiscreteArray(int(a["high"][0]) + 1, dtype=dtype, name=name)
     if a["low"]:
-        low, high = _bounds(a, "low"), _bounds(a, "high")
+        low, high = array_bounds(a, "low"), array_bounds(a, "high")
         # a bound that is the same for every element is given as a scalar, as EnvPool's specs (and dm_env's own
         # examples) have it: `spec.maximum == 255`, not an array of 255s
         low = low.flat[0] if low.size and np.all(low == low.flat[0]) else low
@@ -151,9 +155,20 @@ class EnvSpec:
         max_episode_steps: the time limit.
         max_num_players: players per env (1 but for multi-player envs).
         autoreset_mode: how a finished env restarts (`AutoresetMode`).
+        engine_spec: the engine's description of the env's arrays, as `_core.spec` gives it ({"obs" | "info" |
+            "action": [array dicts], "reward_dtype", "max_players"}; each array dict has name, dtype, shape, low,
+            high, per_player); the typed views above are read from it.
     """
 
     backend = "cpp"
+
+    @property
+    def renders_itself(self) -> bool:
+        """Whether the envs draw their own frames (the engine's render()).
+
+        Else parallel_pool.render draws each env from its simulator state.
+        """
+        return bool(self.engine_spec.get("render_shape"))
 
     @property
     def runs_where(self) -> str:
@@ -170,38 +185,38 @@ class EnvSpec:
         self.config_dict: dict[str, Any] = config
         Config = namedtuple("Config", list(config))  # type: ignore[misc]
         self.config = Config(**config)
-        self._raw = _core.spec(self.env_class, env_config(config, 0))  # per-env values never change the spec
+        self.engine_spec = _core.spec(self.env_class, env_config(config, 0))  # per-env values never change the spec
         threshold = config.get("reward_threshold")
         # gymnasium's convention: None where a task has no threshold (the engine stores +inf)
         self.reward_threshold = None if threshold is None or np.isinf(threshold) else threshold
         self.max_episode_steps: int = config["max_episode_steps"]
-        self.max_num_players: int = self._raw["max_players"]
+        self.max_num_players: int = self.engine_spec["max_players"]
         self.autoreset_mode = AutoresetMode(config["autoreset_mode"])
 
     @property
     def observation_arrays(self) -> list[dict]:
         """The engine's description of each observation array (name, dtype, shape, bounds)."""
-        return self._raw["obs"]
+        return self.engine_spec["obs"]
 
     @property
     def action_arrays(self) -> list[dict]:
         """The engine's description of each action array (name, dtype, shape, bounds)."""
-        return self._raw["action"]
+        return self.engine_spec["action"]
 
     @property
     def info_arrays(self) -> list[dict]:
         """The engine's description of each info array (name, dtype, shape, bounds)."""
-        return self._raw["info"]
+        return self.engine_spec["info"]
 
     @property
     def observation_space(self):
         """One env's observation space (a `gymnasium.spaces.Dict` for several observation keys)."""
-        return _group_space(self._raw["obs"], "obs")
+        return _group_space(self.engine_spec["obs"], "obs")
 
     @property
     def action_space(self):
         """One env's action space (a `gymnasium.spaces.Dict` for several action keys)."""
-        return _group_space(self._raw["action"], "action")
+        return _group_space(self.engine_spec["action"], "action")
 
     @property
     def dm_state_fields(self) -> list[str]:
@@ -210,9 +225,9 @@ class EnvSpec:
         The observation keys, env_id, elapsed_step, players, then the env's info keys.
         """
         return (
-            [a["name"] for a in self._raw["obs"]]
+            [a["name"] for a in self.engine_spec["obs"]]
             + ["env_id", "elapsed_step", "players"]
-            + [a["name"] for a in self._raw["info"]]
+            + [a["name"] for a in self.engine_spec["info"]]
         )
 
     def observation_spec(self) -> Any:
@@ -221,7 +236,9 @@ class EnvSpec:
 
         State = namedtuple("State", self.dm_state_fields)  # type: ignore[misc]
         Players = namedtuple("players", ["env_id"])  # type: ignore[name-match]  # EnvPool's type name
-        values: dict[str, Any] = {a["name"]: array_dm_spec(a) for a in self._raw["obs"] + self._raw["info"]}
+        values: dict[str, Any] = {
+            a["name"]: array_dm_spec(a) for a in self.engine_spec["obs"] + self.engine_spec["info"]
+        }
         values["env_id"] = specs.Array((), np.int32, name="env_id")
         values["elapsed_step"] = specs.Array((), np.int32, name="elapsed_step")
         values["players"] = Players(specs.Array((), np.int32, name="env_id"))
@@ -229,15 +246,15 @@ class EnvSpec:
 
     def action_spec(self) -> Any:
         """dm_env spec of one env's action (a dict of specs for multi-key actions)."""
-        if len(self._raw["action"]) == 1:
-            return array_dm_spec(self._raw["action"][0])
-        return {a["name"]: array_dm_spec(a) for a in self._raw["action"]}
+        if len(self.engine_spec["action"]) == 1:
+            return array_dm_spec(self.engine_spec["action"][0])
+        return {a["name"]: array_dm_spec(a) for a in self.engine_spec["action"]}
 
     @property
     def action_array_spec(self) -> dict[str, ArraySpec]:
         """EnvPool's flat description of what send() takes: "env_id", "players.env_id" and each action key."""
         out = {"env_id": _array_spec(np.int32, ()), "players.env_id": _array_spec(np.int32, (), per_player=True)}
-        for a in self._raw["action"]:
+        for a in self.engine_spec["action"]:
             out[a["name"]] = _array_spec(a["dtype"], a["shape"], a["per_player"], *_low_high(a))
         return out
 
@@ -248,7 +265,7 @@ class EnvSpec:
         The ids, elapsed_step, done/trunc, reward, discount, step_type, observation keys ("obs" or "obs:<key>")
         and info keys ("info:<key>").
         """
-        reward_dtype = self._raw["reward_dtype"]
+        reward_dtype = self.engine_spec["reward_dtype"]
         out = {
             "info:env_id": _array_spec(np.int32, ()),
             "info:players.env_id": _array_spec(np.int32, (), per_player=True),
@@ -265,7 +282,7 @@ class EnvSpec:
             out["obs" if single else "obs:" + a["name"]] = _array_spec(
                 a["dtype"], a["shape"], a["per_player"], *_low_high(a)
             )
-        for a in self._raw["info"]:
+        for a in self.engine_spec["info"]:
             out["info:" + a["name"]] = _array_spec(a["dtype"], a["shape"], a.get("per_player", False), *_low_high(a))
         return out
 

@@ -24,9 +24,9 @@ The result is built by the front-end's own function (`env.from_arrays(arrays, jn
 so it equals recv()'s value for value. Differences forced by fixed shapes: same-step autoreset's `final_obs` /
 `final_info` are always present and dense (zeros where no episode ended; `_final_obs` is the mask), where the
 Python API follows gymnasium (an object array, keys only on steps where an episode ended); multi-player envs are
-refused. Envs written in Python (parallel_pool.process_engine) have no FFI target: their engine's send/recv/step
-are called from XLA through `jax.experimental.io_callback(..., ordered=True)`, with the same checks and results.
-This module imports only the engine and the schema: it sits below the front-ends it serves.
+refused. An engine without an FFI handle (engine.FfiEngine; envs written in Python, parallel_pool.process_engine)
+has its send/recv/step called from XLA through `jax.experimental.io_callback(..., ordered=True)`, with the same
+checks and results. This module imports only the engine and the schema: it sits below the front-ends it serves.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from parallel_pool import _core
+from parallel_pool.engine import ffi_handle
 from parallel_pool.schema import action_list, split_action_dict
 
 XlaFunctions = namedtuple("XlaFunctions", ["handle", "recv", "send", "step"])
@@ -111,79 +112,96 @@ def _outside(name: str):
     return lambda row, v: f"action '{name}' row {row} is {v}, outside the range of the engine's action dtype"
 
 
-def make_xla(env: Any) -> XlaFunctions:
-    """(handle, recv, send, step) for `env`, a parallel_pool front-end; see the module docstring.
-
-    Uses only the front-end's public interface: `engine` (the `_core.Engine`), `schema`, `spec`, `num_envs`,
-    `batch_size`, `is_async` and `from_arrays(arrays, xp)`, the front-end's own function from a raw batch to its
-    result, which is called here on the jax arrays the FFI call returns."""
-    jax, jnp = _import_jax()
-    on_host = env.spec.backend == "python"  # Python envs: their engine is called back on the host (io_callback)
+def _check_usable(env: Any, on_host: bool) -> None:
+    """Raise unless `env` (open) can be stepped from XLA: an XLA-enabled build (FFI calls), numeric arrays of fixed
+    shapes, one player per env."""
     if not on_host and not _core.has_xla:
         raise RuntimeError(
             "this build of parallel_pool has no XLA support: jaxlib's FFI headers were not found when it was "
             f"compiled; {_INSTALL_HINT} (jaxlib must be importable while building)"
         )
-    if env.closed:
-        raise RuntimeError("env.xla() on a closed pool; create a new one with parallel_pool.make(...)")
-    pool = env.engine
     text = [f.name for f in env.schema.fields if f.dtype.kind not in "biuf"]
     if text:  # a Python env's Text observation (fixed-width strings): jax has no string arrays
         raise ValueError(
             f"env.xla(): the arrays {text} hold strings, which jax arrays cannot; leave them out of the env"
         )
-    task_id = env.spec.task_id
-    check_xla_spec(task_id, env.spec._raw)
-    if not on_host:
+    check_xla_spec(env.spec.task_id, env.spec.engine_spec)
+
+
+def make_xla(env: Any) -> XlaFunctions:
+    """(handle, recv, send, step) for `env`, a parallel_pool front-end; see the module docstring.
+
+    Uses only the front-end's public interface: `engine` (any engine.Engine), `schema`, `spec`, `num_envs`,
+    `batch_size`, `is_async` and `from_arrays(arrays, xp)`, the front-end's own function from a raw batch to its
+    result, which is called here on the jax arrays the FFI call returns."""
+    jax, jnp = _import_jax()
+    if env.closed:
+        raise RuntimeError("env.xla() on a closed pool; create a new one with parallel_pool.make(...)")
+    handle = ffi_handle(env.engine)  # None: an engine XLA calls back on the host (io_callback), e.g. Python envs'
+    _check_usable(env, handle is None)
+    if handle is not None:
         _register(jax)
+    calls = _XlaCalls(env, jax, jnp, handle)
+    handle0 = np.frombuffer(calls.engine_id.tobytes(), dtype=np.uint8).copy()
+    return XlaFunctions(handle0, calls.recv, calls.send, calls.step)
 
-    pool_id = np.int64(0 if on_host else pool._handle_id)
-    handle0 = np.frombuffer(pool_id.tobytes(), dtype=np.uint8).copy()
-    outputs = [(f.name, f.dtype, f.shape) for f in env.schema.fields]
-    actions = [(a["name"], np.dtype(a["dtype"]), tuple(a["shape"])) for a in env.spec.action_arrays]
-    action_names = [name for name, _, _ in actions]
-    num_envs, batch_size, is_async = env.num_envs, env.batch_size, env.is_async
-    all_ids = np.arange(num_envs, dtype=np.int32)
-    warned: list[bool] = []
 
-    def check_x64() -> None:
-        if warned:
+class _XlaCalls:
+    """The recv / send / step that make_xla returns, for one front-end: each checks its arguments here (as the
+    Python API does), then makes one engine call from XLA (an FFI custom call, or an io_callback on the host)."""
+
+    def __init__(self, env: Any, jax: Any, jnp: Any, handle: int | None):
+        self.env, self.jax, self.jnp, self.on_host = env, jax, jnp, handle is None
+        self.engine = env.engine
+        self.task_id = env.spec.task_id
+        self.engine_id = np.int64(0 if handle is None else handle)
+        self.outputs = [(f.name, f.dtype, f.shape) for f in env.schema.fields]
+        self.actions = [(a["name"], np.dtype(a["dtype"]), tuple(a["shape"])) for a in env.spec.action_arrays]
+        self.action_names = [name for name, _, _ in self.actions]
+        self.num_envs, self.batch_size, self.is_async = env.num_envs, env.batch_size, env.is_async
+        self.all_ids = np.arange(self.num_envs, dtype=np.int32)
+        self.warned = False
+
+    def check_x64(self) -> None:
+        if self.warned:
             return
         # arrays whose dtype jax narrows under the current x64 setting
-        wide = [n for n, dt, _ in outputs + actions if jax.dtypes.canonicalize_dtype(dt) != dt]
+        wide = [n for n, dt, _ in self.outputs + self.actions if self.jax.dtypes.canonicalize_dtype(dt) != dt]
         if wide:
-            warned.append(True)
+            self.warned = True
             warnings.warn(
-                f"parallel_pool xla: jax_enable_x64 is off, so {task_id}'s 64-bit arrays {wide} pass through jax as "
-                "32-bit (observations rounded to float32, int64 narrowed; float32 actions are widened exactly). "
-                "Enable jax.config.update('jax_enable_x64', True) to get the engine's exact float64 values.",
+                f"parallel_pool xla: jax_enable_x64 is off, so {self.task_id}'s 64-bit arrays {wide} pass through "
+                "jax as 32-bit (observations rounded to float32, int64 narrowed; float32 actions are widened "
+                "exactly). Enable jax.config.update('jax_enable_x64', True) to get the engine's exact float64 values.",
                 stacklevel=4,
             )
 
-    def out_types(rows: int):
-        check_x64()
-        return [jax.ShapeDtypeStruct((rows, *shape), jax.dtypes.canonicalize_dtype(dt)) for _, dt, shape in outputs]
+    def out_types(self, rows: int) -> list[Any]:
+        self.check_x64()
+        canonical = self.jax.dtypes.canonicalize_dtype
+        return [self.jax.ShapeDtypeStruct((rows, *shape), canonical(dt)) for _, dt, shape in self.outputs]
 
-    def on_host_call(target: str, *args):
+    def on_host_call(self, target: str, *args: Any) -> Any:
         """The engine call an FFI target makes, made from Python (jax.experimental.io_callback)."""
         if target == "parallel_pool_recv":
-            return pool.recv()
+            return self.engine.recv()
         acts, ids = list(args[:-1]), np.asarray(args[-1])
         given = acts if len(acts) > 1 else acts[0]
         if target == "parallel_pool_send":
-            pool.send(given, ids)
+            self.engine.send(given, ids)
             return []
-        return pool.step(given, ids)
+        return self.engine.step(given, ids)
 
-    def call(target: str, handle, args, results):
+    def call(self, target: str, handle: Any, args: list[Any], results: list[Any]) -> Any:
+        jax, jnp = self.jax, self.jnp
         handle = jnp.asarray(handle)
         if handle.dtype != jnp.uint8 or handle.shape != (8,):
             raise TypeError(f"handle must be the uint8[8] array from env.xla(), got {handle.dtype}{handle.shape}")
-        if on_host:
+        if self.on_host:
             from jax.experimental import io_callback
 
-            def host(h, *a):
-                outs = on_host_call(target, *(np.asarray(x) for x in a))
+            def host(h: Any, *a: Any) -> tuple[Any, ...]:
+                outs = self.on_host_call(target, *(np.asarray(x) for x in a))
                 return (np.asarray(h), *(np.asarray(o).astype(r.dtype, copy=False) for o, r in zip(outs, results)))
 
             return io_callback(host, (jax.ShapeDtypeStruct((8,), jnp.uint8), *results), handle, *args, ordered=True)
@@ -193,77 +211,77 @@ def make_xla(env: Any) -> XlaFunctions:
             has_side_effect=True,
             input_output_aliases={0: 0},
         )
-        return f(handle, *args, pool=pool_id)
+        return f(handle, *args, pool=self.engine_id)
 
-    def env_ids(env_id):
+    def env_ids(self, env_id: Any) -> Any:
+        jax, jnp = self.jax, self.jnp
         if env_id is None:
-            return jnp.asarray(all_ids)
+            return jnp.asarray(self.all_ids)
         ids = env_id if isinstance(env_id, jax.core.Tracer) else np.asarray(env_id)
         if not (jnp.issubdtype(ids.dtype, jnp.integer)):
             raise TypeError(f"env_id must be integers, got dtype {ids.dtype}")
         if ids.ndim != 1:
             raise ValueError(f"env_id must be a 1-d array of env ids, got shape {ids.shape}")
+        last = self.num_envs - 1
         return _fit(
             jax,
             jnp,
             ids,
             np.dtype(np.int32),
-            lambda _, v: f"env_id {v} is out of range: this pool has env ids 0..{num_envs - 1}",
+            lambda _, v: f"env_id {v} is out of range: this pool has env ids 0..{last}",
         )
 
-    def action_arrays(action, k: int):
+    def action_arrays(self, action: Any, k: int) -> list[Any]:
         """The FFI call's action buffers: one per action key, of static shape (k, ...) and the engine's dtype
         (the engine checks the values; a float given for an integer action is refused here, as the engine would,
         because the cast to the buffer's dtype would otherwise hide it)."""
-        action = action_list(action_names, action)
+        actions = self.actions
+        action = action_list(self.action_names, action)
         given = list(action) if len(actions) > 1 and isinstance(action, (list, tuple)) else [action]
         if len(given) != len(actions):
             raise ValueError(f"expected {len(actions)} action arrays, got {len(given)}")
-        out = []
-        for (name, dt, shape), a in zip(actions, given):
-            a = a if isinstance(a, jax.core.Tracer) else np.asarray(a)  # 64-bit values as given (see _fit)
-            want_int = dt.kind in "biu"
-            if want_int and not (jnp.issubdtype(a.dtype, jnp.integer) or a.dtype == jnp.bool_):
-                raise TypeError(f"action '{name}' must be integers (dtype {dt}), got dtype {a.dtype}")
-            if not want_int and not (jnp.issubdtype(a.dtype, jnp.floating) or jnp.issubdtype(a.dtype, jnp.integer)):
-                raise TypeError(f"action '{name}' must be numeric (dtype {dt}), got dtype {a.dtype}")
-            if a.shape != (k, *shape):
-                raise ValueError(f"action '{name}' has shape {a.shape}, expected {(k, *shape)} ({k} envs in this call)")
-            if not want_int:
-                out.append(jnp.asarray(a).astype(jax.dtypes.canonicalize_dtype(dt)))
-                continue
-            # int32 and int64 go to the engine as they are (it checks the values); other integer types (bool,
-            # small, unsigned) become the engine's dtype; 64-bit ones narrowed by jax without x64 are checked
-            keep = a.dtype in (np.int32, np.int64)
-            target = np.dtype(jax.dtypes.canonicalize_dtype(a.dtype if keep else dt))
-            out.append(_fit(jax, jnp, a, target, _outside(name)))
-        return out
+        return [self.action_array(name, dt, shape, a, k) for (name, dt, shape), a in zip(actions, given)]
 
-    def split(action, env_id):
+    def action_array(self, name: str, dt: np.dtype, shape: tuple[int, ...], a: Any, k: int) -> Any:
+        """One action key's buffer (see action_arrays)."""
+        jax, jnp = self.jax, self.jnp
+        a = a if isinstance(a, jax.core.Tracer) else np.asarray(a)  # 64-bit values as given (see _fit)
+        want_int = dt.kind in "biu"
+        if want_int and not (jnp.issubdtype(a.dtype, jnp.integer) or a.dtype == jnp.bool_):
+            raise TypeError(f"action '{name}' must be integers (dtype {dt}), got dtype {a.dtype}")
+        if not want_int and not (jnp.issubdtype(a.dtype, jnp.floating) or jnp.issubdtype(a.dtype, jnp.integer)):
+            raise TypeError(f"action '{name}' must be numeric (dtype {dt}), got dtype {a.dtype}")
+        if a.shape != (k, *shape):
+            raise ValueError(f"action '{name}' has shape {a.shape}, expected {(k, *shape)} ({k} envs in this call)")
+        if not want_int:
+            return jnp.asarray(a).astype(jax.dtypes.canonicalize_dtype(dt))
+        # int32 and int64 go to the engine as they are (it checks the values); other integer types (bool,
+        # small, unsigned) become the engine's dtype; 64-bit ones narrowed by jax without x64 are checked
+        keep = a.dtype in (np.int32, np.int64)
+        target = np.dtype(jax.dtypes.canonicalize_dtype(a.dtype if keep else dt))
+        return _fit(jax, jnp, a, target, _outside(name))
+
+    def ids_and_actions(self, action: Any, env_id: Any) -> tuple[Any, list[Any]]:
+        """The env ids and action buffers of a send or step (a dict action may carry its env_id)."""
         if isinstance(action, dict):
             action, env_id = split_action_dict(action, env_id)
-        return action, env_id
+        ids = self.env_ids(env_id)
+        return ids, self.action_arrays(action, ids.shape[0])
 
-    def recv(handle):
+    def recv(self, handle: Any) -> tuple[Any, Any]:
         """Wait for the next batch: (handle, state) with batch_size rows."""
-        handle, *outs = call("parallel_pool_recv", handle, [], out_types(batch_size))
-        return handle, env.from_arrays(outs, jnp)
+        handle, *outs = self.call("parallel_pool_recv", handle, [], self.out_types(self.batch_size))
+        return handle, self.env.from_arrays(outs, self.jnp)
 
-    def send(handle, action, env_id=None):
+    def send(self, handle: Any, action: Any, env_id: Any = None) -> Any:
         """Queue `action` for `env_id` (default: all envs); returns the new handle."""
-        action, env_id = split(action, env_id)
-        ids = env_ids(env_id)
-        acts = action_arrays(action, ids.shape[0])
-        (handle,) = call("parallel_pool_send", handle, [*acts, ids], [])
+        ids, acts = self.ids_and_actions(action, env_id)
+        (handle,) = self.call("parallel_pool_send", handle, [*acts, ids], [])
         return handle
 
-    def step(handle, action, env_id=None):
+    def step(self, handle: Any, action: Any, env_id: Any = None) -> tuple[Any, Any]:
         """send + recv in one engine call: (handle, state). Sync pools return the rows of `env_id` in order."""
-        action, env_id = split(action, env_id)
-        ids = env_ids(env_id)
-        acts = action_arrays(action, ids.shape[0])
-        rows = batch_size if is_async else ids.shape[0]
-        handle, *outs = call("parallel_pool_step", handle, [*acts, ids], out_types(rows))
-        return handle, env.from_arrays(outs, jnp)
-
-    return XlaFunctions(handle0, recv, send, step)
+        ids, acts = self.ids_and_actions(action, env_id)
+        rows = self.batch_size if self.is_async else ids.shape[0]
+        handle, *outs = self.call("parallel_pool_step", handle, [*acts, ids], self.out_types(rows))
+        return handle, self.env.from_arrays(outs, self.jnp)

@@ -84,20 +84,83 @@ def test_module_imports_have_no_cycle():
         "parallel_pool.pool",
         "parallel_pool.python_env",
         "parallel_pool.process_engine",
+        "parallel_pool.process_worker",
+        "parallel_pool.process_protocol",
     ):
         assert not graph[low] & {"parallel_pool.frontends", "parallel_pool.translate", "parallel_pool"}, (
             low,
             graph[low],
         )
     assert "parallel_pool.frontends" not in graph["parallel_pool.xla"]
-    # the Engine contract sits at the bottom beside the schema; the process engine knows no front-end or spec
+    # the Engine contract sits at the bottom beside the schema; the process engine knows no front-end or spec: its
+    # parent side imports the contract, the worker side and their shared protocol; the worker side (what the
+    # forkserver loads) only the protocol; snapshots are signed by parallel_pool.signing on both sides
     assert graph["parallel_pool.engine"] <= {"parallel_pool._core"}
-    assert graph["parallel_pool.process_engine"] <= {"parallel_pool.engine"}
+    assert graph["parallel_pool.signing"] == set()
+    assert graph["parallel_pool.process_protocol"] <= {"parallel_pool.signing"}
+    assert graph["parallel_pool.process_worker"] <= {"parallel_pool.process_protocol", "parallel_pool.signing"}
+    assert graph["parallel_pool.process_engine"] <= {
+        "parallel_pool.engine",
+        "parallel_pool.process_protocol",
+        "parallel_pool.process_worker",
+        "parallel_pool.signing",
+    }
+
+
+def test_no_module_imports_another_modules_private_names():
+    """A name another module needs is public in the module that owns it (modules such as _core may be imported)."""
+    found = []
+    for path in PKG.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("parallel_pool"):
+                for alias in node.names:
+                    dunder = alias.name.startswith("__")  # __version__ and the like are public
+                    if alias.name.startswith("_") and not dunder and not _is_module(f"{node.module}.{alias.name}"):
+                        found.append(f"{path.relative_to(PKG)}: {node.module}.{alias.name}")
+    assert not found, found
+
+
+def test_the_front_ends_never_ask_which_engine_runs():
+    """Above the engines, code asks for an optional capability (engine.fast_calls, engine.ffi_handle), never for an
+    engine's type: no isinstance against an engine class in the modules that hold an engine."""
+    engines = {"Engine", "ProcessEngine", "RayEngine"}
+    found = []
+    for name in ("pool", "frontends", "xla", "render", "translate"):
+        for node in ast.walk(ast.parse((PKG / f"{name}.py").read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance" and len(node.args) == 2:
+                kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+                named = {getattr(k, "attr", getattr(k, "id", None)) for k in kinds}
+                if named & engines:
+                    found.append(f"{name}.py:{node.lineno}")
+    assert not found, found
+
+
+def test_the_bench_core_imports_none_of_its_cases():
+    """The bench's core (plans, measuring, summary, report) knows no case: the cases (bench/suites/) import the core,
+    and the runner (bench/__init__.py) calls the cases it runs."""
+    graph = _module_graph()
+    core = [m for m in graph if m.startswith("parallel_pool.bench.") and not m.startswith("parallel_pool.bench.suites")]
+    assert "parallel_pool.bench.report" in core and "parallel_pool.bench.summary" in core
+    for m in core:
+        assert not {d for d in graph[m] if d.startswith("parallel_pool.bench.suites")}, (m, graph[m])
 
 
 @pytest.mark.parametrize(
     "module",
-    ["schema", "engine", "registry", "spec", "pool", "python_env", "process_engine", "frontends", "xla", "translate"],
+    [
+        "schema",
+        "engine",
+        "registry",
+        "spec",
+        "pool",
+        "python_env",
+        "process_protocol",
+        "process_worker",
+        "process_engine",
+        "frontends",
+        "xla",
+        "translate",
+    ],
 )
 def test_each_module_imports_alone(module):
     r = run_python(f"import parallel_pool.{module}", timeout=120)

@@ -18,7 +18,7 @@ from gymnasium import spaces
 
 import parallel_pool as pp
 from parallel_pool import EnvError, signing
-from parallel_pool.process_engine import _SET_STATE
+from parallel_pool.process_protocol import SET_STATE
 
 sys.path.insert(0, os.path.dirname(__file__))
 from pyproc import run_python  # noqa: E402
@@ -128,7 +128,7 @@ def test_an_unsigned_or_forged_snapshot_is_refused_before_anything_unpickles_it(
             with pytest.raises(ValueError, match=match.strip()):
                 env.set_state([0, 1, 2, 3], with_rows(snap, {3: row}), key=KEY)
             assert not marker.exists()
-            answers = env.engine._request(_SET_STATE, np.array([3], dtype=np.int32), [(KEY, False, row)])
+            answers = env.engine._request(SET_STATE, np.array([3], dtype=np.int32), [(KEY, False, row)])
             assert match.strip() in answers[0][1]  # the worker's refusal
             assert not marker.exists()
         same_course(env, twin, seed=2)

@@ -163,7 +163,7 @@ def _extra_stages(results, plan, quick, timing, timeout, limit, loaded, loads, m
         say(f"under load: {', '.join(compared) or 'no task EnvPool has'}")
         shapes = loads or contention.default_loads()
         seconds, repeats = (0.1, 1) if quick else (float(timing["duration"]), 3)
-        results["loaded"] = summary.measure_loaded(compared, shapes, repeats, seconds, plan.cores)
+        results["loaded"] = contention.measure(compared, shapes, repeats, seconds, plan.cores)
     if "CartPole-v1" in plan.tasks:
         say("per-call cost (1-env CartPole-v1, in this process)")
         calls, repeats = (200, 1) if quick else (100_000, 5)

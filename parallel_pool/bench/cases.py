@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 # runner key -> (display name, kind). kind "pool": has sync and async modes; "vector": one synchronous step API.
 RUNNERS: dict[str, str] = {
@@ -148,6 +149,96 @@ def _async_batch(num_envs: int) -> int:
     return max(1, num_envs // 2)
 
 
+class _Cases:
+    """The cases of a plan, each once: a case two figures need carries both purposes."""
+
+    def __init__(self) -> None:
+        self.cases: list[dict] = []
+        self.index: dict[tuple, dict] = {}  # a case's settings (purpose aside) -> the case
+
+    def add(self, **c: Any) -> None:
+        key = tuple(sorted((k, v) for k, v in c.items() if k != "purpose"))
+        old = self.index.get(key)
+        if old is not None:
+            old["purpose"] = sorted(set(old["purpose"]) | set(c["purpose"]))
+            return
+        self.index[key] = c
+        self.cases.append(c)
+
+
+def _main_cases(
+    out: _Cases, name: str, task: Task, avail: list[str], sizes: list[int], cores: int, skipped: list[str]
+) -> None:
+    """Each runner at each size, the engines sync and async."""
+    for r in avail:
+        modes = ("sync", "async") if r in POOL_RUNNERS else ("sync",)
+        for n in sizes:
+            if r == "gym_async" and n > task.max_process_envs:
+                skipped.append(f"{name}: {RUNNERS[r]} at {n} envs (more than {task.max_process_envs} processes)")
+                continue
+            for mode in modes:
+                b = n if mode == "sync" else _async_batch(n)
+                t = min(b, cores) if r in POOL_RUNNERS else 0
+                out.add(task=name, runner=r, mode=mode, num_envs=n, batch_size=b, num_threads=t, purpose=["main"])
+
+
+def _scaling_cases(out: _Cases, name: str, avail: list[str], big: int, threads: list[int]) -> None:
+    """The engines' thread scaling at the largest size."""
+    for r in [r for r in avail if r in POOL_RUNNERS]:
+        for t in threads:
+            for mode in ("sync", "async"):
+                b = big if mode == "sync" else _async_batch(big)
+                out.add(
+                    task=name,
+                    runner=r,
+                    mode=mode,
+                    num_envs=big,
+                    batch_size=b,
+                    num_threads=min(t, b),
+                    purpose=["scaling"],
+                )
+
+
+def _single_core_cases(out: _Cases, name: str, avail: list[str], m: int) -> None:
+    """Single-core rate: one thread, many envs in one call, so the per-call overhead is amortised away; the process
+    is pinned to one CPU (ParallelPool's calling thread also steps envs while it waits)."""
+    for r in [r for r in avail if r in ("parallel_pool", "envpool")]:
+        out.add(
+            task=name,
+            runner=r,
+            mode="sync",
+            num_envs=m,
+            batch_size=m,
+            num_threads=1,
+            pin_cpu=True,
+            purpose=["single_core"],
+        )
+    if "for_loop" in avail:
+        out.add(
+            task=name, runner="for_loop", mode="sync", num_envs=1, batch_size=1, num_threads=0, purpose=["single_core"]
+        )
+
+
+def _run_order(chosen: list[str]) -> Any:
+    """The sort key that runs the cases compared with each other back to back (same task and size, all runners),
+    so a change in the machine's load during the run shifts them alike."""
+    order = list(RUNNERS)
+    group = {"main": 0, "scaling": 1, "single_core": 2}
+
+    def key(c: dict) -> tuple:
+        g = min(group[p] for p in c["purpose"])
+        return (
+            chosen.index(c["task"]),
+            g,
+            c["num_envs"],
+            c["num_threads"] if g == 1 else 0,
+            order.index(c["runner"]),
+            c["mode"] != "sync",
+        )
+
+    return key
+
+
 def make_plan(
     tasks: list[str],
     *,
@@ -168,20 +259,8 @@ def make_plan(
     if theirs is None:
         wanted = [TASKS[t] for t in tasks if t in TASKS and TASKS[t].envpool_has]
         theirs = envpool_tasks() if wanted and (not runners or "envpool" in runners) else set()
-    cases: list[dict] = []
-    seen: set[tuple] = set()
+    out = _Cases()
     skipped: list[str] = []
-
-    def add(**c) -> None:
-        key = tuple(sorted((k, v) for k, v in c.items() if k != "purpose"))
-        if key in seen:
-            for old in cases:
-                if tuple(sorted((k, v) for k, v in old.items() if k != "purpose")) == key:
-                    old["purpose"] = sorted(set(old["purpose"]) | set(c["purpose"]))
-            return
-        seen.add(key)
-        cases.append(c)
-
     chosen: list[str] = []
     for name in tasks:
         if name not in TASKS:
@@ -191,77 +270,13 @@ def make_plan(
             skipped.append(f"{name}: not in parallel_pool.list_all_envs() (family not built)")
             continue
         chosen.append(name)
-        avail = runners_for(task, ours, theirs)
-        if runners:
-            avail = [r for r in avail if r in runners]
+        avail = [r for r in runners_for(task, ours, theirs) if not runners or r in runners]
         sizes = list(num_envs or ((1, 4) if quick else task.num_envs))
-        for r in avail:
-            modes = ("sync", "async") if r in POOL_RUNNERS else ("sync",)
-            for n in sizes:
-                if r == "gym_async" and n > task.max_process_envs:
-                    skipped.append(f"{name}: {RUNNERS[r]} at {n} envs (more than {task.max_process_envs} processes)")
-                    continue
-                for mode in modes:
-                    b = n if mode == "sync" else _async_batch(n)
-                    t = min(b, cores) if r in POOL_RUNNERS else 0
-                    add(task=name, runner=r, mode=mode, num_envs=n, batch_size=b, num_threads=t, purpose=["main"])
-        # thread scaling of the engines at the largest size
-        big = max(sizes)
-        for r in [r for r in avail if r in POOL_RUNNERS]:
-            for t in threads or thread_counts(cores):
-                for mode in ("sync", "async"):
-                    b = big if mode == "sync" else _async_batch(big)
-                    add(
-                        task=name,
-                        runner=r,
-                        mode=mode,
-                        num_envs=big,
-                        batch_size=b,
-                        num_threads=min(t, b),
-                        purpose=["scaling"],
-                    )
-        # single-core rate: one thread, many envs in one call, so the per-call overhead is amortised away; the
-        # process is pinned to one CPU (ParallelPool's calling thread also steps envs while it waits)
-        m = 64 if quick else task.single_core_envs
-        for r in [r for r in avail if r in ("parallel_pool", "envpool")]:
-            add(
-                task=name,
-                runner=r,
-                mode="sync",
-                num_envs=m,
-                batch_size=m,
-                num_threads=1,
-                pin_cpu=True,
-                purpose=["single_core"],
-            )
-        if "for_loop" in avail:
-            add(
-                task=name,
-                runner="for_loop",
-                mode="sync",
-                num_envs=1,
-                batch_size=1,
-                num_threads=0,
-                purpose=["single_core"],
-            )
-    # run the cases that are compared with each other back to back (same task and size, all runners), so a change
-    # in the machine's load during the run shifts them alike
-    order = list(RUNNERS)
-    group = {"main": 0, "scaling": 1, "single_core": 2}
-
-    def key(c: dict) -> tuple:
-        g = min(group[p] for p in c["purpose"])
-        return (
-            chosen.index(c["task"]),
-            g,
-            c["num_envs"],
-            c["num_threads"] if g == 1 else 0,
-            order.index(c["runner"]),
-            c["mode"] != "sync",
-        )
-
-    cases.sort(key=key)
-    return Plan(chosen, cases, skipped, cores)
+        _main_cases(out, name, task, avail, sizes, cores, skipped)
+        _scaling_cases(out, name, avail, max(sizes), threads or thread_counts(cores))
+        _single_core_cases(out, name, avail, 64 if quick else task.single_core_envs)
+    out.cases.sort(key=_run_order(chosen))
+    return Plan(chosen, out.cases, skipped, cores)
 
 
 def case_label(c: dict) -> str:

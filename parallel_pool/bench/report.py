@@ -10,7 +10,6 @@ from typing import Any
 
 from parallel_pool.bench import summary
 from parallel_pool.bench.cases import POOL_RUNNERS, RUNNERS, TASKS
-from parallel_pool.bench.suites import contention
 from parallel_pool.bench.summary import fmt_rate
 
 # the throughput targets for CartPole-v1 (ParallelPool / EnvPool, same mode, at these num_envs): the per-call
@@ -169,7 +168,7 @@ def markdown(results: dict) -> str:
     lines.append("")
     lines += summary.summary_markdown(results)
     if results.get("loaded"):
-        lines += ["## Under load", ""] + contention.markdown(results["loaded"])
+        lines += ["## Under load", ""] + loaded_markdown(results["loaded"])
     for task in results["tasks"]:
         lines += _task_markdown(results, task)
     errors = [c for c in results["cases"] if not _ok(c)]
@@ -421,3 +420,29 @@ def update_doc(results: dict, doc: str, title: str) -> str:
     with open(doc, "w") as f:
         f.write(text)
     return slug
+
+
+def loaded_markdown(rows: list) -> list[str]:
+    """The table of the results' "loaded" rows (parallel_pool.bench.suites.contention measures them)."""
+    if not rows:
+        return []
+    n, b, t = rows[0]["num_envs"], rows[0]["batch_size"], rows[0]["num_threads"]
+    loads = list(dict.fromkeys(r["load"] for r in rows))
+    lines = [
+        f"**Under load: async steps/s, ParallelPool / EnvPool** ({n} envs, batch {b}, {t} threads; loads: quiet = "
+        "none, spinN = N busy-looping processes, torch = an MLP training on all cores; median of alternating runs)",
+        "",
+        "| task | " + " | ".join(loads) + " |",
+        "|---|" + "---:|" * len(loads),
+    ]
+    for task in dict.fromkeys(r["task"] for r in rows):
+        cells = []
+        for load in loads:
+            r = next((r for r in rows if r["task"] == task and r["load"] == load), None)
+            cells.append(
+                "—"
+                if r is None or r["ratio"] is None
+                else f"{r['ratio']:.2f}× ({r['parallel_pool']:,.0f} / {r['envpool']:,.0f})"
+            )
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    return lines + [""]

@@ -53,12 +53,6 @@ def measure_memory(engines: dict[str, list[str]], num_envs: int, cores: int, tim
     return rows
 
 
-def measure_loaded(tasks: list[str], loads: list[str], repeats: int, seconds: float, cores: int) -> list[dict]:
-    from parallel_pool.bench.suites import contention
-
-    return contention.measure(tasks, loads, repeats, seconds, cores)
-
-
 def _best(results: dict, task: str, runner: str, mode: str) -> dict | None:
     """The runner's main case of `task` in `mode` at the largest num_envs measured."""
     cs = [

@@ -16,7 +16,7 @@ import parallel_pool
 from parallel_pool.envpool.python import protocol
 from parallel_pool.pool import check_seed
 from parallel_pool.spec import EnvSpec as _OurSpec
-from parallel_pool.spec import _bounds, array_space
+from parallel_pool.spec import array_bounds, array_space
 
 # EnvPool's common config keys, in the order its specs list them (the task's own keys follow)
 _COMMON = (
@@ -65,7 +65,7 @@ def _array_bounds(a: dict) -> tuple[Any, Any]:
     numeric_limits::min() (the smallest positive double, 2.2e-308) there, which excludes every negative value."""
     dtype = np.dtype(a["dtype"])
     if a["low"]:
-        low, high = _bounds(a, "low"), _bounds(a, "high")
+        low, high = array_bounds(a, "low"), array_bounds(a, "high")
         low = low.flat[0] if low.size and np.all(low == low.flat[0]) else low
         high = high.flat[0] if high.size and np.all(high == high.flat[0]) else high
         return low, high

@@ -29,6 +29,7 @@ from typing import Any
 
 from parallel_pool.bench.cases import available_cores
 from parallel_pool.bench.measure import run_isolated, worker_env
+from parallel_pool.bench.report import loaded_markdown
 
 TASKS = ("Ant-v5", "HalfCheetah-v5", "Pong-v5")
 LOADS = ("quiet", "spin1", "spin2", "spin4", "torch")
@@ -132,31 +133,6 @@ def measure(
     return rows
 
 
-def markdown(rows: list) -> list[str]:
-    if not rows:
-        return []
-    n, b, t = rows[0]["num_envs"], rows[0]["batch_size"], rows[0]["num_threads"]
-    loads = list(dict.fromkeys(r["load"] for r in rows))
-    lines = [
-        f"**Under load: async steps/s, ParallelPool / EnvPool** ({n} envs, batch {b}, {t} threads; loads: quiet = "
-        "none, spinN = N busy-looping processes, torch = an MLP training on all cores; median of alternating runs)",
-        "",
-        "| task | " + " | ".join(loads) + " |",
-        "|---|" + "---:|" * len(loads),
-    ]
-    for task in dict.fromkeys(r["task"] for r in rows):
-        cells = []
-        for load in loads:
-            r = next((r for r in rows if r["task"] == task and r["load"] == load), None)
-            cells.append(
-                "—"
-                if r is None or r["ratio"] is None
-                else f"{r['ratio']:.2f}× ({r['parallel_pool']:,.0f} / {r['envpool']:,.0f})"
-            )
-        lines.append(f"| {task} | " + " | ".join(cells) + " |")
-    return lines + [""]
-
-
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tasks", default=",".join(TASKS))
@@ -182,6 +158,6 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
 
     rows = measure(tasks, loads, a.repeats, a.seconds, num_envs=a.num_envs, progress=show)
     print()
-    print("\n".join(markdown(rows)))
+    print("\n".join(loaded_markdown(rows)))
     print(f"load average before {load0[0]:.2f}, after {os.getloadavg()[0]:.2f}")
     return 0

@@ -1,0 +1,549 @@
+"""The worker side of `process_engine.ProcessEngine`: what runs in a worker process (started by the forkserver,
+which preloads this module). A worker builds its envs, then serves the parent's commands on its pipe
+(parallel_pool.process_protocol) until the pipe closes, reading actions from and writing results into the envs' rows
+of the shared segment.
+
+Semantics are those of the C++ engine and of gymnasium's SyncVectorEnv: env i's first reset is seeded with seed + i
+(a reset with seeds gives those), later autoresets are unseeded; truncated = the env's own truncation, or
+elapsed_step >= max_episode_steps without termination; next-step autoreset ignores the action of the step after an
+episode ends and returns the reset observation with reward 0; same-step autoreset keeps the finished episode's last
+observation in the final: rows. An observation or info value that does not fit its array (_misfit) is an env's
+exception.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import time
+import traceback
+from typing import Any
+
+import numpy as np
+
+from parallel_pool.process_protocol import (
+    ABORT,
+    COMMIT,
+    CONFIG,
+    ERR,
+    GET_STATE,
+    HEADER,
+    NUMBER,
+    OK,
+    READY,
+    RENDER,
+    REPLIES,
+    RESET,
+    SNAPSHOT,
+    VALUE,
+    Layout,
+    read_snapshot,
+)
+
+__all__ = ["worker_main"]
+
+
+def worker_main(conn: Any, shm_name: str, layout: Layout, env_fn_bytes: bytes, first: int, count: int, config: dict):
+    """A worker process's life: build its envs, say ready (or why not), serve commands until its pipe closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the parent, which then closes the pool
+    _die_with_parent()
+    try:
+        import mmap
+
+        import cloudpickle
+
+        env_fn = cloudpickle.loads(env_fn_bytes)
+        # attach by path, not multiprocessing.shared_memory: that would register the segment with the resource
+        # tracker a second time, and the parent's is the one that removes it (also after the parent's SIGKILL)
+        fd = os.open("/dev/shm/" + shm_name.lstrip("/"), os.O_RDWR)
+        try:
+            buf = mmap.mmap(fd, layout.size)
+        finally:
+            os.close(fd)
+        views = layout.views(buf)
+        worker = (_AgentsWorker if config["agents"] else _Worker)(env_fn, first, count, views, config)
+    except BaseException:
+        try:
+            conn.send_bytes(ERR + traceback.format_exc().encode())
+        except OSError:
+            pass  # the parent gave up already (another worker failed first)
+        return
+    try:
+        conn.send_bytes(READY)
+    except OSError:
+        return
+    worker.serve(conn)
+    for env in worker.envs:
+        try:
+            if env is not None:
+                env.close()
+        except Exception:
+            pass
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (the parent's SIGKILL included)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: EOF on the command pipe still ends the worker
+
+
+class _Worker:
+    """The envs first .. first + count - 1, stepped on the commands of the parent's pipe."""
+
+    def __init__(self, env_fn: Any, first: int, count: int, views: dict[str, np.ndarray], config: dict[str, Any]):
+        from gymnasium import spaces
+
+        self.env_fn, self.first = env_fn, first
+        self.kwargs: list[dict[str, Any]] = config["env_kwargs"]  # each env's own kwargs
+        self.next_kwargs: list[dict[str, Any] | None] = [None] * count  # set_config's, taken at the env's next reset
+        self.envs: list[Any] = [env_fn(**kw) for kw in self.kwargs]  # None: broken by an exception, rebuilt at reset
+        self.v = views
+        self.seed = int(config["seed"])
+        self.limit = int(config["max_episode_steps"])
+        self.mode = config["autoreset_mode"]
+        self.is_async = config["batch_size"] < config["num_envs"]
+        self.spin_s = float(config["spin_s"])
+        self.elapsed = [0] * count
+        self.needs_reset = [True] * count  # fresh, after an episode ended (next_step) or after an env error
+        self.seeded = [False] * count
+        obs_space, act_space = self._spaces(self.envs[0])
+        self.made = (_layers(self.envs[0]), obs_space, act_space)  # what env_fn makes: a restored env must match
+        self.held: tuple[list[int], list[tuple[Any, tuple]]] | None = None  # set_state's checked envs, until commit
+        self._bind_obs(obs_space)
+        self.act_tuple = isinstance(act_space, spaces.Tuple)
+        if isinstance(act_space, (spaces.Dict, spaces.Tuple)):
+            items = act_space.spaces.items() if isinstance(act_space, spaces.Dict) else enumerate(act_space.spaces)
+            self.act_keys: list[tuple[Any, np.ndarray]] | None = [(k, views["act:" + str(k)]) for k, _ in items]
+        else:
+            self.act_keys = None
+            self.act = views["act:action"]
+
+    def _spaces(self, env: Any) -> tuple[Any, Any]:
+        return env.observation_space, env.action_space
+
+    def extra(self, k: int) -> Any:
+        """What a snapshot keeps of env k besides the env and the step count (the multi-agent worker's flags)."""
+        return None
+
+    def set_extra(self, k: int, value: Any) -> None:
+        pass
+
+    def _bind_obs(self, space: Any) -> None:
+        """The rows of each observation array: (key or None, rows), the key indexing a Dict/Tuple observation."""
+        from gymnasium import spaces
+
+        def fields(prefix: str) -> list[tuple[Any, np.ndarray, int, tuple[int, ...]]]:
+            # (key, rows, width, row shape): width > 0 for strings (fixed-width rows)
+            return [
+                (k, rows, rows.dtype.itemsize // 4 if rows.dtype.kind == "U" else 0, rows.shape[1:])
+                for k, rows in arrays(prefix)
+            ]
+
+        def arrays(prefix: str) -> list[tuple[Any, np.ndarray]]:
+            if isinstance(space, spaces.Dict):  # the keys the batch holds (Text keys are left out)
+                return [(k, self.v[prefix + "obs:" + k]) for k in space.spaces if prefix + "obs:" + k in self.v]
+            if isinstance(space, spaces.Tuple):
+                return [(i, self.v[prefix + "obs:" + str(i)]) for i in range(len(space.spaces))]
+            return [(None, self.v[prefix + "obs"])]
+
+        self.obs_fields = fields("")
+        self.final_fields = fields("final:") if self.mode == "same_step" else []
+        names = [n[len("info:") :] for n in self.v if n.startswith("info:")]
+        self.info_fields = [(k, self.v["info:" + k]) for k in names]
+        self.final_info_fields = [(k, self.v["final:info:" + k]) for k in names] if self.final_fields else []
+
+    def _write_obs(
+        self, fields: list[tuple[Any, np.ndarray, int, tuple[int, ...]]], e: int, obs: Any, who: str = ""
+    ) -> None:
+        """obs into row e of each field, each value checked (_misfit) unless it is an array of the row's dtype and
+        shape; `who` names the env in an error (default: env e)."""
+        for key, rows, width, shape in fields:
+            value = obs if key is None else obs[key]
+            # the common case first: an array of the space's own dtype and shape
+            if type(value) is not np.ndarray or value.dtype != rows.dtype or value.shape != shape:
+                why = _string_misfit(value, width) if width else _misfit(value, rows.dtype, shape)
+                if why:
+                    raise _BadValue(f"{who or f'env {e}'}: observation {'obs' if key is None else key!r} {why}")
+            rows[e] = value
+
+    def _write_info(self, fields: list[tuple[str, np.ndarray]], e: int, info: dict[str, Any]) -> None:
+        """The carried info entries; one the env left out of this info reads 0 (False)."""
+        for key, rows in fields:
+            if key not in info:
+                rows[e] = 0
+                continue
+            why = _misfit(info[key], rows.dtype, rows.shape[1:])
+            if why:
+                raise _BadValue(f"env {e}: info[{key!r}] {why} (the info array the pool carries; see info_keys=)")
+            rows[e] = info[key]
+
+    def _write(self, e: int, obs: Any, reward: float, term: bool, trunc: bool, info: dict[str, Any]) -> None:
+        v = self.v
+        self._write_obs(self.obs_fields, e, obs)
+        self._write_info(self.info_fields, e, info)
+        v["reward"][e] = reward
+        v["terminated"][e] = term
+        v["truncated"][e] = trunc
+        v["env_id"][e] = e
+        v["elapsed_step"][e] = self.elapsed[e - self.first]
+        v["players.env_id"][e] = e
+
+    def _action(self, e: int) -> Any:
+        if self.act_keys is None:
+            a = self.act[e]
+            return a.copy() if a.ndim else a[()]
+        values = [(k, rows[e].copy() if rows.ndim > 1 else rows[e][()]) for k, rows in self.act_keys]
+        return tuple(v for _, v in values) if self.act_tuple else dict(values)
+
+    def reset(self, e: int, seed: int | None) -> None:
+        k = e - self.first
+        if self.next_kwargs[k] is not None:  # set_config's values: a new build takes over at this reset
+            self.kwargs[k], self.next_kwargs[k] = self.next_kwargs[k], None  # type: ignore[assignment]
+            old, self.envs[k] = self.envs[k], self.env_fn(**self.kwargs[k])
+            if old is not None:
+                rng = getattr(old.unwrapped, "np_random", None)
+                if self.seeded[k] and rng is not None:  # the env's random stream goes on, as if nothing had changed
+                    self.envs[k].unwrapped.np_random = rng
+                old.close()
+        if self.envs[k] is None:  # broken by an exception in its reset: build it again
+            self.envs[k] = self.env_fn(**self.kwargs[k])
+        if seed is None and not self.seeded[k]:
+            seed = self.seed + e
+        self.seeded[k] = True
+        obs, info = self.envs[k].reset(seed=seed)
+        self.elapsed[k] = 0
+        self.needs_reset[k] = False
+        self._write(e, obs, 0.0, False, False, info)
+
+    def step(self, e: int) -> None:
+        k = e - self.first
+        if self.needs_reset[k]:
+            self.reset(e, None)
+            return
+        obs, reward, term, trunc, info = self.envs[k].step(self._action(e))
+        self.elapsed[k] += 1
+        term = bool(term)
+        trunc = bool(trunc) or (self.elapsed[k] >= self.limit and not term)
+        if (term or trunc) and self.mode == "same_step":
+            self._write_obs(self.final_fields, e, obs)
+            self._write_info(self.final_info_fields, e, info)
+            self.v["final:elapsed_step"][e] = self.elapsed[k]
+            self.reset(e, None)  # writes the reset observation; the step's own values follow
+            v = self.v
+            v["reward"][e], v["terminated"][e], v["truncated"][e] = reward, term, trunc
+            return
+        if (term or trunc) and self.mode == "next_step":
+            self.needs_reset[k] = True
+        self._write(e, obs, float(reward), term, trunc, info)
+
+    def get_state(self, e: int) -> bytes:
+        """Env e's snapshot: a pickle of (format, elapsed, needs_reset, seeded, kwargs, the env cloudpickled). The
+        env is pickled on its own, so the parent reads the rest without building the env."""
+        import cloudpickle
+
+        k = e - self.first
+        if self.envs[k] is None:
+            raise RuntimeError(f"env {e} is broken by an exception; reset it first")
+        rebuilt = _ez_pickled(self.envs[k])
+        if rebuilt:
+            raise _Refusal(
+                f"env {e} has no snapshot: {rebuilt} pickles its constructor's arguments (gymnasium's EzPickle), not "
+                "its state, so a restore would give a new env"
+            )
+        try:
+            env = cloudpickle.dumps(self.envs[k])
+        except Exception as err:
+            raise _Refusal(
+                f"env {e} ({type(self.envs[k].unwrapped).__name__}) cannot be pickled, so it has no snapshot: "
+                f"{type(err).__name__}: {err}"
+            ) from None
+        state = (SNAPSHOT, self.elapsed[k], self.needs_reset[k], self.seeded[k], self.kwargs[k], env, self.extra(k))
+        return pickle.dumps(state)
+
+    def set_states(self, ids: list[int], items: list[Any]) -> str | None:
+        """set_state in two phases, so that it changes all the envs of every worker or none. Prepare (items: one
+        (key, trusted, signed row) per env): each row verified, unpickled (one env object per env: branching gives
+        several envs the same row) and checked, and held; returns why one is refused (holding nothing) or None.
+        Then COMMIT puts the held envs in place (it cannot fail), or ABORT drops them."""
+        if items[0] == ABORT:
+            self.held = None
+            return None
+        if items[0] == COMMIT:
+            held, self.held = self.held, None
+            if held is None or held[0] != ids:
+                raise RuntimeError(f"set_state: no snapshot of envs {ids} is held to commit")
+            for e, (env, (_, elapsed, needs_reset, seeded, kwargs, _, extra)) in zip(ids, held[1]):
+                k = e - self.first
+                if self.envs[k] is not None:
+                    try:
+                        self.envs[k].close()
+                    except Exception:
+                        pass  # the env is replaced either way
+                self.envs[k] = env
+                self.elapsed[k], self.needs_reset[k], self.seeded[k] = int(elapsed), bool(needs_reset), bool(seeded)
+                self.kwargs[k], self.next_kwargs[k] = kwargs, None
+                self.set_extra(k, extra)
+            return None
+        self.held = None
+        envs = []
+        for e, (key, trusted, row) in zip(ids, items):
+            what = f"the snapshot for env {e}"
+            try:
+                state = read_snapshot(row, key, trusted, self.limit, len(getattr(self, "agents", ())), what)
+            except ValueError as err:
+                return str(err)
+            try:
+                env = pickle.loads(state[5])
+            except Exception as err:
+                return f"set_state: {what} holds an env that does not unpickle here ({type(err).__name__}: {err})"
+            if _layers(env) != self.made[0]:
+                return (
+                    f"set_state: {what} holds a {' > '.join(_layers(env))}, where this pool's env_fn makes a "
+                    f"{' > '.join(self.made[0])}"
+                )
+            try:
+                same = self._spaces(env) == self.made[1:]
+            except Exception:
+                same = False
+            if not same:
+                return f"set_state: {what} holds an env with other spaces than this pool's ({self.made[1:]})"
+            envs.append((env, state))
+        self.held = (ids, envs)
+        return None
+
+    def failed(self, e: int) -> None:
+        """After an exception in env e: sync pools restart it on its next step; async pools reset it in place (its
+        row is the reset observation) so the batch it belongs to stays whole."""
+        k = e - self.first
+        self.needs_reset[k] = True
+        if self.is_async:
+            try:
+                self.reset(e, None)
+            except Exception:
+                self.envs[k] = None  # the next reset builds it again
+
+    def reply(self, op: int, ids: list[int], payload: bytes) -> bytes:
+        """The answer to a command other than step / reset (render, set_config, snapshots), pickled."""
+        if op == RENDER:
+            frames = [self.envs[e - self.first].render() for e in ids]
+            return pickle.dumps(np.stack(frames).astype(np.uint8, copy=False))
+        if op == CONFIG:  # each env's kwargs for its next reset
+            for e, kwargs in zip(ids, pickle.loads(payload)):
+                self.next_kwargs[e - self.first] = kwargs
+            return pickle.dumps(None)
+        if op == GET_STATE:
+            return pickle.dumps([self.get_state(e) for e in ids])
+        return pickle.dumps(self.set_states(ids, pickle.loads(payload)))
+
+    def _await_command(self, conn: Any) -> None:
+        """Poll the pipe for up to spin_s, yielding the core between polls (see _SPIN_S)."""
+        end = time.perf_counter() + self.spin_s
+        while not conn.poll() and time.perf_counter() < end:
+            os.sched_yield()
+
+    def serve(self, conn: Any) -> None:
+        while True:
+            if self.spin_s:
+                self._await_command(conn)
+            try:
+                msg = conn.recv_bytes()
+            except (EOFError, OSError):  # the parent closed the pool or died
+                return
+            op, number, n = HEADER.unpack_from(msg)
+            answer = NUMBER.pack(number)
+            ids = np.frombuffer(msg, dtype=np.int32, count=n, offset=HEADER.size).tolist()
+            if op in REPLIES or op == CONFIG:
+                payload = msg[HEADER.size + 4 * n :]
+                try:
+                    reply = answer + VALUE + self.reply(op, ids, payload)
+                except _Refusal as err:  # a refusal that says why: no traceback
+                    reply = answer + ERR + pickle.dumps([(ids[0], str(err))])
+                except Exception:
+                    reply = answer + ERR + pickle.dumps([(e, traceback.format_exc()) for e in ids])
+                try:
+                    conn.send_bytes(reply)
+                except OSError:
+                    return
+                continue
+            seeds = None
+            if op == RESET:
+                seeds = np.frombuffer(msg, dtype=np.int64, count=n, offset=HEADER.size + 4 * n).tolist()
+            errors = []
+            for j, e in enumerate(ids):
+                try:
+                    if seeds is None:
+                        self.step(e)
+                    else:
+                        self.reset(e, None if seeds[j] < 0 else seeds[j])
+                except _BadValue as err:
+                    errors.append((e, str(err)))
+                    self.failed(e)
+                except Exception:
+                    errors.append((e, traceback.format_exc()))
+                    self.failed(e)
+            try:
+                conn.send_bytes(answer + (ERR + pickle.dumps(errors) if errors else OK))
+            except OSError:  # the parent closed the pool while this command ran
+                return
+
+
+class _AgentsWorker(_Worker):
+    """The envs of a PettingZoo ParallelEnv: agent j (possible_agents order) of env e is player row e * P + j. An agent
+    not in the env's observations (done, or not yet in) has a zero row and reward 0. The episode ends when no agent
+    is left (env.agents empty) or at the pool's time limit: terminated where every agent terminated, else truncated;
+    per agent, info:agent_terminated / info:agent_truncated say how it ended (they stay set until the reset)."""
+
+    def __init__(self, env_fn: Any, first: int, count: int, views: dict[str, np.ndarray], config: dict[str, Any]):
+        self.agents: list[Any] = list(config["agents"])
+        self.players = len(self.agents)
+        self.flags = [np.zeros((2, self.players), dtype=bool) for _ in range(count)]  # terminated, truncated
+        super().__init__(env_fn, first, count, views, config)
+        self.agent_flags = (views["info:agent_terminated"], views["info:agent_truncated"])
+
+    def _spaces(self, env: Any) -> tuple[Any, Any]:
+        return env.observation_space(self.agents[0]), env.action_space(self.agents[0])
+
+    def extra(self, k: int) -> Any:
+        return self.flags[k].copy()
+
+    def set_extra(self, k: int, value: Any) -> None:
+        self.flags[k][:] = value
+
+    def _write_agents(
+        self, fields: list[tuple[Any, np.ndarray, int, tuple[int, ...]]], e: int, obs: dict[Any, Any]
+    ) -> None:
+        for j, agent in enumerate(self.agents):
+            r = e * self.players + j
+            if agent in obs:
+                self._write_obs(fields, r, obs[agent], f"env {e} agent {agent!r}")
+            else:
+                for _, rows, _, _ in fields:
+                    rows[r] = rows.dtype.type()
+
+    def _write(self, e: int, obs: Any, reward: Any, term: bool, trunc: bool, info: dict[str, Any]) -> None:
+        """A reset's rows (obs: the agents' observations); step() writes its own."""
+        self.flags[e - self.first][:] = False
+        self._write_rows(e, obs, {}, term, trunc)
+
+    def _write_rows(self, e: int, obs: dict[Any, Any], rewards: dict[Any, Any], term: bool, trunc: bool) -> None:
+        v, k, first_row = self.v, e - self.first, e * self.players
+        self._write_agents(self.obs_fields, e, obs)
+        for j, agent in enumerate(self.agents):
+            v["reward"][first_row + j] = rewards.get(agent, 0.0)
+        v["players.env_id"][first_row : first_row + self.players] = e
+        self.agent_flags[0][first_row : first_row + self.players] = self.flags[k][0]
+        self.agent_flags[1][first_row : first_row + self.players] = self.flags[k][1]
+        v["terminated"][e], v["truncated"][e] = term, trunc
+        v["env_id"][e] = e
+        v["elapsed_step"][e] = self.elapsed[k]
+
+    def step(self, e: int) -> None:
+        k = e - self.first
+        if self.needs_reset[k]:
+            self.reset(e, None)
+            return
+        env = self.envs[k]
+        live = set(env.agents)
+        actions = {a: self._action(e * self.players + j) for j, a in enumerate(self.agents) if a in live}
+        obs, rewards, terms, truncs, _ = env.step(actions)
+        self.elapsed[k] += 1
+        flags = self.flags[k]
+        for j, agent in enumerate(self.agents):
+            flags[0, j] |= bool(terms.get(agent, False))
+            flags[1, j] |= bool(truncs.get(agent, False))
+        over = not env.agents or self.elapsed[k] >= self.limit
+        term = over and bool(flags[0].all())
+        trunc = over and not term
+        if over and self.mode == "same_step":
+            self._write_agents(self.final_fields, e, obs)
+            self.v["final:elapsed_step"][e] = self.elapsed[k]
+            ended = flags.copy()
+            self.reset(e, None)  # writes the reset rows; the step's rewards and flags follow
+            rows = slice(e * self.players, (e + 1) * self.players)
+            for j, agent in enumerate(self.agents):
+                self.v["reward"][rows.start + j] = rewards.get(agent, 0.0)
+            self.v["final:info:agent_terminated"][rows] = ended[0]  # the info of the reset is the current one
+            self.v["final:info:agent_truncated"][rows] = ended[1]
+            self.v["terminated"][e], self.v["truncated"][e] = term, trunc
+            return
+        if over and self.mode == "next_step":
+            self.needs_reset[k] = True
+        self._write_rows(e, obs, rewards, term, trunc)
+
+
+class _Refusal(RuntimeError):
+    """A call the env cannot serve, with a message that says why (sent without the worker's traceback)."""
+
+
+class _BadValue(ValueError):
+    """An observation or info value of an env that does not fit its array (sent without the worker's traceback,
+    which would show only the pool's frames)."""
+
+
+def _misfit(value: Any, dtype: np.dtype, shape: tuple[int, ...]) -> str | None:
+    """Why `value` cannot be written as a row of dtype `dtype` and shape `shape` (None: it can). Refused where
+    gymnasium's SyncVectorEnv refuses it (numpy's same_kind casting into the batch: no float into int, no number into
+    bool, no None or str into numbers) and where numpy would change it silently: another shape (a scalar is
+    broadcast to every element), an integer outside the row dtype's range (300 into uint8 wraps to 44). An integer
+    of another signedness is taken when it fits."""
+    try:
+        a = np.asarray(value)
+    except Exception:  # a ragged sequence
+        return f"is {value!r}, not an array; expected {dtype} of shape {shape}"
+    if a.shape != shape:
+        return f"has shape {a.shape} ({_shown(value)}); expected {dtype} of shape {shape}"
+    if a.dtype == dtype:
+        return None
+    integers = a.dtype.kind in "iu" and dtype.kind in "iu"
+    if not (integers or np.can_cast(a.dtype, dtype, "same_kind")):
+        return f"is {a.dtype} ({_shown(value)}); expected {dtype} of shape {shape}"
+    if dtype.kind in "iu" and a.size and not np.can_cast(a.dtype, dtype):
+        lo, hi = np.iinfo(dtype).min, np.iinfo(dtype).max
+        if a.min() < lo or a.max() > hi:
+            return f"has {a.min() if a.min() < lo else a.max()}, outside {dtype}'s range [{lo}, {hi}]"
+    return None
+
+
+def _string_misfit(value: Any, width: int) -> str | None:
+    if not isinstance(value, str):
+        return f"is {_shown(value)}, not a str"
+    if len(value) > width:  # numpy would cut it short
+        return (
+            f"is a string of {len(value)} characters; the pool's rows hold {width} (a Text space's max_length, "
+            "else parallel_pool.python_env.STRING_WIDTH)"
+        )
+    return None
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _ez_pickled(env: Any) -> str | None:
+    """The class name of a layer of `env` (its wrappers, the env itself) that gymnasium's EzPickle pickles, if any."""
+    from gymnasium.utils import EzPickle
+
+    seen = 0
+    while env is not None and seen < 100:
+        if isinstance(env, EzPickle):
+            return type(env).__name__
+        env, seen = getattr(env, "env", None), seen + 1
+    return None
+
+
+def _layers(env: Any) -> list[str]:
+    """The classes an env is made of, its gymnasium wrappers first (what a restored env must share with env_fn's)."""
+    from gymnasium import Wrapper
+
+    out: list[str] = []
+    while isinstance(env, Wrapper) and len(out) < 100:
+        out.append(f"{type(env).__module__}.{type(env).__qualname__}")
+        env = env.env
+    return [*out, f"{type(env).__module__}.{type(env).__qualname__}"]
