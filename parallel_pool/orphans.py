@@ -1,9 +1,10 @@
 """Shared memory and temp folders left by processes that are gone: recorded by the process that makes them, removed
 by a later pool.
 
-Pools of envs written in Python make POSIX shared memory (`multiprocessing.shared_memory`: /dev/shm/psm_<random>)
-and multiprocessing makes temp folders (<tmp>/pymp-<random>). Their names carry no process id, and a process killed
-with SIGKILL together with its process group (multiprocessing's resource tracker too) never removes them. So a
+Pools of envs written in Python make POSIX shared memory (`multiprocessing.shared_memory`: /dev/shm/pp_<pid>_<random>,
+or multiprocessing's default psm_<random>) and multiprocessing makes temp folders (<tmp>/pymp-<random>). A process
+killed with SIGKILL together with its process group (multiprocessing's resource tracker too) never removes them, and
+a name's pid alone proves nothing once pids are reused. So a
 process records each one it makes (`claim`) in a folder of its own, named with its host and pid, under this user's
 0700 folder; `clean_orphans`, run when a pool starts, removes what the records of dead processes name, then those
 records: the DMC model cache's rule for the folders of dead writers (parallel_pool.dmc_models), applied to
@@ -44,11 +45,12 @@ def _root() -> str | None:
 
 
 def _removable(path: str) -> bool:
-    """Whether `path` is of a kind this module removes: a multiprocessing shared memory segment or temp folder."""
+    """Whether `path` is of a kind this module removes: a pool's shared memory segment or a multiprocessing temp
+    folder."""
     folder, name = os.path.split(path)
     if not name or name != os.path.basename(os.path.normpath(path)):
         return False
-    return (folder == _SHM and name.startswith("psm_")) or (
+    return (folder == _SHM and name.startswith(("pp_", "psm_"))) or (
         folder == tempfile.gettempdir() and name.startswith("pymp-")
     )
 
@@ -58,7 +60,7 @@ def claim(path: str) -> None:
     `multiprocessing.util.get_temp_dir()`), so that a later pool removes it should this process die without
     removing it. Paths of other kinds are refused (ValueError)."""
     if not _removable(path):
-        raise ValueError(f"claim: {path!r} is neither /dev/shm/psm_* nor {tempfile.gettempdir()}/pymp-*")
+        raise ValueError(f"claim: {path!r} is neither /dev/shm/pp_* or psm_* nor {tempfile.gettempdir()}/pymp-*")
     root = _root()
     if root is None:
         return

@@ -31,6 +31,7 @@ import _signal
 import _thread
 import atexit
 import functools
+import multiprocessing.util
 import os
 import pickle
 import secrets
@@ -46,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from parallel_pool import orphans
 from parallel_pool.engine import SendRecvEngine, env_error, usable_cores
 from parallel_pool.process_protocol import (
     ABORT,
@@ -72,6 +74,7 @@ from parallel_pool.process_worker import worker_main
 __all__ = ["ProcessEngine"]
 
 _CLOSED = "this pool has been closed; create a new one with parallel_pool.make(...)"
+_SHM_DIR = "/dev/shm/"  # where POSIX shared memory segments live (Linux), as orphans records them
 _CLOSE_WAIT_S = 1.0  # close(): how long workers get to exit on their own before SIGKILL
 # After answering, a worker polls its pipe this long before it sleeps in a blocking read: the parent's next command
 # usually comes within ~100-150 us (the front-end's work between calls), and catching it awake saves the wake-up
@@ -262,7 +265,13 @@ class ProcessEngine(SendRecvEngine):
         # named after this process (pp_<pid>_<random>), so that a segment left by a killed process can be proven
         # orphaned; multiprocessing creates it with mode 0600
         name = f"pp_{os.getpid()}_{secrets.token_hex(8)}"
+        # what killed processes left (a SIGKILL of the process group skips every cleanup) goes first; this pool's
+        # segment and multiprocessing's temp folder are recorded so that a later pool removes them should this
+        # process be killed the same way (parallel_pool.orphans)
+        orphans.clean_orphans()
         self._shm = shared_memory.SharedMemory(name=name, create=True, size=self._layout.size)
+        orphans.claim(_SHM_DIR + self._shm.name)
+        orphans.claim(multiprocessing.util.get_temp_dir())
         views = self._layout.views(self._shm.buf)
         self._out = [views[name] for name, *_ in self.output_specs]
         self._act = [views[name] for name, *_ in self._action_specs]
@@ -886,6 +895,7 @@ class ProcessEngine(SendRecvEngine):
             except BufferError:  # a view is still referenced somewhere: the mapping goes with the process
                 pass
             self._shm.unlink()
+            orphans.release(_SHM_DIR + self._shm.name)
         self._procs = []
         self._shm = None
 

@@ -87,3 +87,40 @@ def test_a_tampered_record_removes_nothing_else(tmp_path):
     removed = orphans.clean_orphans()
     assert victim.exists() and segment not in removed and folder in removed
     os.unlink(segment)
+
+
+# A Python pool's process, killed with its whole process group (its workers and resource tracker too) while the pool
+# is open: prints the pool's segment and multiprocessing's temp folder first.
+KILLED_POOL = """
+import multiprocessing.util, os, signal
+import gymnasium as gym
+import parallel_pool as pp
+env = pp.make(env_fn=lambda: gym.make("CartPole-v1"), num_envs=2)
+env.reset(seed=0)
+segment = "/dev/shm/" + env.engine._shm.name
+print(segment, multiprocessing.util.get_temp_dir(), flush=True)
+os.killpg(0, signal.SIGKILL)
+"""
+
+
+def test_a_python_pool_removes_what_a_killed_pools_process_left():
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(KILLED_POOL)],
+        cwd=IMPORT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        start_new_session=True,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    segment, folder = proc.stdout.split()
+    assert os.path.basename(segment).startswith("pp_") and os.path.exists(segment) and os.path.isdir(folder)
+    import gymnasium as gym
+
+    import parallel_pool as pp
+
+    env = pp.make(env_fn=lambda: gym.make("CartPole-v1"), num_envs=1)  # a pool's start cleans what the dead left
+    try:
+        assert not os.path.exists(segment) and not os.path.exists(folder)
+    finally:
+        env.close()
