@@ -201,26 +201,27 @@ struct BlockOwner {
   uint8_t* ptr;
 };
 
-// parallel_pool.ThreadPool: worker threads that several pools share (make(..., thread_pool=tp)). Each pool holds
-// the C++ pool, so the threads stop when the ThreadPool is closed or dropped and the last pool on it is closed.
+// parallel_pool.ThreadPool: worker threads that several pools share (make(..., thread_pool=tp)). Each engine on it
+// holds the C++ ThreadPool, so the threads stop when the ThreadPool is closed or dropped and the last pool on it is
+// closed.
 class PyThreadPool {
  public:
   explicit PyThreadPool(int64_t num_threads) {
     const int n = ThreadPoolSize(num_threads);
-    WithoutGil([&](PyThreadState*&) { pool_ = std::make_shared<ThreadPool>(n, std::clamp(NumCores() - 1, 1, n)); });
+    WithoutGil([&](PyThreadState*&) { threads_ = std::make_shared<ThreadPool>(n, std::clamp(NumCores() - 1, 1, n)); });
   }
   ~PyThreadPool() = default;  // the pools on it keep it; its destructor joins idle threads only
   void Close() {
-    WithoutGil([&](PyThreadState*&) { pool_->Close(); });
+    WithoutGil([&](PyThreadState*&) { threads_->Close(); });
   }
-  // the pool for a new engine; std::invalid_argument once closed (make() raises ValueError)
-  std::shared_ptr<ThreadPool> ForEngine() const { return pool_; }
-  int num_threads() const { return pool_->num_threads(); }
-  bool closed() const { return pool_->closed(); }
-  int num_pools() const { return pool_->clients(); }
+  // the thread pool for a new engine; std::invalid_argument once closed (make() raises ValueError)
+  std::shared_ptr<ThreadPool> ForEngine() const { return threads_; }
+  int num_threads() const { return threads_->num_threads(); }
+  bool closed() const { return threads_->closed(); }
+  int num_pools() const { return threads_->clients(); }
 
  private:
-  std::shared_ptr<ThreadPool> pool_;
+  std::shared_ptr<ThreadPool> threads_;
 };
 
 class PyEngine {
@@ -232,15 +233,15 @@ class PyEngine {
     WithoutGil([&](PyThreadState*&) {
       handle_ = EngineHandle::Create(std::make_unique<Engine>(type, c, std::move(per_env), std::move(shared)));
     });
-    pool_ = handle_->pool.get();
-    const Layout& L = pool_->layout();
+    engine_ = handle_->engine.get();
+    const Layout& L = engine_->layout();
     for (const auto& e : L.entries) {
       if (e.shape.size() + 1 > kMaxArrayDims) throw std::invalid_argument("output '" + e.name + "' has too many dims");
       dtypes_.push_back(ToNumpy(e.dtype));
       names_.append(e.name);
       per_player_.append(e.per_player);
     }
-    all_ids_.resize(pool_->options().num_envs);
+    all_ids_.resize(engine_->options().num_envs);
     for (int i = 0; i < static_cast<int>(all_ids_.size()); ++i) all_ids_[i] = i;
   }
 
@@ -266,7 +267,7 @@ class PyEngine {
   // it (KeepResult) when the batch is a refilled cached one and nothing else holds any part of that result, else
   // None).
   py::tuple StepKept(py::object actions) {
-    if (!pool_->sync()) throw std::invalid_argument("_step_kept steps every env of a sync pool");
+    if (!engine_->sync()) throw std::invalid_argument("_step_kept steps every env of a sync pool");
     Lock lk(this);
     SendLocked(actions, py::none(), false, py::none(), true);
     py::object kept = py::none();
@@ -291,8 +292,8 @@ class PyEngine {
   // (keep_obs(): the gym-style front-ends of sync pools, which offer reset_mask).
   // every_env: the batch of a send to every env (env_id None), in id order by construction.
   void KeepObs(const py::tuple& arrays, bool every_env = false) {
-    const Layout& L = pool_->layout();
-    if (!keep_obs_ || !pool_->sync() || L.num_obs != 1 || pool_->spec().num_players_max > 1) return;
+    const Layout& L = engine_->layout();
+    if (!keep_obs_ || !engine_->sync() || L.num_obs != 1 || engine_->spec().num_players_max > 1) return;
     const auto* ids = py::detail::array_proxy(PyTuple_GET_ITEM(arrays.ptr(), L.env_id));
     const auto n = ids->dimensions[0];
     if (n != num_envs()) return;
@@ -347,7 +348,7 @@ class PyEngine {
     // sees the request and closes the pool as it returns
     if (handle_->owner.load() == std::this_thread::get_id()) {
       close_on_return_ = true;
-      pool_->RequestStop();
+      engine_->RequestStop();
       return;
     }
     std::string warning = WithoutGil([&](PyThreadState*&) { return CloseBounded(); });
@@ -372,7 +373,7 @@ class PyEngine {
     };
     const auto timeout = Engine::DefaultCloseTimeout();
     if (!lock_within(timeout)) {
-      pool_->RequestStop();  // wakes that call (a recv waiting for a step that does not end)
+      engine_->RequestStop();  // wakes that call (a recv waiting for a step that does not end)
       if (!lock_within(std::chrono::seconds(2))) {
         handle_->leak = true;  // that call still uses the pool
         return "close(): another thread's call on this pool did not return within the close timeout (the caller "
@@ -382,10 +383,10 @@ class PyEngine {
     return CloseHeld();
   }
 
-  // Engine::Close under the API lock the caller holds; a pool that abandoned workers is never freed (they use it).
+  // Engine::Close under the API lock the caller holds; an engine that abandoned workers is never freed (they use it).
   std::string CloseHeld() {
-    std::string warning = pool_->Close(Engine::DefaultCloseTimeout());
-    if (pool_->abandoned()) handle_->leak = true;
+    std::string warning = engine_->Close(Engine::DefaultCloseTimeout());
+    if (engine_->abandoned()) handle_->leak = true;
     return warning;
   }
 
@@ -400,35 +401,35 @@ class PyEngine {
     }
   }
 
-  bool closed() const { return pool_->closed(); }
+  bool closed() const { return engine_->closed(); }
   py::list output_names() const { return names_; }
   py::list output_per_player() const { return per_player_; }
-  int num_envs() const { return pool_->options().num_envs; }
-  int batch_size() const { return pool_->options().batch_size; }
-  int num_threads() const { return pool_->options().num_threads; }
-  py::dict spec() const { return SpecToDict(pool_->spec()); }
-  int num_players(int64_t env_id) const { return pool_->num_players(env_id); }
+  int num_envs() const { return engine_->options().num_envs; }
+  int batch_size() const { return engine_->options().batch_size; }
+  int num_threads() const { return engine_->options().num_threads; }
+  py::dict spec() const { return SpecToDict(engine_->spec()); }
+  int num_players(int64_t env_id) const { return engine_->num_players(env_id); }
   // (name, dtype, row shape, per_player) of each output array, in output order.
   py::list output_specs() const {
     py::list out;
-    for (const auto& e : pool_->layout().entries) {
+    for (const auto& e : engine_->layout().entries) {
       out.append(py::make_tuple(e.name, DTypeName(e.dtype), py::tuple(py::cast(e.shape)), e.per_player));
     }
     return out;
   }
-  // Id under which other front-ends (the XLA handlers) find this pool and its API mutex.
+  // Id under which other front-ends (the XLA handlers) find this engine and its API mutex.
   int64_t handle_id() const { return handle_->id; }
-  int64_t batched_steps() const { return pool_->batched_steps(); }
-  uint32_t num_envs_u() const { return static_cast<uint32_t>(pool_->options().num_envs); }
-  int64_t shared_sends() const { return pool_->shared_sends(); }
+  int64_t batched_steps() const { return engine_->batched_steps(); }
+  uint32_t num_envs_u() const { return static_cast<uint32_t>(engine_->options().num_envs); }
+  int64_t shared_sends() const { return engine_->shared_sends(); }
   int64_t results_reused() const { return results_reused_; }
   std::vector<double> GetState(int64_t env_id) {
     Lock lk(this);
-    return pool_->GetState(env_id);
+    return engine_->GetState(env_id);
   }
   void SetState(int64_t env_id, const std::vector<double>& state) {
     Lock lk(this);
-    pool_->SetState(env_id, state);
+    engine_->SetState(env_id, state);
   }
   // Snapshots of k envs as (env states: a list of float64 arrays, generator words (k, 625) uint32, elapsed (k,)
   // int32, done (k,) bool); parallel_pool.pool packs them with their version tag.
@@ -438,7 +439,7 @@ class PyEngine {
     std::vector<Engine::EnvSnapshot> snaps;
     {
       Lock lk(this);
-      snaps = pool_->Snapshot(ids.data(), k);
+      snaps = engine_->Snapshot(ids.data(), k);
     }
     py::list env;
     const py::ssize_t words = static_cast<py::ssize_t>(std::mt19937::state_size + 1);
@@ -475,11 +476,11 @@ class PyEngine {
       snaps[i].done = done.at(i);
     }
     Lock lk(this);
-    pool_->Restore(ids.data(), k, snaps);
+    engine_->Restore(ids.data(), k, snaps);
   }
   py::dict GetConfig(int64_t env_id) {
     Lock lk(this);
-    return ConfigToDict(pool_->GetConfig(env_id));
+    return ConfigToDict(engine_->GetConfig(env_id));
   }
   // values: key -> one value for every env named, or a list/tuple of one value per env named.
   void SetConfig(const py::object& env_ids, const py::dict& values) {
@@ -488,7 +489,7 @@ class PyEngine {
     Lock lk(this);
     std::vector<Config> configs;
     for (int i = 0; i < k; ++i) {
-      Config c = pool_->GetConfig(ids.data()[i]);
+      Config c = engine_->GetConfig(ids.data()[i]);
       for (auto item : values) {
         const std::string key = item.first.cast<std::string>();
         auto it = c.mutable_values().find(key);
@@ -506,17 +507,17 @@ class PyEngine {
       }
       configs.push_back(std::move(c));
     }
-    WithoutGil([&](PyThreadState*&) { pool_->SetConfig(ids.data(), k, configs); });
+    WithoutGil([&](PyThreadState*&) { engine_->SetConfig(ids.data(), k, configs); });
   }
   // (k, H, W, 3) uint8 frames of the envs named by env_ids (a 1-d int sequence), drawn in C++.
   py::array Render(const py::object& env_ids) {
     py::array_t<int32_t> ids = ConvertEnvIds(env_ids);
-    const auto& shape = pool_->spec().render_shape;
+    const auto& shape = engine_->spec().render_shape;
     if (shape.size() != 2) throw py::value_error("render: this env class has no C++ renderer");
     py::array_t<uint8_t> out(
         {ids.size(), static_cast<py::ssize_t>(shape[0]), static_cast<py::ssize_t>(shape[1]), py::ssize_t{3}});
     Lock lk(this);
-    pool_->Render(ids.data(), static_cast<int>(ids.size()), out.mutable_data());
+    engine_->Render(ids.data(), static_cast<int>(ids.size()), out.mutable_data());
     return out;
   }
 
@@ -541,7 +542,7 @@ class PyEngine {
 
   // caller_recvs: RecvLocked follows at once (Engine::Send's caller_recvs)
   void SendLocked(py::object actions, py::object env_id, bool reset, py::object seeds, bool caller_recvs = false) {
-    if (pool_->closed())
+    if (engine_->closed())
       throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
     // env ids
     const int* ids;
@@ -560,18 +561,18 @@ class PyEngine {
     // actions
     if (reset) {
       inputs_.clear();
-      pool_->Send(ids, k, inputs_, true, seed_vec.empty() ? nullptr : seed_vec.data());
+      engine_->Send(ids, k, inputs_, true, seed_vec.empty() ? nullptr : seed_vec.data());
       return;
     }
     if (actions.is_none()) throw py::value_error("step() needs an action");
-    const auto& specs = pool_->spec().action;
-    const int rows = pool_->ActionRows(ids, k);
+    const auto& specs = engine_->spec().action;
+    const int rows = engine_->ActionRows(ids, k);
     inputs_.clear();
     uint8_t* block = caller_recvs ? DirectBlock(k, rows) : nullptr;
     if (specs.size() == 1) {  // one action array: no Python list, no allocation (the per-step cost of a 1-env pool)
       py::array a = ConvertAction(specs[0], actions, rows, k);
       inputs_.push_back({static_cast<const uint8_t*>(a.data()), *EngineDType(a.dtype())});
-      pool_->Send(ids, k, inputs_, false, nullptr, caller_recvs, block);
+      engine_->Send(ids, k, inputs_, false, nullptr, caller_recvs, block);
       return;
     }
     py::list arrays;
@@ -591,7 +592,7 @@ class PyEngine {
       keep.push_back(ConvertAction(specs[a], arrays[a], rows, k));
       inputs_.push_back({static_cast<const uint8_t*>(keep.back().data()), *EngineDType(keep.back().dtype())});
     }
-    pool_->Send(ids, k, inputs_, false, nullptr, caller_recvs, block);
+    engine_->Send(ids, k, inputs_, false, nullptr, caller_recvs, block);
   }
 
   // Env ids given from Python (any integer dtype, 0-d or 1-d) as int32, range-checked in 64 bit before narrowing.
@@ -746,20 +747,20 @@ class PyEngine {
   // block from the pool, no copy, no new arrays, whatever the batch's size. Only while nothing else is pending, so
   // the Recv that follows returns this very batch; nullptr otherwise.
   uint8_t* DirectBlock(int k, int rows) {
-    if (!pool_->sync() || pool_->num_pending() != 0) return nullptr;
+    if (!engine_->sync() || engine_->num_pending() != 0) return nullptr;
     for (auto& c : reuse_) {
       if (c.env_rows == k && c.player_rows == rows && Unheld(c)) return c.block;
     }
     return nullptr;
   }
 
-  // pool_->Recv; when close() was asked for while it waited (from a signal handler on this thread, or another
+  // engine_->Recv; when close() was asked for while it waited (from a signal handler on this thread, or another
   // thread), the pool is closed here, under the lock this call holds, before the "closed" error propagates.
   RecvResult RecvOrClose(const std::function<bool()>& interrupted) {
     try {
-      return pool_->Recv(interrupted);
+      return engine_->Recv(interrupted);
     } catch (...) {
-      if (close_on_return_ && !pool_->closed()) CloseHeld();  // else the thread that asked closes it, once we return
+      if (close_on_return_ && !engine_->closed()) CloseHeld();  // else the thread that asked closes it, once we return
       throw;
     }
   }
@@ -767,11 +768,11 @@ class PyEngine {
   // The next batch. kept (if given): set to the front-end result kept with the batch when it is a refilled
   // cached one whose result nothing else holds (KeepResult); left alone otherwise.
   py::tuple RecvLocked(py::object* kept = nullptr) {
-    if (pool_->closed())
+    if (engine_->closed())
       throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
     bool interrupted = false;
     RecvResult r;
-    if (pool_->RecvIsQuick()) {
+    if (engine_->RecvIsQuick()) {
       // nothing to wait for (the batch is complete, or what is left is this thread's own cheap item): the GIL
       // is kept, as for any short C call -- releasing and re-taking it would be pure overhead
       r = RecvOrClose({});
@@ -791,8 +792,8 @@ class PyEngine {
       });
     }
     if (interrupted) throw py::error_already_set();
-    const Layout& L = pool_->layout();
-    const bool cache = L.block_bytes <= kReuseMaxBytes || pool_->sync();
+    const Layout& L = engine_->layout();
+    const bool cache = L.block_bytes <= kReuseMaxBytes || engine_->sync();
     for (auto& c : reuse_) {
       if (cache && c.block == r.block) {  // a step written into this cached result's block (DirectBlock)
         if (kept != nullptr && c.result) {
@@ -806,7 +807,7 @@ class PyEngine {
       for (auto& c : reuse_) {
         if (c.env_rows == r.env_rows && c.player_rows == r.player_rows && Unheld(c)) {
           std::memcpy(c.block, r.block, L.block_bytes);
-          pool_->block_pool()->Release(r.block);
+          engine_->block_pool()->Release(r.block);
           if (kept != nullptr && c.result) {
             *kept = c.result;
             ++results_reused_;
@@ -815,7 +816,7 @@ class PyEngine {
         }
       }
     }
-    auto* owner = new BlockOwner{pool_->block_pool(), r.block};
+    auto* owner = new BlockOwner{engine_->block_pool(), r.block};
     py::capsule base(owner, [](void* p) {
       auto* o = static_cast<BlockOwner*>(p);
       o->pool->Release(o->ptr);
@@ -997,7 +998,7 @@ class PyEngine {
 
   std::shared_ptr<EngineHandle> handle_;  // shared with the XLA handlers, which find it by id
   bool close_on_return_ = false;          // close() was called by a signal handler inside this thread's own call
-  Engine* pool_ = nullptr;                // handle_->pool
+  Engine* engine_ = nullptr;              // handle_->engine
   std::vector<py::dtype> dtypes_;
   std::vector<ActionInput> inputs_;  // the action arrays of the call in progress (reused: calls hold the API lock)
   py::list names_, per_player_;
