@@ -1123,6 +1123,63 @@ void AddFastMethod(py::handle cls, PyMethodDef* def) {
   cls.attr(def->ml_name) = descr;
 }
 
+// ---- docstrings of the public names (parallel_pool.ThreadPool, parallel_pool.EnvError) ---------------------------
+
+constexpr const char* kThreadPoolDoc = R"(Worker threads that several pools share.
+
+Pools made with ``parallel_pool.make(..., thread_pool=tp)`` step their envs on these threads instead of starting
+threads of their own (a training and an evaluation pool, or several tasks, on one set of threads, which does not
+oversubscribe a small machine). Each pool keeps its own queue and batch order; the threads serve the pools that have
+work in turn. A pool made with it takes its number of threads (``num_threads`` of ``make()`` must be 0 or this
+number) and cannot pin threads (``thread_affinity_offset``).
+
+Each pool on it holds the threads: dropping this object keeps its pools running, and the threads stop once it is
+closed (or dropped) and the last pool on it is closed.
+
+Args:
+    num_threads: how many worker threads, in [0, 4096]; 0 (the default) means one per CPU this process may run on
+        (its affinity mask, capped by its cgroup's CPU quota).
+
+Attributes:
+    num_threads: the number of worker threads.
+    closed: whether ``close()`` has stopped the threads.
+    num_pools: how many open pools use it.
+
+Raises:
+    ValueError: ``num_threads`` is outside [0, 4096].
+    RuntimeError: the system refused to start a thread (its thread limit is reached).
+
+Example:
+    >>> tp = parallel_pool.ThreadPool(4)
+    >>> train = parallel_pool.make("CartPole-v1", num_envs=16, thread_pool=tp)
+    >>> evaluate = parallel_pool.make("CartPole-v1", num_envs=4, thread_pool=tp)
+)";
+
+constexpr const char* kThreadPoolCloseDoc = R"(Stops the worker threads; nothing happens if they are stopped already.
+
+The threads finish the step they are in. A pool can no longer be made with this ThreadPool (``make()`` raises
+ValueError).
+
+Raises:
+    RuntimeError: pools still use it (close them first; it changes nothing then).
+)";
+
+constexpr const char* kEnvErrorDoc = R"(An env failed during a call: raised by step(), recv(), send() and reset().
+
+It is raised when an env raised an exception on a worker thread (a C++ env) or in its worker process (an env
+written in Python), and when the worker process of Python envs died (its envs are lost: reset them to start a new
+worker). In a sync pool the other results of that batch are dropped and the failed envs restart on their next step;
+in an async pool the failed envs are reset in place and the next recv() returns the whole batch (``batch_kept``).
+A subclass of RuntimeError.
+
+Attributes:
+    env_ids (list[int]): the envs that failed, in the order their failures were seen.
+    messages (list[str]): what each failure reported: the exception's text (a Python env's traceback) per env that
+        raised; for a worker that died, the cause of its death.
+    batch_kept (bool): True when the failed envs were reset in place and the next recv() returns this whole batch
+        (their rows holding the first observation of a new episode); False when the batch was dropped.
+)";
+
 }  // namespace
 }  // namespace pp
 
@@ -1130,6 +1187,7 @@ PYBIND11_MODULE(_core, m) {
   using namespace pp;
   m.doc() = "ParallelPool C++ engine";
   static py::exception<EnvError> env_error(m, "EnvError", PyExc_RuntimeError);
+  env_error.attr("__doc__") = kEnvErrorDoc;
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -1197,9 +1255,9 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("env_class"), py::arg("config"), py::arg("seconds"), py::arg("min_steps") = 1);
 
-  py::class_<PyThreadPool>(m, "ThreadPool")
+  py::class_<PyThreadPool>(m, "ThreadPool", kThreadPoolDoc)
       .def(py::init<int64_t>(), py::arg("num_threads") = 0)
-      .def("close", &PyThreadPool::Close)
+      .def("close", &PyThreadPool::Close, kThreadPoolCloseDoc)
       .def_property_readonly("num_threads", &PyThreadPool::num_threads)
       .def_property_readonly("closed", &PyThreadPool::closed)
       .def_property_readonly("num_pools", &PyThreadPool::num_pools);
