@@ -313,6 +313,20 @@ class Engine {
   int64_t shared_sends_ = 0;
 };
 
+// Inline: send.cc, recv.cc and state.cc run them on every call.
+inline void Engine::CheckOpen() const {
+  if (closed_ || stop_requested())
+    throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
+}
+
+inline void Engine::Notify(int want) {
+  if (!shared_) {
+    queue_.WakeIfPending();
+  } else if (!queue_.Empty()) {
+    shared_->Notify(want);
+  }
+}
+
 // `step_waits_elsewhere`: the env class's step_waits_on_another_process (the automatic num_threads reads it).
 EngineOptions ParseOptions(const Config& config, bool step_waits_elsewhere = false);
 // The threads of a shared ThreadPool asked for as `asked`: 0 means NumCores(); std::invalid_argument outside
