@@ -39,7 +39,7 @@ py::tuple PyEngine::Reset(py::object env_id, py::object seeds) {
 void PyEngine::Close() {
   if (handle_->stamp.Forked()) return;
   // a signal handler run by PyErr_CheckSignals inside this thread's own recv, which holds the lock: that recv
-  // sees the request and closes the pool as it returns
+  // sees the request and closes the engine as it returns
   if (handle_->owner.load() == std::this_thread::get_id()) {
     close_on_return_ = true;
     engine_->RequestStop();
@@ -67,7 +67,7 @@ std::string PyEngine::CloseBounded() {
   if (!lock_within(timeout)) {
     engine_->RequestStop();  // wakes that call (a recv waiting for a step that does not end)
     if (!lock_within(std::chrono::seconds(2))) {
-      handle_->leak = true;  // that call still uses the pool
+      handle_->leak = true;  // that call still uses the engine
       return "close(): another thread's call on this pool did not return within the close timeout (the caller "
              "itself runs an env step that never returns); the pool was stopped but not freed";
     }

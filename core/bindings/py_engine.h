@@ -31,7 +31,7 @@ namespace pp::bindings {
 
 namespace py = pybind11;
 
-constexpr size_t kMaxArrayDims = 16;  // dims of a result array, the row dimension included (checked per pool)
+constexpr size_t kMaxArrayDims = 16;  // dims of a result array, the row dimension included (checked per engine)
 
 struct BlockOwner {
   std::shared_ptr<BlockPool> pool;
@@ -188,7 +188,7 @@ class PyEngine {
 
  private:
   // Serialises API calls; taken with the GIL released when contended so a waiting recv never deadlocks.
-  // Refuses the parent's pool in a forked child before touching its mutex (a copy that may be locked forever).
+  // Refuses the parent's engine in a forked child before touching its mutex (a copy that may be locked forever).
   struct Lock {
     explicit Lock(PyEngine* p) : lk(CheckNotForked(p)->mu, std::try_to_lock), h(p->handle_.get()) {
       if (!lk.owns_lock()) WithoutGil([&](PyThreadState*&) { lk.lock(); });
@@ -262,8 +262,8 @@ class PyEngine {
 
   // The block of a cached result nobody holds (Unheld) with this many env and player rows, for a step (send + recv in
   // one call) of a sync pool to write its rows into: the Recv then returns that result's arrays as they are -- no
-  // block from the pool, no copy, no new arrays, whatever the batch's size. Only while nothing else is pending, so
-  // the Recv that follows returns this very batch; nullptr otherwise.
+  // block from the block pool, no copy, no new arrays, whatever the batch's size. Only while nothing else is pending,
+  // so the Recv that follows returns this very batch; nullptr otherwise.
   uint8_t* DirectBlock(int k, int rows) {
     if (!engine_->sync() || engine_->num_pending() != 0) return nullptr;
     for (auto& c : reuse_) {
@@ -273,7 +273,7 @@ class PyEngine {
   }
 
   // engine_->Recv; when close() was asked for while it waited (from a signal handler on this thread, or another
-  // thread), the pool is closed here, under the lock this call holds, before the "closed" error propagates.
+  // thread), the engine is closed here, under the lock this call holds, before the "closed" error propagates.
   RecvResult RecvOrClose(const std::function<bool()>& interrupted) {
     try {
       return engine_->Recv(interrupted);

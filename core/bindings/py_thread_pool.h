@@ -21,7 +21,7 @@ class PyThreadPool {
     const int n = ThreadPoolSize(num_threads);
     WithoutGil([&](PyThreadState*&) { threads_ = std::make_shared<ThreadPool>(n, std::clamp(NumCores() - 1, 1, n)); });
   }
-  ~PyThreadPool() = default;  // the pools on it keep it; its destructor joins idle threads only
+  ~PyThreadPool() = default;  // the engines on it keep it; its destructor joins idle threads only
   void Close() {
     WithoutGil([&](PyThreadState*&) { threads_->Close(); });
   }

@@ -177,7 +177,7 @@ void Engine::StartWorkers() {
   // workers beyond cores - 1 therefore sleep as soon as the queue is empty; a send with enough work for them
   // still wakes them (WorkersWanted), so costly envs use every worker as before.
   spinners_ = std::clamp(NumCores() - 1, 1, std::max(opts_.num_threads, 1));
-  if (shared_) {  // no threads of its own: the shared pool's workers take items from queue_
+  if (shared_) {  // no threads of its own: the shared ThreadPool's workers take items from queue_
     client_ = shared_->Attach(&queue_, [this](const WorkItem& item) { Execute(item); });
     return;
   }
@@ -189,7 +189,7 @@ void Engine::StartWorkers() {
   // container or under taskset, CPU numbers need not start at 0 nor be contiguous.
   const std::vector<int> cpus = UsableCpus();
   for (int i = 0; i < opts_.num_threads; ++i) {
-    // named and pinned from here, so both hold as soon as the pool exists
+    // named and pinned from here, so both hold as soon as the engine exists
     pthread_setname_np(workers_[i].native_handle(), "pp-worker");
     if (opts_.thread_affinity_offset < 0) continue;
     const int cpu = cpus[(static_cast<size_t>(opts_.thread_affinity_offset) + i) % cpus.size()];

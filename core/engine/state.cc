@@ -113,7 +113,7 @@ void Engine::SetConfig(const int* env_ids, int k, const std::vector<Config>& con
     CheckEnvId(env_ids[i]);
     CheckCommonKeys(config_, configs[i], "set_config");
     // the env takes over the generator of the env it replaces; the env's own seed still reaches randomness that
-    // lives outside gen_ (an engine process seeded at construction), as when the pool built it
+    // lives outside gen_ (an engine process seeded at construction), as when the engine built it
     built[i] = type_->create(configs[i], env_ids[i], EnvSeed(opts_.seed, env_ids[i]));
     if (built[i]->NumPlayers() != slots_[env_ids[i]].players) {
       throw std::invalid_argument("set_config: env " + std::to_string(env_ids[i]) + " would change its player count");
