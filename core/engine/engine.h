@@ -1,6 +1,6 @@
-// The pool: envs, worker threads, the action queue and the result batches. Sync (ordered) and async
-// (completion-order) batches, the three autoreset modes, episode limits, per-env seeding and error propagation.
-// Knows nothing about specific envs and nothing about Python.
+// The engine (what a pool drives; docs/architecture.md, glossary): envs, worker threads, the action queue and the
+// result batches. Sync (ordered) and async (completion-order) batches, the three autoreset modes, episode limits,
+// per-env seeding and error propagation. Knows nothing about specific envs and nothing about Python.
 #pragma once
 
 #include <atomic>
@@ -76,7 +76,7 @@ class Engine {
  public:
   // `env_configs`: empty (every env is built with `config`) or one config per env (per-env values of the env's own
   // keys; the common keys and the spec must be `config`'s). `shared`: run on these shared worker threads
-  // instead of starting the engine's own (num_threads must then be 0 or the pool's size, and no pinning).
+  // instead of starting the engine's own (num_threads must then be 0 or the ThreadPool's size, and no pinning).
   Engine(const EnvClass& type, const Config& config, std::vector<Config> env_configs = {},
          std::shared_ptr<ThreadPool> shared = nullptr);
   ~Engine();
@@ -121,7 +121,7 @@ class Engine {
   const Layout& layout() const { return layout_; }
   const Spec& spec() const { return spec_; }
   const std::shared_ptr<BlockPool>& block_pool() const { return blocks_; }
-  // Players of one env; std::out_of_range for an env_id outside the pool.
+  // Players of one env; std::out_of_range for an env_id outside the engine.
   int num_players(int64_t env_id) const;
   // Alignment-test hooks, on the calling thread; the env must have no result pending. The env's SetState
   // validates the state (std::invalid_argument) and changes nothing when it is bad.
@@ -143,7 +143,7 @@ class Engine {
   Config GetConfig(int64_t env_id) const;
   // Builds envs with these configs now, on the calling thread (a bad value throws here and changes nothing); each
   // replaces its env at that env's next reset, taking over its random generator. The common keys must keep the
-  // pool's values and the player count must not change (std::invalid_argument). Safe while the envs have work in
+  // engine's values and the player count must not change (std::invalid_argument). Safe while the envs have work in
   // flight: a worker only swaps in a ready env under config_mu_. All-or-nothing over the k envs.
   void SetConfig(const int* env_ids, int k, const std::vector<Config>& configs);
   // RGB frames of k envs, on the calling thread, into out (k x render_shape x 3 uint8); every env must have no
@@ -174,7 +174,7 @@ class Engine {
     std::vector<uint8_t> staging;
     std::vector<size_t> staging_off;    // per layout entry
     std::vector<uint8_t> saved_reward;  // same-step autoreset: the finishing step's reward across the reset
-    // the config the env was built with (shared by every env built with the pool's config)
+    // the config the env was built with (shared by every env built with the engine's config)
     std::shared_ptr<const Config> config;
     // SetConfig: an env built with next_config, swapped in at the next reset (under config_mu_)
     std::shared_ptr<const Config> next_config;
@@ -221,7 +221,7 @@ class Engine {
   Batch* AcquireOrderedBatch();
   void CheckOpen() const;
   void CheckEnvId(int64_t env_id) const;
-  Slot& IdleSlot(int64_t env_id);  // open pool, valid env_id, no result pending
+  Slot& IdleSlot(int64_t env_id);  // open engine, valid env_id, no result pending
   int RunLength(int envs) const;
   void ShareAmongThreads(int first, int k, Batch* ordered);
   int WorkersWanted(int items, int envs, bool back_to_back) const;
@@ -238,12 +238,12 @@ class Engine {
 
   EngineOptions opts_;
   const EnvClass* type_;
-  // the type's StepBatch where this pool's layout allows it (single player, one obs array, no info), else nullptr
+  // the type's StepBatch where this engine's layout allows it (single player, one obs array, no info), else nullptr
   void (*step_batch_)(Env* const* envs, int n, const BatchRows& rows) = nullptr;
   // written by the executing threads: each hot atomic on its own cache line (alignas on it and on the member
   // after it), so that its writes do not evict what the other threads read on every item (opts_, step_batch_)
   alignas(64) std::atomic<int64_t> batched_steps_{0};
-  alignas(64) Config config_;     // the pool's config (env 0's values of per-env keys)
+  alignas(64) Config config_;     // the engine's config (env 0's values of per-env keys)
   mutable std::mutex config_mu_;  // Slot::config, next_config, next_env
   Spec spec_;
   Layout layout_;
@@ -312,6 +312,20 @@ class Engine {
   bool caller_share_pending_ = false;
   int64_t shared_sends_ = 0;
 };
+
+// Inline: send.cc, recv.cc and state.cc run them on every call.
+inline void Engine::CheckOpen() const {
+  if (closed_ || stop_requested())
+    throw std::runtime_error("this pool has been closed; create a new one with parallel_pool.make(...)");
+}
+
+inline void Engine::Notify(int want) {
+  if (!shared_) {
+    queue_.WakeIfPending();
+  } else if (!queue_.Empty()) {
+    shared_->Notify(want);
+  }
+}
 
 // `step_waits_elsewhere`: the env class's step_waits_on_another_process (the automatic num_threads reads it).
 EngineOptions ParseOptions(const Config& config, bool step_waits_elsewhere = false);

@@ -1,7 +1,7 @@
-// A Engine together with the mutex that serialises calls into its API, shared by every front-end that drives it
+// An Engine together with the mutex that serialises calls into its API, shared by every front-end that drives it
 // (the pybind11 module on Python threads, the XLA FFI handlers on XLA's threads), and a process-wide table that
-// finds a live pool by a small integer id. A front-end that outlives the Python object (a compiled XLA program
-// holds only the id) looks the pool up per call and gets a clear error instead of a dangling pointer.
+// finds a live engine by a small integer id. A front-end that outlives the Python object (a compiled XLA program
+// holds only the id) looks the engine up per call and gets a clear error instead of a dangling pointer.
 #pragma once
 
 #include <atomic>
@@ -18,22 +18,22 @@
 namespace pp {
 
 struct EngineHandle {
-  std::unique_ptr<Engine> pool;
+  std::unique_ptr<Engine> engine;
   // held for the whole of each send / recv / close / state call; timed, so that close() waits a bounded time for
   // a call stuck in an env that never returns
   std::timed_mutex mu;
   std::atomic<std::thread::id> owner{};  // the thread holding `mu` (a signal handler's close() inside its own recv)
-  bool leak = false;  // the pool abandoned worker threads that still use it (Engine::Close): never destroy it
+  bool leak = false;  // the engine abandoned worker threads that still use it (Engine::Close): never destroy it
   int64_t id = 0;
-  ForkStamp stamp;  // in a forked child the pool is unusable: checked before taking `mu`
+  ForkStamp stamp;  // in a forked child the engine is unusable: checked before taking `mu`
 
   EngineHandle() = default;
   EngineHandle(const EngineHandle&) = delete;
   EngineHandle& operator=(const EngineHandle&) = delete;
   ~EngineHandle() {
-    // a forked child has no worker threads to join and maybe a copy of a locked mutex; an abandoned pool is still
-    // in use by its stuck workers: leak the pool
-    if (stamp.Forked() || leak) (void)pool.release();
+    // a forked child has no worker threads to join and maybe a copy of a locked mutex; an abandoned engine is still
+    // in use by its stuck workers: leak the engine
+    if (stamp.Forked() || leak) (void)engine.release();
   }
 
   static constexpr const char* kForkedMessage =
@@ -41,14 +41,14 @@ struct EngineHandle {
       "the parent); create a new pool in the child";
 
   // Creates the handle and lists it in the table; the table holds only a weak reference.
-  static std::shared_ptr<EngineHandle> Create(std::unique_ptr<Engine> pool) {
+  static std::shared_ptr<EngineHandle> Create(std::unique_ptr<Engine> engine) {
     auto h = std::make_shared<EngineHandle>();
-    h->pool = std::move(pool);
+    h->engine = std::move(engine);
     Table& t = GetTable();
     std::lock_guard<std::mutex> lk(t.mu);
     h->id = ++t.next_id;
     t.map[h->id] = h;
-    // drop entries of pools that are gone, so the table stays as small as the set of live pools
+    // drop entries of engines that are gone, so the table stays as small as the set of live engines
     if (t.map.size() > 2 * t.live_hint + 16) {
       for (auto it = t.map.begin(); it != t.map.end();) it = it->second.expired() ? t.map.erase(it) : std::next(it);
       t.live_hint = t.map.size();
@@ -56,7 +56,7 @@ struct EngineHandle {
     return h;
   }
 
-  // The live pool with this id, or nullptr when it was destroyed (or never existed).
+  // The live engine with this id, or nullptr when it was destroyed (or never existed).
   static std::shared_ptr<EngineHandle> Find(int64_t id) {
     Table& t = GetTable();
     std::lock_guard<std::mutex> lk(t.mu);

@@ -91,7 +91,7 @@ inline std::string ShapeStr(const ffi::AnyBuffer& b) {
 
 inline ffi::Error Invalid(const std::string& msg) { return ffi::Error::InvalidArgument("parallel_pool xla: " + msg); }
 
-// The live pool behind a handle id.
+// The live engine behind a handle id.
 inline ffi::Error Lookup(int64_t id, std::shared_ptr<EngineHandle>* out) {
   *out = EngineHandle::Find(id);
   if (!*out) {
@@ -103,7 +103,7 @@ inline ffi::Error Lookup(int64_t id, std::shared_ptr<EngineHandle>* out) {
     return ffi::Error(ffi::ErrorCode::kFailedPrecondition,
                       std::string("parallel_pool xla: ") + EngineHandle::kForkedMessage);
   }
-  if ((*out)->pool->spec().num_players_max != 1) return Invalid("multi-player envs are not supported by env.xla()");
+  if ((*out)->engine->spec().num_players_max != 1) return Invalid("multi-player envs are not supported by env.xla()");
   return ffi::Error::Success();
 }
 
@@ -150,8 +150,8 @@ inline bool EngineType(ffi::DataType t, DType* out) {
 // int64 (with jax_enable_x64), a float one as float32 or float64: Engine::Send range-checks the values in the
 // buffer's own dtype before narrowing them, exactly as for actions from Python.
 template <class IO>
-ffi::Error PrepareSend(const Engine& pool, const ffi::RemainingArgs& args, IO& io, SendArgs* out) {
-  const auto& acts = pool.spec().action;
+ffi::Error PrepareSend(const Engine& engine, const ffi::RemainingArgs& args, IO& io, SendArgs* out) {
+  const auto& acts = engine.spec().action;
   const size_t na = acts.size();
   if (args.size() != na + 1) {
     return Invalid("send expects " + std::to_string(na) + " action array(s) and env_id, got " +
@@ -188,10 +188,10 @@ ffi::Error PrepareSend(const Engine& pool, const ffi::RemainingArgs& args, IO& i
   return io.Flush();
 }
 
-// Call with the pool's API mutex held. Engine::Send validates everything and enqueues nothing when it throws.
-inline ffi::Error SendLocked(Engine& pool, const SendArgs& a) {
+// Call with the engine's API mutex held. Engine::Send validates everything and enqueues nothing when it throws.
+inline ffi::Error SendLocked(Engine& engine, const SendArgs& a) {
   try {
-    pool.Send(a.ids, a.k, a.actions, false, nullptr);
+    engine.Send(a.ids, a.k, a.actions, false, nullptr);
   } catch (const std::invalid_argument& e) {
     return Invalid(e.what());
   } catch (const std::exception& e) {
@@ -207,9 +207,9 @@ struct RecvOut {
   int rows = 0;
 };
 
-// rets: one buffer per output array of the pool's layout, each (rows, *row_shape).
-inline ffi::Error PrepareRecv(const Engine& pool, const ffi::RemainingRets& rets, RecvOut* out) {
-  const auto& E = pool.layout().entries;
+// rets: one buffer per output array of the engine's layout, each (rows, *row_shape).
+inline ffi::Error PrepareRecv(const Engine& engine, const ffi::RemainingRets& rets, RecvOut* out) {
+  const auto& E = engine.layout().entries;
   if (rets.size() != E.size()) {
     return Invalid("recv expects " + std::to_string(E.size()) + " outputs, got " + std::to_string(rets.size()));
   }
@@ -234,10 +234,10 @@ inline ffi::Error PrepareRecv(const Engine& pool, const ffi::RemainingRets& rets
   return ffi::Error::Success();
 }
 
-// Call with the pool's API mutex held. On success *r owns a block that must go back to the block pool.
-inline ffi::Error RecvLocked(Engine& pool, RecvResult* r) {
+// Call with the engine's API mutex held. On success *r owns a block that must go back to the block pool.
+inline ffi::Error RecvLocked(Engine& engine, RecvResult* r) {
   try {
-    *r = pool.Recv({});  // XLA's thread cannot see Ctrl-C; the wait ends when the results are in
+    *r = engine.Recv({});  // XLA's thread cannot see Ctrl-C; the wait ends when the results are in
   } catch (const EnvError& e) {
     return ffi::Error::Internal(std::string("parallel_pool xla: ") + e.what());
   } catch (const std::exception& e) {
@@ -246,15 +246,15 @@ inline ffi::Error RecvLocked(Engine& pool, RecvResult* r) {
   return ffi::Error::Success();
 }
 
-// Copies a received block into XLA's output buffers and returns the block to the pool's block pool.
+// Copies a received block into XLA's output buffers and returns the block to the engine's block pool.
 template <class IO>
-ffi::Error CopyOut(Engine& pool, const RecvResult& r, const RecvOut& out, IO& io) {
+ffi::Error CopyOut(Engine& engine, const RecvResult& r, const RecvOut& out, IO& io) {
   struct Release {
-    Engine& pool;
+    Engine& engine;
     uint8_t* block;
-    ~Release() { pool.block_pool()->Release(block); }
-  } release{pool, r.block};
-  const Layout& L = pool.layout();
+    ~Release() { engine.block_pool()->Release(block); }
+  } release{engine, r.block};
+  const Layout& L = engine.layout();
   if (r.env_rows != out.rows || r.player_rows != out.rows) {
     return Invalid("recv got " + std::to_string(r.env_rows) + " rows but its outputs have " + std::to_string(out.rows) +
                    " (in sync mode recv returns the env ids of the matching send; use step, or send all envs)");
@@ -296,10 +296,10 @@ ffi::Error SendImpl(IO& io, int64_t id, ffi::AnyBuffer handle, ffi::RemainingArg
     std::shared_ptr<EngineHandle> h;
     if (ffi::Error e = Lookup(id, &h); e.failure()) return e;
     SendArgs a;
-    if (ffi::Error e = PrepareSend(*h->pool, args, io, &a); e.failure()) return e;
+    if (ffi::Error e = PrepareSend(*h->engine, args, io, &a); e.failure()) return e;
     {
       std::lock_guard lk(h->mu);  // std::timed_mutex (EngineHandle)
-      if (ffi::Error e = SendLocked(*h->pool, a); e.failure()) return e;
+      if (ffi::Error e = SendLocked(*h->engine, a); e.failure()) return e;
     }
     PassHandle(handle, handle_out, io);
     return io.Flush();
@@ -315,14 +315,14 @@ ffi::Error RecvImpl(IO& io, int64_t id, ffi::AnyBuffer handle, ffi::Result<ffi::
     std::shared_ptr<EngineHandle> h;
     if (ffi::Error e = Lookup(id, &h); e.failure()) return e;
     RecvOut out;
-    if (ffi::Error e = PrepareRecv(*h->pool, rets, &out); e.failure()) return e;
+    if (ffi::Error e = PrepareRecv(*h->engine, rets, &out); e.failure()) return e;
     RecvResult r;
     {
       std::lock_guard lk(h->mu);  // std::timed_mutex (EngineHandle)
-      if (ffi::Error e = RecvLocked(*h->pool, &r); e.failure()) return e;
+      if (ffi::Error e = RecvLocked(*h->engine, &r); e.failure()) return e;
     }
     PassHandle(handle, handle_out, io);
-    return CopyOut(*h->pool, r, out, io);
+    return CopyOut(*h->engine, r, out, io);
   } catch (const std::exception& e) {
     return ffi::Error::Internal(std::string("parallel_pool xla recv: ") + e.what());
   }
@@ -336,17 +336,17 @@ ffi::Error StepImpl(IO& io, int64_t id, ffi::AnyBuffer handle, ffi::RemainingArg
     std::shared_ptr<EngineHandle> h;
     if (ffi::Error e = Lookup(id, &h); e.failure()) return e;
     SendArgs a;
-    if (ffi::Error e = PrepareSend(*h->pool, args, io, &a); e.failure()) return e;
+    if (ffi::Error e = PrepareSend(*h->engine, args, io, &a); e.failure()) return e;
     RecvOut out;
-    if (ffi::Error e = PrepareRecv(*h->pool, rets, &out); e.failure()) return e;
+    if (ffi::Error e = PrepareRecv(*h->engine, rets, &out); e.failure()) return e;
     RecvResult r;
     {
       std::lock_guard lk(h->mu);  // std::timed_mutex (EngineHandle)
-      if (ffi::Error e = SendLocked(*h->pool, a); e.failure()) return e;
-      if (ffi::Error e = RecvLocked(*h->pool, &r); e.failure()) return e;
+      if (ffi::Error e = SendLocked(*h->engine, a); e.failure()) return e;
+      if (ffi::Error e = RecvLocked(*h->engine, &r); e.failure()) return e;
     }
     PassHandle(handle, handle_out, io);
-    return CopyOut(*h->pool, r, out, io);
+    return CopyOut(*h->engine, r, out, io);
   } catch (const std::exception& e) {
     return ffi::Error::Internal(std::string("parallel_pool xla step: ") + e.what());
   }
