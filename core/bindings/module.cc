@@ -34,9 +34,9 @@ number) and cannot pin threads (``thread_affinity_offset``).
 Each pool on it holds the threads: dropping this object keeps its pools running, and the threads stop once it is
 closed (or dropped) and the last pool on it is closed.
 
-Args:
-    num_threads: how many worker threads, in [0, 4096]; 0 (the default) means one per CPU this process may run on
-        (its affinity mask, capped by its cgroup's CPU quota).
+``ThreadPool(num_threads=0)`` starts ``num_threads`` worker threads, in [0, 4096]; 0 (the default) means one per
+CPU this process may run on (its affinity mask, capped by its cgroup's CPU quota). (Said here rather than in an Args
+section: the reference reads compiled classes without their constructor's signature.)
 
 Attributes:
     num_threads: the number of worker threads.
