@@ -32,13 +32,14 @@ os.killpg(0, signal.SIGKILL)
 """
 
 
-def _run_killed() -> tuple[str, str]:
+def _run_killed(script: str = KILLED) -> tuple[str, str]:
+    """Runs `script` in its own process group, which it SIGKILLs; returns the two paths it printed."""
     proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(KILLED)],
+        [sys.executable, "-c", textwrap.dedent(script)],
         cwd=IMPORT_ROOT,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
         start_new_session=True,  # its own process group: the kill spares this one
     )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
@@ -104,16 +105,7 @@ os.killpg(0, signal.SIGKILL)
 
 
 def test_a_python_pool_removes_what_a_killed_pools_process_left():
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(KILLED_POOL)],
-        cwd=IMPORT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        start_new_session=True,
-    )
-    assert proc.returncode == -signal.SIGKILL, proc.stderr
-    segment, folder = proc.stdout.split()
+    segment, folder = _run_killed(KILLED_POOL)
     assert os.path.basename(segment).startswith("pp_") and os.path.exists(segment) and os.path.isdir(folder)
     import gymnasium as gym
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import sys
 import warnings
 from pathlib import Path
 
@@ -22,20 +21,9 @@ pytest.importorskip("psutil")
 import parallel_pool  # noqa: E402
 from parallel_pool import _core  # noqa: E402
 
-TRAIN = Path(__file__).resolve().parent.parent / "examples" / "train"
 
 
-def load(name: str):
-    sys.path.insert(0, str(TRAIN))
-    try:
-        spec = importlib.util.spec_from_file_location(f"train_{name}", TRAIN / f"{name}.py")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod
-        spec.loader.exec_module(mod)
-        return mod
-    finally:
-        sys.path.remove(str(TRAIN))
-
+from test_train_scripts import load  # examples/train modules, loaded as the scripts load their siblings
 
 P = load("ppo_jax")
 common = load("common")
