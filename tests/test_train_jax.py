@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib.util
 import math
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,12 +17,10 @@ pytest.importorskip("optax")
 pytest.importorskip("torch")  # common.py's checkpoints and run log
 pytest.importorskip("psutil")
 
+from test_train_scripts import load  # examples/train modules, loaded as the scripts load their siblings
+
 import parallel_pool  # noqa: E402
 from parallel_pool import _core  # noqa: E402
-
-
-
-from test_train_scripts import load  # examples/train modules, loaded as the scripts load their siblings
 
 P = load("ppo_jax")
 common = load("common")
