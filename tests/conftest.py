@@ -15,7 +15,8 @@ if not os.environ.get("DISPLAY"):
 CI_ALLOWED_SKIPS = {
     # the stress run against sanitizer builds is `slow` (.ci/sanitize.sh; .ci/run runs its own ASan+UBSan job)
     "run .ci/sanitize.sh": "sanitizer builds are made by .ci/sanitize.sh, not by the test run",
-    # no package ships minigrid's WFC pattern images (only its source tree has them): tests/test_minigrid_wfc.py
+    # no package ships minigrid's WFC pattern images (only its source tree has them):
+    # tests/envs/minigrid/test_minigrid_wfc.py
     "minigrid's WFC pattern images are not installed": "no wheel or sdist of minigrid holds its WFC pattern images",
 }
 
