@@ -329,7 +329,6 @@ class PythonEnvSpec(EnvSpec):
             env_gym_spec = getattr(env, "spec", None)
             own_limit = getattr(env_gym_spec, "max_episode_steps", None)
             threshold = getattr(env_gym_spec, "reward_threshold", None)
-            self.env_metadata = dict(getattr(env, "metadata", {}) or {})
         finally:
             close_env(env)
         if task_id is None:

@@ -1,4 +1,4 @@
-"""examples/ppo_atari.py's GAE over rows in completion order (async send/recv) equals plain per-env GAE."""
+"""examples/ppo_atari_async.py's GAE over rows in completion order (async send/recv) equals plain per-env GAE."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ pytest.importorskip("tyro")
 pytest.importorskip("tqdm")
 
 _spec = importlib.util.spec_from_file_location(
-    "ppo_atari", Path(__file__).resolve().parents[2] / "examples" / "ppo_atari.py"
+    "ppo_atari_async", Path(__file__).resolve().parents[2] / "examples" / "ppo_atari_async.py"
 )
 ppo_atari = importlib.util.module_from_spec(_spec)
-sys.modules["ppo_atari"] = ppo_atari  # the script's dataclass looks its module up
+sys.modules["ppo_atari_async"] = ppo_atari  # the script's dataclass looks its module up
 _spec.loader.exec_module(ppo_atari)
 
 

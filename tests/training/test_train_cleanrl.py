@@ -2,7 +2,7 @@
 command-line flags, the SUMMARY line parsed):
 
 - examples/ppo_cartpole.py (sync) reaches a mean greedy evaluation return >= 475 on CartPole-v1 within its budget;
-- examples/ppo_atari.py (async send/recv) runs a few updates end to end on Pong-v5 (skipped while the build has no
+- examples/ppo_atari_async.py (async send/recv) runs a few updates end to end on Pong-v5 (skipped while the build has no
   Atari envs), and its async rollout/GAE logic also learns CartPole-v1 (the script picks an MLP for vector obs).
 Budgets and wall-clock: docs/training.md."""
 
@@ -55,7 +55,7 @@ def test_cleanrl_ppo_cartpole_reaches_475():
 def test_async_ppo_script_learns_cartpole():
     budget = 150_000
     s = run_script(
-        "ppo_atari.py",
+        "ppo_atari_async.py",
         "--env-id",
         "CartPole-v1",
         "--seed",
@@ -102,7 +102,7 @@ def test_async_ppo_script_learns_cartpole():
 )
 def test_ppo_atari_runs_a_few_updates():
     s = run_script(
-        "ppo_atari.py",
+        "ppo_atari_async.py",
         "--env-id",
         "Pong-v5",
         "--seed",

@@ -1,6 +1,6 @@
 """Asynchronous PPO on Atari with ParallelPool's send/recv — one file, CleanRL style.
 
-    python examples/ppo_atari.py --env-id Pong-v5 --num-envs 16 --batch-size 8 --total-timesteps 10000000
+    python examples/ppo_atari_async.py --env-id Pong-v5 --num-envs 16 --batch-size 8 --total-timesteps 10000000
 
 The pool runs ``--num-envs`` envs but hands back only the first ``--batch-size`` that finish (``recv``); the agent
 acts on those and ``send``s their actions straight back, so the envs never wait for the slowest one. Rows of a
