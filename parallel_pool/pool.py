@@ -435,7 +435,7 @@ class BasePool:
 
         The envs are rebuilt with the new values now, on this thread, and each takes over its new build at its NEXT
         reset (an explicit reset or an autoreset), never mid-episode; the new build continues the env's random
-        stream. Safe while steps of these envs are in flight (async pools). See docs/control.md.
+        stream. Safe while steps of these envs are in flight (async pools). See docs/per-env.md.
 
         Args:
             env_ids: an env id or a sequence of them.
@@ -495,7 +495,7 @@ class BasePool:
             ```
         """
         if np.ndim(env_id) == 0:
-            return np.asarray(self.engine._get_state(int(env_id)))
+            return np.asarray(self.engine.get_state(int(env_id)))
         ids = self._state_ids(env_id)
         engine: Any = self.engine
         try:
@@ -540,7 +540,7 @@ class BasePool:
         snapshots from a source you trust, e.g. unsigned ones of an older version). C++ envs: both are not used.
         """
         if np.ndim(env_id) == 0 and not isinstance(state, dict):
-            self.engine._set_state(int(env_id), [float(x) for x in np.ravel(state)])
+            self.engine.set_state(int(env_id), [float(x) for x in np.ravel(state)])
             if self._kept is not None:
                 self._kept.forget(int(env_id))  # a simulator state carries no observation
             return

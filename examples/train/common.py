@@ -1,7 +1,7 @@
 """What the two headline PPO scripts (ppo_continuous.py, ppo_atari.py) share because it is really the same: the env
 backend behind one switch, the rollout of rows in arrival order with its GAE, the PPO update, the run log, checkpoints.
-The single-file examples (examples/ppo_cartpole.py, examples/ppo_atari_async.py) use its arguments, networks and PPO epochs
-(their rollouts, with same-step autoreset, are their own) and share their greedy evaluation and summary here.
+The single-file examples (examples/ppo_cartpole.py, examples/ppo_atari_async.py) use its arguments, networks and PPO
+epochs (their rollouts, with same-step autoreset, are their own) and share their greedy evaluation and summary here.
 
 Every backend is driven through the same two calls, EnvPool's async pattern: ``recv()`` hands back a batch of rows
 (observation, the reward/terminated/truncated of that env's previous action, env ids) and ``send(action, env_ids)``

@@ -133,7 +133,7 @@ class ParallelPoolVecEnv(VecEnv):
         """Call a per-env method on the envs ``indices``.
 
         The methods: ``get_state()``, ``set_state(state)``, ``reset()``, ``get_config()`` and
-        ``set_config(**values)`` (applied at each env's next reset; see docs/control.md).
+        ``set_config(**values)`` (applied at each env's next reset; see docs/per-env.md).
 
         Raises:
             AttributeError: another method name (the message lists the available ones).

@@ -564,12 +564,12 @@ def test_env_index_out_of_range_is_an_index_error(env_id):
     pool.reset()
     for call in (
         lambda: pool.num_players(env_id),
-        lambda: pool._get_state(env_id),
-        lambda: pool._set_state(env_id, [0.0] * 4),
+        lambda: pool.get_state(env_id),
+        lambda: pool.set_state(env_id, [0.0] * 4),
     ):
         with pytest.raises(IndexError, match=f"env_id {env_id} is out of range: this pool has env ids 0..2"):
             call()
-    assert pool.num_players(2) == 1 and len(pool._get_state(2)) == 4
+    assert pool.num_players(2) == 1 and len(pool.get_state(2)) == 4
 
 
 @pytest.mark.parametrize(
@@ -578,14 +578,14 @@ def test_env_index_out_of_range_is_an_index_error(env_id):
 def test_set_state_with_wrong_length_is_a_value_error(task, n):
     pool = core_pool(task, num_envs=2)
     pool.reset()
-    before = pool._get_state(1)
+    before = pool.get_state(1)
     with pytest.raises(ValueError, match="state"):
-        pool._set_state(1, [1.0] * n)
-    assert pool._get_state(1) == before  # untouched
+        pool.set_state(1, [1.0] * n)
+    assert pool.get_state(1) == before  # untouched
     if task != "CartPole-v1":
         return
-    pool._set_state(1, [0.01, 0.0, 0.02, 0.0])
-    assert pool._get_state(1) == [0.01, 0.0, 0.02, 0.0]
+    pool.set_state(1, [0.01, 0.0, 0.02, 0.0])
+    assert pool.get_state(1) == [0.01, 0.0, 0.02, 0.0]
 
 
 # ---- 10. GC, cycles, close from anywhere -----------------------------------------------------------------------

@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def _run(code: str, timeout: float = 60, env: dict | None = None) -> subprocess.CompletedProcess:
-    """`code` in a fresh interpreter that imports the same parallel_pool as this test session (tests/support/pyproc.py)."""
+    """`code` in a fresh interpreter that imports the same parallel_pool as this test session (see pyproc.py)."""
     return run_python(code, timeout=timeout, env=dict(os.environ, **(env or {})))
 
 

@@ -269,15 +269,15 @@ def test_a_runtime_error_in_an_actor_leaves_its_envs_usable(monkeypatch):
 
 
 def test_actors_run_only_the_per_env_calls():
-    """The actor's per-env call runs num_players, _get_state, _set_state, not any name of the pool's."""
+    """The actor's per-env call runs num_players, get_state, set_state, not any name of the pool's."""
     env = distributed.make("CartPole-v1", num_workers=2, num_envs=4, seed=5)
     env.reset()
-    state = env.engine._get_state(3)
+    state = env.engine.get_state(3)
     with pytest.raises(ValueError, match="runs only the per-env calls"):
         ray.get(env.actors[1].call.remote("reset", 3))
     with pytest.raises(ValueError, match="runs only the per-env calls"):
         ray.get(env.actors[1].call.remote("__class__", 3))
-    assert env.engine._get_state(3) == state  # env 3 was not reset
+    assert env.engine.get_state(3) == state  # env 3 was not reset
     assert env.engine.num_players(3) == 1
     env.close()
 

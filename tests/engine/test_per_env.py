@@ -1,4 +1,4 @@
-"""Control each env: per-env config values at make(), set_config / get_config at run time.
+"""Per-env values and snapshots: per-env config values at make(), set_config / get_config at run time.
 
 Per-env values are checked against the reference env built with that value (gymnasium's Pendulum(g=...), Ant-v5
 (ctrl_cost_weight=...), FrozenLake(is_slippery=..., success_rate=...)); Atari's against our own single-env pool
@@ -635,12 +635,12 @@ def test_families_without_snapshots_say_so(task):
 
 
 def test_docs_snippets_run():
-    """docs/control.md's examples (per-env values, domain randomization in a loop and with SB3, MCTS-style
+    """docs/per-env.md's examples (per-env values, domain randomization in a loop and with SB3, MCTS-style
     branching) run as written."""
     import re
     from pathlib import Path
 
-    doc = Path(__file__).resolve().parents[2] / "docs" / "control.md"
+    doc = Path(__file__).resolve().parents[2] / "docs" / "per-env.md"
     snippets = re.findall(r"<!-- run -->\n```python\n(.*?)```", doc.read_text(), flags=re.S)
     assert len(snippets) == 4
     pytest.importorskip("stable_baselines3")
@@ -920,7 +920,7 @@ def test_adapters_reach_python_env_kwargs():
 
 
 # gymnasium v5 kwargs that EnvPool's (and our) keys name otherwise: ours -> gymnasium's (a range is two keys here,
-# since a sequence value means one value per env); docs/control.md has the table
+# since a sequence value means one value per env); docs/per-env.md has the table
 _MUJOCO_V5 = [
     (
         "Reacher-v5",
