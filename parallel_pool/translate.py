@@ -27,6 +27,7 @@ from operator import itemgetter
 from typing import Any
 
 import numpy as np
+from gymnasium.vector import AutoresetMode
 
 from parallel_pool.schema import tree_map
 
@@ -110,10 +111,10 @@ class Translator:
         self, env: Any, final_obs_key: str | None = None, truncated_key: str | None = None, explicit_reset: bool = False
     ):
         mode = getattr(env, "autoreset_mode", None)
-        if mode != "same_step":
+        if mode != AutoresetMode.SAME_STEP:
             raise ValueError(
                 "Translator needs a pool made with autoreset_mode='same_step' (got "
-                f"{getattr(mode, 'value', mode)!r}); use Translator.make(task_id, ...) or parallel_pool.make(task_id, "
+                f"{mode!r}); use Translator.make(task_id, ...) or parallel_pool.make(task_id, "
                 "autoreset_mode='same_step', ...)"
             )
         if getattr(env.spec, "max_num_players", 1) != 1:

@@ -18,6 +18,7 @@ from gymnasium.vector import SyncVectorEnv
 from pyproc import IMPORT_ROOT, run_python  # noqa: E402
 
 import parallel_pool as pp
+from parallel_pool.spec import autoreset_mode
 
 # the envs below are defined in this module: pickle them by value, as cloudpickle does for a user's script
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -128,7 +129,7 @@ def _assert_tree(a, b, what):
 
 def compare_with_sync(ours, env_fns, mode: str, steps: int, seed: int = 7):
     """Step our pool and SyncVectorEnv with the same seeds and actions; every output equal at every step."""
-    ref = SyncVectorEnv(env_fns, autoreset_mode=pp.AutoresetMode(mode).gymnasium)
+    ref = SyncVectorEnv(env_fns, autoreset_mode=autoreset_mode(mode))
     try:
         obs, _ = ours.reset(seed=seed)
         robs, _ = ref.reset(seed=seed)
@@ -566,7 +567,7 @@ class WithInfo(gym.Env):
 @pytest.mark.parametrize("mode", MODES)
 def test_env_info_entries_are_carried_as_sync_vector_env_has_them(mode):
     env = pp.make(env_fn=WithInfo, num_envs=3, num_threads=2, autoreset_mode=mode)
-    ref = SyncVectorEnv([WithInfo] * 3, autoreset_mode=pp.AutoresetMode(mode).gymnasium)
+    ref = SyncVectorEnv([WithInfo] * 3, autoreset_mode=autoreset_mode(mode))
     assert env.spec.config.info_keys == ("score", "hits", "won")
     assert [(a["name"], a["dtype"], a["shape"]) for a in env.spec.info_arrays] == [
         ("score", "float64", ()),
