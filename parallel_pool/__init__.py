@@ -259,5 +259,14 @@ def make_dm(task_id: str | None = None, **kwargs: Any) -> DmPool:
     return make(task_id, env_type="dm", **kwargs)
 
 
+# gymnasium's registry gets every id as ParallelPool/<id> (gymnasium.make_vec / gymnasium.make reach the pool)
+def _register_in_gymnasium() -> None:
+    from parallel_pool.gymnasium_registry import register_envs
+
+    register_envs()
+
+
+_register_in_gymnasium()
+
 # `annotations` is the __future__ import's flag, not part of the API (the compiler read it already): out of dir()
 del annotations

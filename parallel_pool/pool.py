@@ -198,6 +198,7 @@ class BasePool:
     _engine: Engine | None = None  # class default: an object whose __init__ never ran still reads as closed
     _next_seed: Any = None  # a seed given to the deprecated seed(), used by the next reset
     _kept: KeptRows | None = None  # set by a front-end that offers reset_mask on a sync pool (the gym-style ones)
+    registration_spec: Any = None  # gymnasium's EnvSpec when gymnasium.make_vec made the pool (ParallelPool/<id>)
 
     def __init__(self, spec: EnvSpec, render_mode: str | None = None, thread_pool: _core.ThreadPool | None = None):
         self._engine = None  # set first, so that close() / __del__ work on a half-constructed pool
@@ -225,6 +226,20 @@ class BasePool:
         self._all_ids = np.arange(self.num_envs, dtype=np.int32)
         # env ids of the last batch received (async pools: step() without env_id acts on them)
         self._last_ids: np.ndarray | None = None
+
+    @property
+    def spec(self) -> EnvSpec:
+        """The task's resolved spec (`parallel_pool.make_spec`): config, spaces, the engine's arrays."""
+        return self._spec
+
+    @spec.setter
+    def spec(self, value: Any) -> None:
+        # gymnasium.make_vec records how it made an env by assigning `env.unwrapped.spec` its registration's EnvSpec;
+        # that one is kept as registration_spec, and spec stays the task's
+        if isinstance(value, EnvSpec):
+            self._spec = value
+        else:
+            self.registration_spec = value
 
     # ---- the engine ---------------------------------------------------------------------------------------
     @property
