@@ -139,17 +139,19 @@ class Translator:
     @classmethod
     def make(
         cls,
-        task_id: str,
+        task_id: str | None,
         final_obs_key: str | None = None,
         truncated_key: str | None = None,
         explicit_reset: bool = False,
         **kwargs: Any,
     ) -> Translator:
-        """Make a same-step pool of ``task_id`` (``kwargs``: parallel_pool.make's config keys) and wrap it."""
+        """Make a same-step pool of ``task_id`` (or of ``env_fn=`` in ``kwargs``: parallel_pool.make's arguments)
+        and wrap it."""
         import parallel_pool
+        from parallel_pool.registry import autoreset_mode_name
 
         mode = kwargs.pop("autoreset_mode", "same_step")
-        if mode != "same_step":
+        if autoreset_mode_name(mode) != "same_step":
             raise ValueError(f"framework adapters run the pool with autoreset_mode='same_step', got {mode!r}")
         env = parallel_pool.make(task_id, env_type="gymnasium", autoreset_mode="same_step", **kwargs)
         return cls(env, final_obs_key, truncated_key, explicit_reset)

@@ -3,6 +3,7 @@ the adapter — that SB3 sees a truncated episode as truncated and bootstraps it
 
 from __future__ import annotations
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
@@ -208,3 +209,85 @@ def test_get_images_and_render_give_the_pools_frames():
     with pytest.raises(ValueError, match="render_mode"):
         plain.get_images()
     plain.close()
+
+
+class _Corridor(gym.Env):
+    """A Python env: walk right (action 1) to the end of a corridor of `length` cells in time."""
+
+    def __init__(self, length: int = 4):
+        self.length = length
+        self.observation_space = gym.spaces.Box(0.0, 1.0, (1,), np.float32)
+        self.action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.pos = 0
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        self.pos += 1 if int(action) == 1 else 0
+        done = self.pos >= self.length
+        return np.array([self.pos / self.length], np.float32), float(done), done, False, {"pos": self.pos}
+
+
+def test_env_fn_a_callable_and_a_python_id_make_the_pool_themselves():
+    for venv in (
+        ParallelPoolVecEnv(env_fn=_Corridor, num_envs=3, length=2),
+        ParallelPoolVecEnv(_Corridor, num_envs=3, length=2),
+    ):
+        assert venv.num_envs == 3 and venv.pool.autoreset_mode == gym.vector.AutoresetMode.SAME_STEP
+        venv.reset()
+        venv.step(np.ones(3, dtype=np.int64))
+        obs, rew, dones, infos = venv.step(np.ones(3, dtype=np.int64))
+        assert dones.all() and rew.tolist() == [1.0, 1.0, 1.0]
+        assert [i["terminal_observation"].tolist() for i in infos] == [[1.0]] * 3 and obs.tolist() == [[0.0]] * 3
+        venv.close()
+    venv = ParallelPoolVecEnv("Acrobot-v1", num_envs=2, backend="python")  # gymnasium's own Acrobot, in workers
+    assert venv.pool.spec.backend == "python" and venv.reset().shape == (2, 6)
+    venv.close()
+
+
+def test_errors_name_what_was_passed_and_what_to_do():
+    pool = parallel_pool.make("CartPole-v1", num_envs=2)
+    with pytest.raises(
+        ValueError, match=r"autoreset_mode='next_step'.*ParallelPoolVecEnv\('CartPole-v1', num_envs=2\)"
+    ):
+        ParallelPoolVecEnv(pool)
+    with pytest.raises(ValueError, match=r"config keys \['seed'\].*pass the task id"):
+        ParallelPoolVecEnv(parallel_pool.make("CartPole-v1", num_envs=2, autoreset_mode="same_step"), seed=3)
+    with pytest.raises(TypeError, match="task id.*env_fn.*got 3"):
+        ParallelPoolVecEnv(3)
+    pool.close()
+
+
+def test_make_vec_env_mirrors_sb3s(tmp_path):
+    venv = make_vec_env("CartPole-v1", n_envs=4, seed=5, start_index=2, monitor_dir=str(tmp_path))
+    assert isinstance(venv, VecMonitor) and isinstance(venv.venv, ParallelPoolVecEnv)
+    assert venv.venv.pool.config["seed"] == 7  # env i gets seed + start_index + i, as SB3's make_vec_env seeds
+    venv.reset()
+    episodes = []
+    for _ in range(200):
+        _, _, dones, infos = venv.step(np.zeros(4, dtype=np.int64))
+        episodes += [i["episode"] for i, d in zip(infos, dones) if d]
+    assert len(episodes) >= 4 and all(e["r"] == e["l"] for e in episodes)
+    venv.close()
+    assert (tmp_path / "monitor.csv").read_text().count("\n") >= 2 + len(episodes) - 1
+    # a callable with its keyword arguments, and a gymnasium wrapper applied in each worker
+    venv = make_vec_env(
+        _Corridor,
+        n_envs=2,
+        env_kwargs={"length": 3},
+        wrapper_class=gym.wrappers.TransformReward,
+        wrapper_kwargs={"func": lambda r: 10 * r},
+    )
+    venv.reset()
+    for _ in range(3):
+        _, rew, dones, _ = venv.step(np.ones(2, dtype=np.int64))
+    assert dones.all() and rew.tolist() == [10.0, 10.0]
+    venv.close()
+    with pytest.raises(ValueError, match="vec_env_cls=DummyVecEnv"):
+        from stable_baselines3.common.vec_env import DummyVecEnv
+
+        make_vec_env("CartPole-v1", vec_env_cls=DummyVecEnv)
+    with pytest.raises(ValueError, match="wrapper_class: 'Dummy-v0' runs in C\\+\\+"):
+        make_vec_env("Dummy-v0", wrapper_class=gym.wrappers.TransformReward)
