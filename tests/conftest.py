@@ -43,6 +43,12 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.write_line(line)
 
 
+# ---- RLlib ------------------------------------------------------------------------------------------------------
+# RLlib pins gymnasium 1.2.2, so its tests run in a venv of their own (.ci/rllib.sh sets PP_RLLIB_TESTS=1); every
+# other run leaves that file out
+collect_ignore = [] if os.environ.get("PP_RLLIB_TESTS") else ["adapters/test_rllib.py"]
+
+
 # ---- snapshot key -------------------------------------------------------------------------------------------------
 # Python-env snapshots are signed with the user's key file (parallel_pool.signing), made at first use: the tests (and
 # the interpreters they start, which inherit the environment) use a key file of their own, not ~/.config's.
