@@ -110,11 +110,11 @@ class Translator:
     def __init__(
         self, env: Any, final_obs_key: str | None = None, truncated_key: str | None = None, explicit_reset: bool = False
     ):
-        mode = getattr(env, "autoreset_mode", None)
-        if mode != AutoresetMode.SAME_STEP:
+        if getattr(env, "autoreset_mode", None) != AutoresetMode.SAME_STEP:
+            got = getattr(getattr(env, "config", None), "get", lambda _: None)("autoreset_mode")
             raise ValueError(
-                "Translator needs a pool made with autoreset_mode='same_step' (got "
-                f"{mode!r}); use Translator.make(task_id, ...) or parallel_pool.make(task_id, "
+                f"the framework adapters need a pool made with autoreset_mode='same_step' (this one has {got!r}): "
+                "give the adapter the task id and it makes one, or make it with parallel_pool.make(task_id, "
                 "autoreset_mode='same_step', ...)"
             )
         if getattr(env.spec, "max_num_players", 1) != 1:
