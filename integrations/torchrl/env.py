@@ -24,6 +24,7 @@ from tensordict import TensorDict, TensorDictBase
 
 from parallel_pool.pool import BasePool
 from parallel_pool.schema import tree_map
+from parallel_pool.translate import successor_obs
 from torchrl.data import Bounded, Categorical, Composite, MultiCategorical, OneHot, Unbounded
 from torchrl.envs import EnvBase
 
@@ -118,14 +119,20 @@ class ParallelPoolEnv(EnvBase):
     def _reset(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> TensorDictBase:
         mask = None if tensordict is None else tensordict.get("_reset", None)
         mask = None if mask is None else mask.reshape(-1).cpu().numpy()
-        if mask is None or mask.all():
-            obs, _ = self.pool.reset(seed=self._seed)
-            self._seed = None
-            self._reset_rows.clear()
-        elif self.same_step and all(i in self._reset_rows for i in np.flatnonzero(mask)):
+        if (
+            self.same_step
+            and mask is not None
+            and mask.any()
+            and all(i in self._reset_rows for i in np.flatnonzero(mask))
+        ):
+            # the envs TorchRL resets finished in the last step and were reset by the pool there: their rows wait here
             obs = tree_map(np.copy, self._last_obs)
             for i in np.flatnonzero(mask):
                 tree_map(lambda dst, src, i=i: dst.__setitem__(i, src), obs, self._reset_rows.pop(int(i)))
+        elif mask is None or mask.all():
+            obs, _ = self.pool.reset(seed=self._seed)
+            self._seed = None
+            self._reset_rows.clear()
         elif self.same_step:  # an env TorchRL resets before it finished: reset it in the pool
             ids = np.flatnonzero(mask)
             rows, _ = self.pool.reset(env_id=ids)
@@ -143,18 +150,16 @@ class ParallelPoolEnv(EnvBase):
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         action = tensordict.get("action").detach().cpu()
-        if self.action_spec.__class__ is OneHot:
+        if isinstance(self.action_spec, OneHot):
             action = action.to(torch.int64).argmax(-1)
         obs, reward, terminated, truncated, info = self.pool.step(action.numpy())
         self._last_obs = obs
         if self.same_step:  # finished envs: ("next", obs) is the final observation; the reset one waits for _reset
-            done = np.flatnonzero(terminated | truncated)
-            if len(done):
-                final = info["final_obs"]
-                for i in done:
-                    self._reset_rows[int(i)] = tree_map(lambda x, i=i: np.copy(x[i]), obs)
-                obs = tree_map(np.copy, obs)
-                tree_map(lambda dst, src: dst.__setitem__(done, np.stack([src[i] for i in done])), obs, final)
+            ended = np.asarray(terminated) | np.asarray(truncated)
+            for i in np.flatnonzero(ended):
+                self._reset_rows[int(i)] = tree_map(lambda x, i=i: np.copy(x[i]), obs)
+            if ended.any():
+                obs = successor_obs(obs, info["final_obs"], ended)
         out = self._obs_td(obs)
         term = torch.as_tensor(np.asarray(terminated)).reshape(-1, 1).to(self.device)
         trunc = torch.as_tensor(np.asarray(truncated)).reshape(-1, 1).to(self.device)
@@ -179,14 +184,21 @@ class ParallelPoolEnv(EnvBase):
 
     # ---- helpers -------------------------------------------------------------------------------------------
     def _obs_td(self, obs: Any) -> TensorDict:
+        """The observation entries, as new tensors of the spec's dtypes (e.g. int64 for Discrete observations)."""
+        spec = self.observation_spec
         if self._obs_keys is None:
-            data = {"observation": torch.tensor(np.asarray(obs), device=self.device)}
+            data = {"observation": _tensor(obs, spec["observation"].dtype, self.device)}
         else:
-            data = {k: torch.tensor(np.asarray(obs[k]), device=self.device) for k in self._obs_keys}
+            data = {k: _tensor(obs[k], spec[k].dtype, self.device) for k in self._obs_keys}
         return TensorDict(data, batch_size=self.batch_size, device=self.device)
 
     def __repr__(self) -> str:
         return f"ParallelPoolEnv({self.pool.spec.task_id!r}, num_envs={self.pool.num_envs})"
+
+
+def _tensor(array: Any, dtype: torch.dtype, device: Any) -> torch.Tensor:
+    """A new tensor of `array` (the pool's result arrays are its own)."""
+    return torch.tensor(np.asarray(array), device=device).to(dtype)
 
 
 def _spec(space: gymnasium.Space, n: int, device: Any, one_hot: bool = False) -> Any:
@@ -195,8 +207,8 @@ def _spec(space: gymnasium.Space, n: int, device: Any, one_hot: bool = False) ->
         dtype = torch.from_numpy(np.zeros((), space.dtype)).dtype
         shape = (n, *space.shape)
         if np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high)):
-            low = torch.as_tensor(np.broadcast_to(space.low, space.shape)).expand(shape)
-            high = torch.as_tensor(np.broadcast_to(space.high, space.shape)).expand(shape)
+            low = torch.as_tensor(np.array(np.broadcast_to(space.low, space.shape))).expand(shape)
+            high = torch.as_tensor(np.array(np.broadcast_to(space.high, space.shape))).expand(shape)
             return Bounded(low=low.to(dtype), high=high.to(dtype), shape=shape, dtype=dtype, device=device)
         return Unbounded(shape=shape, dtype=dtype, device=device)
     if isinstance(space, gymnasium.spaces.Discrete):

@@ -3,6 +3,9 @@ the adapter — that SB3 sees a truncated episode as truncated and bootstraps it
 
 from __future__ import annotations
 
+import sys
+
+import cloudpickle
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -16,6 +19,9 @@ from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 from stable_baselines3.common.vec_env import VecEnv, VecFrameStack, VecMonitor, VecNormalize  # noqa: E402
 
 import parallel_pool  # noqa: E402
+
+# the Python envs below travel to the worker processes by value, as a user's script's envs do
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 torch.set_num_threads(1)
 

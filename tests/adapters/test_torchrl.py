@@ -4,6 +4,9 @@ with the final observation kept as ("next", obs); seeds; the refusals."""
 
 from __future__ import annotations
 
+import sys
+
+import cloudpickle
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -15,6 +18,9 @@ from parallel_pool.integrations.torchrl import ParallelPoolEnv  # noqa: E402
 from torchrl.envs.utils import check_env_specs  # noqa: E402
 
 import parallel_pool as pp  # noqa: E402
+
+# the Python envs below travel to the worker processes by value, as a user's script's envs do
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 # one C++ id per family (Dict observations among them: MiniGrid's image + direction, DMC's named arrays)
 FAMILY_IDS = [
