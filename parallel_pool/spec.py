@@ -99,12 +99,12 @@ def autoreset_mode(name: str) -> AutoresetMode:
 class ArraySpec(NamedTuple):
     """One array of EnvPool's `action_array_spec` / `state_array_spec`.
 
-    Its dtype, the shape of one row (-1: the batch dimension of per-player arrays, as EnvPool writes it) and its
-    bounds.
+    Its dtype, the shape of one row as a list, as EnvPool's (-1: the batch dimension of per-player arrays, as EnvPool
+    writes it) and its bounds.
     """
 
     dtype: np.dtype
-    shape: tuple[int, ...]
+    shape: list[int]
     minimum: Any
     maximum: Any
 
@@ -120,7 +120,7 @@ def _array_spec(
             low, high = np.iinfo(dtype).min, np.iinfo(dtype).max
         else:
             low, high = -np.inf, np.inf
-    return ArraySpec(dtype, ((-1,) if per_player else ()) + tuple(shape), low, high)
+    return ArraySpec(dtype, ([-1] if per_player else []) + [int(d) for d in shape], low, high)
 
 
 class EnvSpec:
