@@ -18,6 +18,10 @@ Envs written in Python (`env_fn=...`, `backend="python"`, ids without a C++ port
 a `ProcessEngine` of its env range instead of a `_core.Engine`.
 
 Ray is an optional dependency: `pip install "parallel-pool[ray]"`.
+
+Over 600 lines for one reason: the actor (PoolActor) and the driver's engine (RayEngine) are the two ends of one
+protocol (which actor owns which ids, the calls in flight, held rows after a restart, the two-phase restore), and
+each end is read against the other.
 """
 
 from __future__ import annotations

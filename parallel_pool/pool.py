@@ -3,6 +3,10 @@
 It hands raw engine batches (tuples of arrays laid out as `Schema` says) to the front-end's `_result`, which turns
 them into that front-end's result; front-ends live in parallel_pool.frontends. This module imports only the engine,
 the schema and the spec.
+
+Over 600 lines for one reason: it is the one place every front-end's calls are defined (stepping, resets, seeds, env
+ids, per-env config, snapshots, rendering), each short; splitting it by call would make each front-end inherit from
+several halves of one class.
 """
 
 from __future__ import annotations

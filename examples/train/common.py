@@ -10,6 +10,9 @@ keeps the actions, the next ``recv`` steps them), so one rollout and one GAE ser
 algorithm cannot differ between them. All backends use next-step autoreset (EnvPool's, gymnasium's default): the
 row after an episode end holds the true final observation, its action is ignored and the following row is the reset.
 Such a "dead" row is never trained on; its value is what a truncated episode bootstraps from.
+
+Over 600 lines for one reason: it is what keeps the headline scripts single files; each part (backends, rollout,
+update, log, checkpoints) is a section a script uses whole.
 """
 
 from __future__ import annotations

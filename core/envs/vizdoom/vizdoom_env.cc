@@ -1,3 +1,6 @@
+// The ViZDoom env: one game per env, driven through vizdoom's C++ API (start, settings, buttons, screen,
+// game variables, lockstep of several players). Over 600 lines for one reason: the game's lifecycle (start, restart
+// after a crash, the shared memory and message queues of its engine process, close) is one state machine.
 #include "core/envs/vizdoom/vizdoom_env.h"
 
 #include <cerrno>
