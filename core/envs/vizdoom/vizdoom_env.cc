@@ -1,6 +1,6 @@
-// The ViZDoom env: one game per env, driven through vizdoom's C++ API (start, settings, buttons, screen,
-// game variables, lockstep of several players). Over 600 lines for one reason: the game's lifecycle (start, restart
-// after a crash, the shared memory and message queues of its engine process, close) is one state machine.
+// The ViZDoom env: one vizdoom game per player of the env, driven through vizdoom's C++ API (engine set-up, buttons,
+// screens, game variables, shaped rewards). Over 600 lines for one reason: the games' lifecycle (start, restart
+// after a crash, their engine processes' shared memory and message queues, close) is one state machine.
 #include "core/envs/vizdoom/vizdoom_env.h"
 
 #include <cerrno>
