@@ -8,6 +8,7 @@ Registered when parallel_pool is imported, so that gymnasium's own ways of makin
     envs = gym.make_vec("ParallelPool/Pong-v5", num_envs=64, batch_size=16)  # a parallel_pool pool
     env = gym.make("ParallelPool/CartPole-v1")  # one env, a gymnasium.Env
 
+Ids with a namespace of their own keep it under ours (`ParallelPool-phys2d/CartPole-v1`: `gymnasium_id`).
 `make_vec` goes to the id's `vector_entry_point`, `parallel_pool.make`, with its keyword arguments passed through (any
 config key of the task). `make` gives one env (`SingleEnv`: a pool of one env behind gymnasium.Env's API), which
 `make_vec(..., vectorization_mode="sync" | "async")` also uses. Without importing parallel_pool first, name the module
@@ -25,7 +26,7 @@ import numpy as np
 
 NAMESPACE = "ParallelPool"
 
-__all__ = ["NAMESPACE", "SingleEnv", "register_envs"]
+__all__ = ["NAMESPACE", "SingleEnv", "gymnasium_id", "register_envs"]
 
 
 class SingleEnv(gymnasium.Env):  # type: ignore[misc]
@@ -96,6 +97,16 @@ def _info_row(info: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def gymnasium_id(task_id: str) -> str:
+    """The id of a task in gymnasium's registry: `ParallelPool/<id>`.
+
+    An id with a namespace of its own (gymnasium's functional envs: `phys2d/CartPole-v1`, `tabular/Blackjack-v0`)
+    keeps it after ours, `ParallelPool-phys2d/CartPole-v1`: gymnasium's ids have one namespace.
+    """
+    namespace, _, name = task_id.rpartition("/")
+    return f"{NAMESPACE}-{namespace}/{name}" if namespace else f"{NAMESPACE}/{task_id}"
+
+
 def register_envs() -> None:
     """Register every id of `list_all_envs()` as `ParallelPool/<id>` (ids already registered are left alone)."""
     from gymnasium.envs.registration import register, registry
@@ -103,7 +114,7 @@ def register_envs() -> None:
     from parallel_pool.registry import list_all_envs
 
     for task_id in list_all_envs():
-        gym_id = f"{NAMESPACE}/{task_id}"
+        gym_id = gymnasium_id(task_id)
         if gym_id in registry:
             continue
         register(

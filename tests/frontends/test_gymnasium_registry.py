@@ -13,12 +13,14 @@ from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 import parallel_pool as pp
 from parallel_pool.frontends import GymnasiumPool
-from parallel_pool.gymnasium_registry import NAMESPACE, SingleEnv
+from parallel_pool.gymnasium_registry import NAMESPACE, SingleEnv, gymnasium_id
 
 
 def test_every_id_is_registered_under_the_namespace():
-    ours = {k.split("/", 1)[1] for k in gym.registry if k.startswith(NAMESPACE + "/")}
-    assert ours == set(pp.list_all_envs())
+    ours = {k for k in gym.registry if k.startswith(NAMESPACE + "/") or k.startswith(NAMESPACE + "-")}
+    assert ours == {gymnasium_id(t) for t in pp.list_all_envs()}
+    assert gymnasium_id("phys2d/CartPole-v1") == "ParallelPool-phys2d/CartPole-v1"
+    assert gym.spec("ParallelPool-phys2d/CartPole-v1").kwargs == {"task_id": "phys2d/CartPole-v1"}
     spec = gym.spec("ParallelPool/CartPole-v1")
     assert spec.vector_entry_point == "parallel_pool:make" and spec.kwargs == {"task_id": "CartPole-v1"}
 

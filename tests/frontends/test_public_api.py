@@ -39,7 +39,7 @@ PUBLIC = {
         "make_spec",
     },
     "parallel_pool.distributed": {"make", "RayEngine"},
-    "parallel_pool.gymnasium_registry": {"NAMESPACE", "SingleEnv", "register_envs"},
+    "parallel_pool.gymnasium_registry": {"NAMESPACE", "SingleEnv", "gymnasium_id", "register_envs"},
     "parallel_pool.signing": {"KEY_FILE_ENV", "key_file", "snapshot_key", "sign", "verified"},
     "parallel_pool.integrations": set(),
     "parallel_pool.integrations.sb3": {"ParallelPoolVecEnv", "make_vec_env"},
