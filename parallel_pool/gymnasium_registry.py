@@ -18,11 +18,14 @@ package and then looks up `CartPole-v1`, which is gymnasium's own CartPole, not 
 
 from __future__ import annotations
 
+import typing as _typing
 from copy import deepcopy
-from typing import Any
 
 import gymnasium
 import numpy as np
+
+if _typing.TYPE_CHECKING:  # the annotations' names only (strings at run time): dir() lists the API
+    from typing import Any
 
 NAMESPACE = "ParallelPool"
 
@@ -43,13 +46,15 @@ class SingleEnv(gymnasium.Env):  # type: ignore[misc]
     """
 
     def __init__(self, task_id: str, render_mode: str | None = None, **kwargs: Any):
-        import parallel_pool
+        # the pool parallel_pool.make would build, from the layers below the package (which imports this module)
+        from parallel_pool.frontends import GymnasiumPool
+        from parallel_pool.spec import EnvSpec
 
         if kwargs.get("num_envs", 1) != 1:
             raise ValueError(f"a single env has num_envs=1, got num_envs={kwargs['num_envs']!r} (use make_vec)")
         kwargs.pop("num_envs", None)
         kwargs.setdefault("autoreset_mode", "disabled")
-        self.pool = parallel_pool.make(task_id, env_type="gymnasium", num_envs=1, render_mode=render_mode, **kwargs)
+        self.pool = GymnasiumPool(EnvSpec(task_id, num_envs=1, **kwargs), render_mode=render_mode)
         self.observation_space = self.pool.single_observation_space
         self.action_space = self.pool.single_action_space
         self.render_mode = render_mode
@@ -59,7 +64,13 @@ class SingleEnv(gymnasium.Env):  # type: ignore[misc]
         """Start an episode; `seed` reseeds the env (the same seed gives the same episode)."""
         super().reset(seed=seed)  # gymnasium's np_random (unused by the env, which draws in C++), as check_env expects
         obs, info = self.pool.reset(seed=seed)
-        return _row(obs), _info_row(info)
+        return self._obs(obs), _info_row(info)
+
+    def _obs(self, obs: Any) -> Any:
+        """Env 0's observation as new arrays; a Discrete observation as np.int64, as gymnasium's envs give it."""
+        if isinstance(self.observation_space, gymnasium.spaces.Discrete):
+            return np.int64(np.asarray(obs)[0])
+        return _row(obs)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """One step of the env with `action` (an element of `action_space`)."""
@@ -67,7 +78,7 @@ class SingleEnv(gymnasium.Env):  # type: ignore[misc]
             self.action_space, [action], gymnasium.vector.utils.create_empty_array(self.action_space, 1)
         )
         obs, reward, terminated, truncated, info = self.pool.step(batched)
-        return _row(obs), float(reward[0]), bool(terminated[0]), bool(truncated[0]), _info_row(info)
+        return self._obs(obs), float(reward[0]), bool(terminated[0]), bool(truncated[0]), _info_row(info)
 
     def render(self) -> np.ndarray | None:
         """The env's frame (render_mode="rgb_array"), else None."""
@@ -123,3 +134,7 @@ def register_envs() -> None:
             vector_entry_point="parallel_pool:make",
             kwargs={"task_id": task_id},
         )
+
+
+# `annotations` is the __future__ import's flag, not part of the API (the compiler read it already): out of dir()
+del annotations

@@ -47,9 +47,16 @@ PUBLIC = {
     "parallel_pool.integrations.acme": {"BatchedEnvironment", "BatchedEnvironmentLoop"},
     "parallel_pool.integrations.rl_games": {"ParallelPoolRLGamesEnv", "register", "VECENV_TYPE", "ENV_NAME"},
     "parallel_pool.integrations.cleanrl": {"EpisodeStatistics"},
+    "parallel_pool.integrations.torchrl": {"ParallelPoolEnv"},
 }
 # the framework each adapter needs (the test of an adapter whose framework is missing is skipped)
-FRAMEWORK = {"sb3": "stable_baselines3", "tianshou": "tianshou", "acme": "acme", "rl_games": "rl_games"}
+FRAMEWORK = {
+    "torchrl": "torchrl",
+    "sb3": "stable_baselines3",
+    "tianshou": "tianshou",
+    "acme": "acme",
+    "rl_games": "rl_games",
+}
 
 TYPING_NAMES = {"annotations", "Any", "Callable", "Literal", "Optional", "Union", "overload", "TYPE_CHECKING"}
 
