@@ -468,7 +468,7 @@ class DmPool(BasePool, dm_env.Environment):
         if spec.autoreset_mode != AutoresetMode.NEXT_STEP:
             raise ValueError(
                 "env_type='dm' steps a finished env into a new episode (next_step autoreset); "
-                f"autoreset_mode={spec.config.autoreset_mode!r} is not available with it"
+                f"autoreset_mode={spec.config_dict['autoreset_mode']!r} is not available with it"
             )
         super().__init__(spec, render_mode, thread_pool)
         self._state_type, self._players_type = dm_state_types(spec)

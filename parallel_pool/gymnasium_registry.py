@@ -24,6 +24,8 @@ from copy import deepcopy
 import gymnasium
 import numpy as np
 
+from parallel_pool.schema import tree_map
+
 if _typing.TYPE_CHECKING:  # the annotations' names only (strings at run time): dir() lists the API
     from typing import Any
 
@@ -32,7 +34,7 @@ NAMESPACE = "ParallelPool"
 __all__ = ["NAMESPACE", "SingleEnv", "gymnasium_id", "register_envs"]
 
 
-class SingleEnv(gymnasium.Env):  # type: ignore[misc]
+class SingleEnv(gymnasium.Env):
     """One env of a task as a `gymnasium.Env`: what `gymnasium.make("ParallelPool/<id>")` returns.
 
     A pool of one env (`autoreset_mode="disabled"`: an ended episode waits for `reset()`, as a gymnasium.Env's does)
@@ -74,10 +76,7 @@ class SingleEnv(gymnasium.Env):  # type: ignore[misc]
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """One step of the env with `action` (an element of `action_space`)."""
-        batched = gymnasium.vector.utils.concatenate(
-            self.action_space, [action], gymnasium.vector.utils.create_empty_array(self.action_space, 1)
-        )
-        obs, reward, terminated, truncated, info = self.pool.step(batched)
+        obs, reward, terminated, truncated, info = self.pool.step(tree_map(lambda a: np.asarray(a)[None], action))
         return self._obs(obs), float(reward[0]), bool(terminated[0]), bool(truncated[0]), _info_row(info)
 
     def render(self) -> np.ndarray | None:
