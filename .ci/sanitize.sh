@@ -72,8 +72,8 @@ if [ "$which" = tests ]; then
     "atari;box2d;minigrid;mujoco_gym;mujoco_dmc;vizdoom;examples"
   run_tests "asan+ubsan" build/asan-tests libasan.so \
     "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1" \
-    tests/test_lifecycle.py tests/test_fuzz_api.py tests/test_engine.py tests/test_reliability_engine.py \
-    tests/test_thread_pool.py tests/test_step_batch.py tests/test_percall.py tests/test_snapshot_fuzz.py \
+    tests/engine/test_lifecycle.py tests/engine/test_fuzz_api.py tests/engine/test_engine.py tests/engine/test_reliability_engine.py \
+    tests/engine/test_thread_pool.py tests/engine/test_step_batch.py tests/engine/test_percall.py tests/engine/test_snapshot_fuzz.py \
     || status=1
   exit $status
 fi

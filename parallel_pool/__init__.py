@@ -169,7 +169,8 @@ def make(
     - `max_episode_steps`: time limit; truncated = elapsed_step >= max_episode_steps (and not terminated).
     - `thread_affinity_offset=-1`: pin worker i to core offset + i; -1 does not pin.
     - `max_num_players=1`: players per env (multi-player envs: one row per player, `info["players"]["env_id"]`).
-    - `autoreset_mode="next_step"`: how a finished env restarts (`AutoresetMode`): "next_step" (EnvPool's and
+    - `autoreset_mode="next_step"`: how a finished env restarts, as a string or gymnasium's `AutoresetMode`
+      (`env.autoreset_mode` is gymnasium's enum member): "next_step" (EnvPool's and
       gymnasium's default: the next step returns the reset observation), "same_step" (reset inside the step;
       `info["final_obs"]` / `info["final_info"]` hold the last ones) or "disabled" (`reset(options={"reset_mask":
       mask})` yourself).
@@ -257,6 +258,15 @@ def make_dm(task_id: str | None = None, **kwargs: Any) -> DmPool:
     """
     return make(task_id, env_type="dm", **kwargs)
 
+
+# gymnasium's registry gets every id as ParallelPool/<id> (gymnasium.make_vec / gymnasium.make reach the pool)
+def _register_in_gymnasium() -> None:
+    from parallel_pool.gymnasium_registry import register_envs
+
+    register_envs()
+
+
+_register_in_gymnasium()
 
 # `annotations` is the __future__ import's flag, not part of the API (the compiler read it already): out of dir()
 del annotations

@@ -18,6 +18,10 @@ Envs written in Python (`env_fn=...`, `backend="python"`, ids without a C++ port
 a `ProcessEngine` of its env range instead of a `_core.Engine`.
 
 Ray is an optional dependency: `pip install "parallel-pool[ray]"`.
+
+Over 600 lines for one reason: the actor (PoolActor) and the driver's engine (RayEngine) are the two ends of one
+protocol (which actor owns which ids, the calls in flight, held rows after a restart, the two-phase restore), and
+each end is read against the other.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ __all__ = ["make", "RayEngine"]
 _PASSED_ON = (ValueError, TypeError, IndexError, RuntimeError)
 _EXCEPTIONS = {e.__name__: e for e in _PASSED_ON}
 # the per-env calls an actor runs for the driver (PoolActor.call): nothing else of the pool is reachable by name
-_PER_ENV_CALLS = ("num_players", "_get_state", "_set_state", "get_config")
+_PER_ENV_CALLS = ("num_players", "get_state", "set_state", "get_config")
 
 
 class _Failed:
@@ -491,11 +495,13 @@ class RayEngine(SendRecvEngine):
         """The players of env `env_id` (1: multi-player envs do not run on Ray)."""
         return self._call("num_players", env_id)
 
-    def _get_state(self, env_id: int) -> list[float]:
-        return self._call("_get_state", env_id)
+    def get_state(self, env_id: int) -> list[float]:
+        """The simulator state of C++ env `env_id`, from the actor that holds it."""
+        return self._call("get_state", env_id)
 
-    def _set_state(self, env_id: int, state: Sequence[float]) -> None:
-        self._call("_set_state", env_id, state)
+    def set_state(self, env_id: int, state: Sequence[float]) -> None:
+        """Put `state` (from get_state) into env `env_id` on the actor that holds it."""
+        self._call("set_state", env_id, state)
 
     def get_config(self, env_id: int) -> dict[str, Any]:
         """The config values of env `env_id`, from the actor that owns it."""

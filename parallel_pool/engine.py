@@ -72,13 +72,13 @@ class Engine(Protocol):
         """How many player rows env `env_id` has in a batch (1 for single-player envs)."""
         ...
 
-    def _get_state(self, env_id: int) -> list[float]:
+    def get_state(self, env_id: int) -> list[float]:
         """The simulator state of C++ env `env_id` as floats (what parallel_pool.render draws; alignment tests).
         Engines of envs written in Python raise NotImplementedError: their envs draw themselves."""
         ...
 
-    def _set_state(self, env_id: int, state: Sequence[float]) -> None:
-        """Put `state` (from _get_state) into env `env_id` (alignment tests)."""
+    def set_state(self, env_id: int, state: Sequence[float]) -> None:
+        """Put `state` (from get_state) into env `env_id` (alignment tests)."""
         ...
 
     def render(self, env_ids: Any) -> np.ndarray:

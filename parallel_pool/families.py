@@ -17,10 +17,6 @@ def families() -> dict[str, tuple[str | None, list[str]]]:
     return dict(_build_info.FAMILIES)
 
 
-def built_families() -> list[str]:
-    return sorted(name for name, (reason, _) in families().items() if reason is None)
-
-
 def family_of(task_id: str) -> str | None:
     for name, (_, ids) in families().items():
         if task_id in ids:

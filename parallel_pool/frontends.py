@@ -329,7 +329,7 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
     def __init__(self, spec: EnvSpec, render_mode: str | None = None, thread_pool: Any = None):
         _GymStyle.__init__(self, spec, render_mode, thread_pool)
         self.metadata = {
-            "autoreset_mode": self.autoreset_mode.gymnasium,
+            "autoreset_mode": self.autoreset_mode,
             "render_modes": [] if render_mode is None else [render_mode],
         }
         self.single_observation_space = spec.observation_space
@@ -434,7 +434,7 @@ class GymPool(_GymStyle, gymnasium.Env):  # type: ignore[misc]
         self.single_observation_space = self.observation_space
         self.single_action_space = self.action_space
         self.metadata = {
-            "autoreset_mode": self.autoreset_mode.gymnasium,
+            "autoreset_mode": self.autoreset_mode,
             "render_modes": [] if render_mode is None else [render_mode],
         }
 
@@ -468,7 +468,7 @@ class DmPool(BasePool, dm_env.Environment):
         if spec.autoreset_mode != AutoresetMode.NEXT_STEP:
             raise ValueError(
                 "env_type='dm' steps a finished env into a new episode (next_step autoreset); "
-                f"autoreset_mode={spec.autoreset_mode.value!r} is not available with it"
+                f"autoreset_mode={spec.config_dict['autoreset_mode']!r} is not available with it"
             )
         super().__init__(spec, render_mode, thread_pool)
         self._state_type, self._players_type = dm_state_types(spec)

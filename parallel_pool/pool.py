@@ -3,6 +3,10 @@
 It hands raw engine batches (tuples of arrays laid out as `Schema` says) to the front-end's `_result`, which turns
 them into that front-end's result; front-ends live in parallel_pool.frontends. This module imports only the engine,
 the schema and the spec.
+
+Over 600 lines for one reason: it is the one place every front-end's calls are defined (stepping, resets, seeds, env
+ids, per-env config, snapshots, rendering), each short; splitting it by call would make each front-end inherit from
+several halves of one class.
 """
 
 from __future__ import annotations
@@ -198,6 +202,7 @@ class BasePool:
     _engine: Engine | None = None  # class default: an object whose __init__ never ran still reads as closed
     _next_seed: Any = None  # a seed given to the deprecated seed(), used by the next reset
     _kept: KeptRows | None = None  # set by a front-end that offers reset_mask on a sync pool (the gym-style ones)
+    registration_spec: Any = None  # gymnasium's EnvSpec when gymnasium.make_vec made the pool (ParallelPool/<id>)
 
     def __init__(self, spec: EnvSpec, render_mode: str | None = None, thread_pool: _core.ThreadPool | None = None):
         self._engine = None  # set first, so that close() / __del__ work on a half-constructed pool
@@ -225,6 +230,20 @@ class BasePool:
         self._all_ids = np.arange(self.num_envs, dtype=np.int32)
         # env ids of the last batch received (async pools: step() without env_id acts on them)
         self._last_ids: np.ndarray | None = None
+
+    @property
+    def spec(self) -> EnvSpec:
+        """The task's resolved spec (`parallel_pool.make_spec`): config, spaces, the engine's arrays."""
+        return self._spec
+
+    @spec.setter
+    def spec(self, value: Any) -> None:
+        # gymnasium.make_vec records how it made an env by assigning `env.unwrapped.spec` its registration's EnvSpec;
+        # that one is kept as registration_spec, and spec stays the task's
+        if isinstance(value, EnvSpec):
+            self._spec = value
+        else:
+            self.registration_spec = value
 
     # ---- the engine ---------------------------------------------------------------------------------------
     @property
@@ -435,7 +454,7 @@ class BasePool:
 
         The envs are rebuilt with the new values now, on this thread, and each takes over its new build at its NEXT
         reset (an explicit reset or an autoreset), never mid-episode; the new build continues the env's random
-        stream. Safe while steps of these envs are in flight (async pools). See docs/control.md.
+        stream. Safe while steps of these envs are in flight (async pools). See docs/per-env.md.
 
         Args:
             env_ids: an env id or a sequence of them.
@@ -495,7 +514,7 @@ class BasePool:
             ```
         """
         if np.ndim(env_id) == 0:
-            return np.asarray(self.engine._get_state(int(env_id)))
+            return np.asarray(self.engine.get_state(int(env_id)))
         ids = self._state_ids(env_id)
         engine: Any = self.engine
         try:
@@ -540,7 +559,7 @@ class BasePool:
         snapshots from a source you trust, e.g. unsigned ones of an older version). C++ envs: both are not used.
         """
         if np.ndim(env_id) == 0 and not isinstance(state, dict):
-            self.engine._set_state(int(env_id), [float(x) for x in np.ravel(state)])
+            self.engine.set_state(int(env_id), [float(x) for x in np.ravel(state)])
             if self._kept is not None:
                 self._kept.forget(int(env_id))  # a simulator state carries no observation
             return

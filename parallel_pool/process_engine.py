@@ -666,14 +666,14 @@ class ProcessEngine(SendRecvEngine):
         self._ids(env_id)
         return self.players
 
-    def _get_state(self, env_id: int) -> list[float]:
+    def get_state(self, env_id: int) -> list[float]:
         raise NotImplementedError(
             "get_state(env_id) of one int is a C++ env's simulator state (alignment tests); for a Python env take a "
             "snapshot: get_state([env_id])"
         )
 
-    def _set_state(self, env_id: int, state: Sequence[float]) -> None:
-        self._get_state(env_id)
+    def set_state(self, env_id: int, state: Sequence[float]) -> None:
+        self.get_state(env_id)
 
     # ---- per-env kwargs: the env's own keys (gymnasium.make's kwargs, or env_fn's keyword arguments) --------------
     def get_config(self, env_id: int) -> dict[str, Any]:

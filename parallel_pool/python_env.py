@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from parallel_pool.spec import AutoresetMode, EnvSpec
+from parallel_pool.registry import autoreset_mode_name
+from parallel_pool.spec import EnvSpec, autoreset_mode
 
 __all__ = ["PythonEnvSpec", "MakeRegistered", "in_gymnasium_registry"]
 
@@ -329,7 +330,6 @@ class PythonEnvSpec(EnvSpec):
             env_gym_spec = getattr(env, "spec", None)
             own_limit = getattr(env_gym_spec, "max_episode_steps", None)
             threshold = getattr(env_gym_spec, "reward_threshold", None)
-            self.env_metadata = dict(getattr(env, "metadata", {}) or {})
         finally:
             close_env(env)
         if task_id is None:
@@ -342,10 +342,7 @@ class PythonEnvSpec(EnvSpec):
         seed = common.get("seed", 42)
         seed = random_seed() if seed is None else _int_key("seed", seed, 0)
         limit = _int_key("max_episode_steps", common.get("max_episode_steps", own_limit or NO_LIMIT), 1)
-        mode = common.get("autoreset_mode", "next_step")
-        modes = [m.value for m in AutoresetMode]
-        if mode not in modes:
-            raise ValueError(f"config key 'autoreset_mode' must be one of {modes}, got {mode!r}")
+        mode = autoreset_mode_name(common.get("autoreset_mode", "next_step"))
         if self.agents and mode == "same_step":
             raise ValueError(
                 "autoreset_mode='same_step' is not available for PettingZoo envs: the front-ends' final_obs and "
@@ -357,7 +354,7 @@ class PythonEnvSpec(EnvSpec):
             "num_threads": min(threads or min(n, usable_cores()), n),
             "seed": seed,
             "max_episode_steps": limit,
-            "autoreset_mode": AutoresetMode(mode).value,
+            "autoreset_mode": mode,
             "max_num_players": max(1, len(self.agents)),
             "reward_threshold": threshold,
             "info_keys": tuple(a["name"] for a in info_arrays),
@@ -376,7 +373,7 @@ class PythonEnvSpec(EnvSpec):
         self.reward_threshold = threshold
         self.max_episode_steps = limit
         self.max_num_players = max(1, len(self.agents))
-        self.autoreset_mode = AutoresetMode(mode)
+        self.autoreset_mode = autoreset_mode(mode)
         self.render_mode = render_mode
 
     def build_with(self, kwargs: dict[str, Any]) -> Any:

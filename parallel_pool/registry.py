@@ -148,6 +148,24 @@ def _envpool_key(key: str, value: Any) -> None:
 _ENVPOOL_KEYS = ("gym_reset_return_info", "base_path", "env_seed")
 
 
+# autoreset_mode's config values (the engine's spelling) -> gymnasium.vector.AutoresetMode's values
+AUTORESET_MODES = {"next_step": "NextStep", "same_step": "SameStep", "disabled": "Disabled"}
+
+
+def autoreset_mode_name(value: Any) -> str:
+    """The config value ("next_step", "same_step" or "disabled") of an autoreset mode given as that string, as
+    gymnasium's `AutoresetMode` member, or as that member's value ("SameStep")."""
+    value = getattr(value, "value", value)  # a gymnasium.vector.AutoresetMode member
+    if isinstance(value, str):
+        for name, gym_value in AUTORESET_MODES.items():
+            if value in (name, gym_value):
+                return name
+    raise ValueError(
+        f"config key 'autoreset_mode' must be one of {list(AUTORESET_MODES)} (or gymnasium.vector.AutoresetMode's "
+        f"members), got {value!r}"
+    )
+
+
 def random_seed() -> int:
     """make(seed=None): a fresh random seed, as gymnasium draws one; 62 bits leave room for seed + env id."""
     import secrets
@@ -226,6 +244,8 @@ def resolve_config(task_id: str, kwargs: dict[str, Any]) -> tuple[str, dict[str,
     config = {k: v[0] for k, v in keys.items()}
     per_env = {k: v for k, v in kwargs.items() if _is_per_env(v) and k in keys}
     kwargs = {k: v for k, v in kwargs.items() if k not in per_env}
+    if "autoreset_mode" in kwargs:
+        kwargs["autoreset_mode"] = autoreset_mode_name(kwargs["autoreset_mode"])
     for key, value in kwargs.items():
         if key in _ENVPOOL_KEYS and key not in keys:
             _envpool_key(key, value)

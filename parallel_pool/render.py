@@ -1,9 +1,9 @@
-"""RGB frames of a pool's envs: `render_frames(spec, core_pool, env_ids)` -> uint8 (n, H, W, 3).
+"""RGB frames of a pool's envs: `render_frames(spec, engine, env_ids)` -> uint8 (n, H, W, 3).
 
 Envs that draw themselves in C++ (Atari: ALE's full screen) declare a render size in their spec and are drawn by
 `_core.Engine.render` on the calling thread; envs written in Python draw themselves in their worker process. The
 others are drawn exactly as gymnasium draws them: each env's state
-(`_get_state`) is put into a gymnasium env made with render_mode="rgb_array", whose render() draws it, so the
+(`get_state`) is put into a gymnasium env made with render_mode="rgb_array", whose render() draws it, so the
 pictures (and, for MuJoCo, the default camera of each task) are gymnasium's own.
 
 Headless machines: classic control and toy text need pygame (`pip install "gymnasium[classic-control]"`);
@@ -56,16 +56,16 @@ _NOT_DRAWN = {
 }
 
 
-def render_frames(spec, core_pool, env_ids: np.ndarray) -> np.ndarray:
+def render_frames(spec, engine, env_ids: np.ndarray) -> np.ndarray:
     """uint8 (len(env_ids), H, W, 3) frames of the given envs (none may have a result pending)."""
     env_ids = np.asarray(env_ids, dtype=np.int64).reshape(-1)
     if spec.renders_itself:  # the envs draw themselves (Python envs: in their worker, with their own render())
-        return core_pool.render(env_ids)
+        return engine.render(env_ids)
     frames = []
     for i in env_ids:
         # each env with its own config (its model file: xml_file may differ per env, and set_config changes it)
-        draw = _drawer(spec, core_pool.get_config(int(i)))
-        frames.append(draw(np.asarray(core_pool._get_state(int(i)), dtype=np.float64)))
+        draw = _drawer(spec, engine.get_config(int(i)))
+        frames.append(draw(np.asarray(engine.get_state(int(i)), dtype=np.float64)))
     if not frames:
         return np.zeros((0, 0, 0, 3), dtype=np.uint8)
     return np.stack(frames).astype(np.uint8, copy=False)

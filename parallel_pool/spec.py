@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import enum
 from collections import namedtuple
 from typing import Any, NamedTuple
 
 import numpy as np
+from gymnasium.vector import AutoresetMode
 
 from parallel_pool import _core
-from parallel_pool.registry import env_config, resolve_config
+from parallel_pool.registry import AUTORESET_MODES, autoreset_mode_name, env_config, resolve_config
 
 
 def array_bounds(a: dict, which: str) -> np.ndarray:
@@ -87,33 +87,24 @@ def array_dm_spec(a: dict, name: str | None = None):
     return specs.Array(a["shape"], dtype, name=name)
 
 
-class AutoresetMode(str, enum.Enum):
-    """How a finished env starts its next episode (the `autoreset_mode` config key; gymnasium's three modes).
+def autoreset_mode(name: str) -> AutoresetMode:
+    """Gymnasium's `AutoresetMode` member for an autoreset_mode config value ("next_step", "same_step", "disabled").
 
-    A str enum: `AutoresetMode.SAME_STEP == "same_step"`. `.gymnasium` is gymnasium's own enum value.
+    `env.autoreset_mode` and `env.metadata["autoreset_mode"]` are gymnasium's own enum, so code that compares with
+    it (gymnasium's wrappers, TorchRL) accepts a pool; `parallel_pool.AutoresetMode` is the same class.
     """
-
-    NEXT_STEP = "next_step"
-    SAME_STEP = "same_step"
-    DISABLED = "disabled"
-
-    @property
-    def gymnasium(self) -> Any:
-        """Gymnasium's own `AutoresetMode` value of this mode."""
-        from gymnasium.vector import AutoresetMode as Gym
-
-        return {"next_step": Gym.NEXT_STEP, "same_step": Gym.SAME_STEP, "disabled": Gym.DISABLED}[self.value]
+    return AutoresetMode(AUTORESET_MODES[autoreset_mode_name(name)])
 
 
 class ArraySpec(NamedTuple):
     """One array of EnvPool's `action_array_spec` / `state_array_spec`.
 
-    Its dtype, the shape of one row (-1: the batch dimension of per-player arrays, as EnvPool writes it) and its
-    bounds.
+    Its dtype, the shape of one row as a list, as EnvPool's (-1: the batch dimension of per-player arrays, as EnvPool
+    writes it) and its bounds.
     """
 
     dtype: np.dtype
-    shape: tuple[int, ...]
+    shape: list[int]
     minimum: Any
     maximum: Any
 
@@ -129,7 +120,7 @@ def _array_spec(
             low, high = np.iinfo(dtype).min, np.iinfo(dtype).max
         else:
             low, high = -np.inf, np.inf
-    return ArraySpec(dtype, ((-1,) if per_player else ()) + tuple(shape), low, high)
+    return ArraySpec(dtype, ([-1] if per_player else []) + [int(d) for d in shape], low, high)
 
 
 class EnvSpec:
@@ -191,7 +182,7 @@ class EnvSpec:
         self.reward_threshold = None if threshold is None or np.isinf(threshold) else threshold
         self.max_episode_steps: int = config["max_episode_steps"]
         self.max_num_players: int = self.engine_spec["max_players"]
-        self.autoreset_mode = AutoresetMode(config["autoreset_mode"])
+        self.autoreset_mode = autoreset_mode(config["autoreset_mode"])
 
     @property
     def observation_arrays(self) -> list[dict]:

@@ -27,6 +27,7 @@ from operator import itemgetter
 from typing import Any
 
 import numpy as np
+from gymnasium.vector import AutoresetMode
 
 from parallel_pool.schema import tree_map
 
@@ -109,11 +110,11 @@ class Translator:
     def __init__(
         self, env: Any, final_obs_key: str | None = None, truncated_key: str | None = None, explicit_reset: bool = False
     ):
-        mode = getattr(env, "autoreset_mode", None)
-        if mode != "same_step":
+        if getattr(env, "autoreset_mode", None) != AutoresetMode.SAME_STEP:
+            got = getattr(getattr(env, "config", None), "get", lambda _: None)("autoreset_mode")
             raise ValueError(
-                "Translator needs a pool made with autoreset_mode='same_step' (got "
-                f"{getattr(mode, 'value', mode)!r}); use Translator.make(task_id, ...) or parallel_pool.make(task_id, "
+                f"the framework adapters need a pool made with autoreset_mode='same_step' (this one has {got!r}): "
+                "give the adapter the task id and it makes one, or make it with parallel_pool.make(task_id, "
                 "autoreset_mode='same_step', ...)"
             )
         if getattr(env.spec, "max_num_players", 1) != 1:
@@ -138,17 +139,19 @@ class Translator:
     @classmethod
     def make(
         cls,
-        task_id: str,
+        task_id: str | None,
         final_obs_key: str | None = None,
         truncated_key: str | None = None,
         explicit_reset: bool = False,
         **kwargs: Any,
     ) -> Translator:
-        """Make a same-step pool of ``task_id`` (``kwargs``: parallel_pool.make's config keys) and wrap it."""
+        """Make a same-step pool of ``task_id`` (or of ``env_fn=`` in ``kwargs``: parallel_pool.make's arguments)
+        and wrap it."""
         import parallel_pool
+        from parallel_pool.registry import autoreset_mode_name
 
         mode = kwargs.pop("autoreset_mode", "same_step")
-        if mode != "same_step":
+        if autoreset_mode_name(mode) != "same_step":
             raise ValueError(f"framework adapters run the pool with autoreset_mode='same_step', got {mode!r}")
         env = parallel_pool.make(task_id, env_type="gymnasium", autoreset_mode="same_step", **kwargs)
         return cls(env, final_obs_key, truncated_key, explicit_reset)

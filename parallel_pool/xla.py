@@ -211,7 +211,7 @@ class _XlaCalls:
             has_side_effect=True,
             input_output_aliases={0: 0},
         )
-        return f(handle, *args, pool=self.engine_id)
+        return f(handle, *args, engine=self.engine_id)
 
     def env_ids(self, env_id: Any) -> Any:
         jax, jnp = self.jax, self.jnp

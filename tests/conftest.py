@@ -15,7 +15,8 @@ if not os.environ.get("DISPLAY"):
 CI_ALLOWED_SKIPS = {
     # the stress run against sanitizer builds is `slow` (.ci/sanitize.sh; .ci/run runs its own ASan+UBSan job)
     "run .ci/sanitize.sh": "sanitizer builds are made by .ci/sanitize.sh, not by the test run",
-    # no package ships minigrid's WFC pattern images (only its source tree has them): tests/test_minigrid_wfc.py
+    # no package ships minigrid's WFC pattern images (only its source tree has them):
+    # tests/envs/minigrid/test_minigrid_wfc.py
     "minigrid's WFC pattern images are not installed": "no wheel or sdist of minigrid holds its WFC pattern images",
 }
 
@@ -40,6 +41,12 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("skipped in CI, where every test must run (tests/conftest.py)")
         for line in _ci_bad_skips:
             terminalreporter.write_line(line)
+
+
+# ---- RLlib ------------------------------------------------------------------------------------------------------
+# RLlib pins gymnasium 1.2.2, so its tests run in a venv of their own (.ci/rllib.sh sets PP_RLLIB_TESTS=1); every
+# other run leaves that file out
+collect_ignore = [] if os.environ.get("PP_RLLIB_TESTS") else ["adapters/test_rllib.py"]
 
 
 # ---- snapshot key -------------------------------------------------------------------------------------------------

@@ -167,8 +167,8 @@ PYBIND11_MODULE(_core, m) {
       .def("reset", &PyEngine::Reset, py::arg("env_id") = py::none(), py::arg("seeds") = py::none())
       .def("close", &PyEngine::Close)
       .def("num_players", &PyEngine::num_players)
-      .def("_get_state", &PyEngine::GetState)
-      .def("_set_state", &PyEngine::SetState)
+      .def("get_state", &PyEngine::GetState)
+      .def("set_state", &PyEngine::SetState)
       .def("get_config", &PyEngine::GetConfig, py::arg("env_id"))
       .def("snapshot", &PyEngine::Snapshot, py::arg("env_ids"))
       .def("restore", &PyEngine::Restore, py::arg("env_ids"), py::arg("env"), py::arg("generator"), py::arg("elapsed"),

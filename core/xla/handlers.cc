@@ -1,5 +1,5 @@
 // CPU XLA FFI handlers for env.xla(): send, recv and step (send + recv in one call).
-// Each takes the pool id as the attribute "pool" and the handle array as input 0, which comes back as output 0
+// Each takes the engine id as the attribute "engine" and the handle array as input 0, which comes back as output 0
 // (aliased), so a chain of calls is ordered by data dependency as well as by being side-effecting.
 #include "core/xla/common.h"
 #include "core/xla/xla.h"
@@ -25,13 +25,13 @@ ffi::Error CpuStep(int64_t id, ffi::AnyBuffer handle, ffi::RemainingArgs args, f
 
 XLA_FFI_DEFINE_HANDLER(
     kCpuSend, CpuSend,
-    ffi::Ffi::Bind().Attr<int64_t>("pool").Arg<ffi::AnyBuffer>().RemainingArgs().Ret<ffi::AnyBuffer>());
+    ffi::Ffi::Bind().Attr<int64_t>("engine").Arg<ffi::AnyBuffer>().RemainingArgs().Ret<ffi::AnyBuffer>());
 XLA_FFI_DEFINE_HANDLER(
     kCpuRecv, CpuRecv,
-    ffi::Ffi::Bind().Attr<int64_t>("pool").Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>().RemainingRets());
+    ffi::Ffi::Bind().Attr<int64_t>("engine").Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>().RemainingRets());
 XLA_FFI_DEFINE_HANDLER(
     kCpuStep, CpuStep,
-    ffi::Ffi::Bind().Attr<int64_t>("pool").Arg<ffi::AnyBuffer>().RemainingArgs().Ret<ffi::AnyBuffer>().RemainingRets());
+    ffi::Ffi::Bind().Attr<int64_t>("engine").Arg<ffi::AnyBuffer>().RemainingArgs().Ret<ffi::AnyBuffer>().RemainingRets());
 
 void* Ptr(XLA_FFI_Handler* f) { return reinterpret_cast<void*>(f); }
 

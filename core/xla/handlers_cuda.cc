@@ -60,21 +60,21 @@ ffi::Error GpuStep(cudaStream_t stream, int64_t id, ffi::AnyBuffer handle, ffi::
 XLA_FFI_DEFINE_HANDLER(kGpuSend, GpuSend,
                        ffi::Ffi::Bind()
                            .Ctx<ffi::PlatformStream<cudaStream_t>>()
-                           .Attr<int64_t>("pool")
+                           .Attr<int64_t>("engine")
                            .Arg<ffi::AnyBuffer>()
                            .RemainingArgs()
                            .Ret<ffi::AnyBuffer>());
 XLA_FFI_DEFINE_HANDLER(kGpuRecv, GpuRecv,
                        ffi::Ffi::Bind()
                            .Ctx<ffi::PlatformStream<cudaStream_t>>()
-                           .Attr<int64_t>("pool")
+                           .Attr<int64_t>("engine")
                            .Arg<ffi::AnyBuffer>()
                            .Ret<ffi::AnyBuffer>()
                            .RemainingRets());
 XLA_FFI_DEFINE_HANDLER(kGpuStep, GpuStep,
                        ffi::Ffi::Bind()
                            .Ctx<ffi::PlatformStream<cudaStream_t>>()
-                           .Attr<int64_t>("pool")
+                           .Attr<int64_t>("engine")
                            .Arg<ffi::AnyBuffer>()
                            .RemainingArgs()
                            .Ret<ffi::AnyBuffer>()

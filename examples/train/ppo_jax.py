@@ -21,6 +21,9 @@ action is ignored, so that row is masked out of the loss.
 Hyperparameters (PRESETS, each with its source): Ant-v5 and HalfCheetah-v5 from rl_games 1.6.5's
 configs/mujoco/ant_envpool.yaml and halfcheetah_envpool.yaml (the configs of EnvPool's rl_games MuJoCo demo);
 Pong-v5 from CleanRL's ppo_atari_envpool_xla_jax.py; CartPole-v1 small and fast (examples/ppo_jax_xla.py's).
+
+Over 600 lines for one reason: CleanRL's convention, one file a reader can follow from arguments to the last log
+line; the parts shared with the torch scripts live in common.py.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import numpy as np
 from dm_env import specs
 
 import parallel_pool
+from parallel_pool.registry import autoreset_mode_name
 
 __all__ = ["BatchedEnvironment"]
 
@@ -41,7 +42,7 @@ class BatchedEnvironment(dm_env.Environment):
 
     def __init__(self, task_id: str, **config: Any):
         mode = config.pop("autoreset_mode", "next_step")
-        if mode != "next_step":
+        if autoreset_mode_name(mode) != "next_step":
             raise ValueError(
                 f"autoreset_mode={mode!r}: a dm_env environment starts a finished env's next episode "
                 "on its next step (dm_env's convention), which is autoreset_mode='next_step'"

@@ -6,6 +6,7 @@ from collections import deque
 from typing import Any
 
 import numpy as np
+from gymnasium.vector import AutoresetMode
 
 from parallel_pool.translate import final_value
 
@@ -33,7 +34,7 @@ class EpisodeStatistics:
         self.env = env
         self.stats_key = stats_key
         n = env.num_envs
-        self.same_step = getattr(env, "autoreset_mode", "next_step") == "same_step"
+        self.same_step = getattr(env, "autoreset_mode", None) == AutoresetMode.SAME_STEP
         self.episode_returns = np.zeros(n, dtype=np.float64)
         self.episode_lengths = np.zeros(n, dtype=np.int64)
         self._skip = np.zeros(n, dtype=bool)  # the env's next row is a reset, not a step

@@ -17,6 +17,7 @@ import gymnasium as gym
 import numpy as np
 
 import parallel_pool
+from parallel_pool.registry import autoreset_mode_name
 from parallel_pool.translate import final_value, successor_obs
 from rl_games.common.ivecenv import IVecEnv
 
@@ -101,7 +102,7 @@ class ParallelPoolRLGamesEnv(IVecEnv):
                 "('gymnasium' or 'gym' are accepted for ENVPOOL configs)"
             )
         mode = config.pop("autoreset_mode", "same_step")
-        if mode != "same_step":
+        if autoreset_mode_name(mode) != "same_step":
             raise ValueError(
                 f"env_config autoreset_mode={mode!r}: the rl_games vecenv needs 'same_step' (rl_games "
                 "acts on every env every step)"

@@ -5,44 +5,77 @@ Wiring only: `parallel_pool.translate.Translator` does the work.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
+from parallel_pool.pool import BasePool
 from parallel_pool.schema import tree_map
 from parallel_pool.translate import Translator
 
 _ENV_METHODS = ("get_state", "set_state", "reset", "get_config", "set_config")
 
 
+def _checked_pool(pool: BasePool, kwargs: dict[str, Any]) -> BasePool:
+    """A pool given to ParallelPoolVecEnv: one that SB3 can step, else an error that says what to pass instead."""
+    task = pool.spec.task_id
+    if kwargs:
+        raise ValueError(
+            f"config keys {sorted(kwargs)} configure a pool the VecEnv makes, but a made pool ({task}) was given: "
+            f"pass the task id instead (ParallelPoolVecEnv({task!r}, {', '.join(f'{k}=...' for k in sorted(kwargs))}))"
+        )
+    if pool.spec.config.autoreset_mode != "same_step" or getattr(pool, "single_observation_space", None) is None:
+        raise ValueError(
+            f"SB3 needs a pool of the gymnasium front-end with same-step resets; this {type(pool).__name__} of "
+            f"{task} has autoreset_mode={pool.spec.config.autoreset_mode!r}. Pass the task id and the VecEnv makes "
+            f"its own pool (ParallelPoolVecEnv({task!r}, num_envs={pool.num_envs})), or make the pool with "
+            "parallel_pool.make(..., autoreset_mode='same_step')"
+        )
+    return pool
+
+
 class ParallelPoolVecEnv(VecEnv):
-    """An SB3 ``VecEnv`` stepping ``num_envs`` C++ envs in parallel.
+    """An SB3 ``VecEnv`` stepping ``num_envs`` envs in parallel.
 
     Same-step reset as SB3 expects: when an episode ends, the returned observation is the next episode's first one,
     ``infos[i]["terminal_observation"]`` holds the final observation and ``infos[i]["TimeLimit.truncated"]`` is
     True only for a time-limit truncation, so SB3 bootstraps truncated episodes with V(terminal observation).
 
         venv = ParallelPoolVecEnv("CartPole-v1", num_envs=8, seed=0)
+        venv = ParallelPoolVecEnv(env_fn=MyEnv, num_envs=8)  # any gymnasium.Env, in worker processes
         model = stable_baselines3.PPO("MlpPolicy", venv).learn(100_000)
 
     Args:
-        task_id: a task id from ``parallel_pool.list_all_envs()``, or an existing gymnasium-front-end pool made with
+        task_id: a task id (``parallel_pool.list_all_envs()``, or an id of gymnasium's registry: a Python env); a
+            callable returning a ``gymnasium.Env`` (as ``env_fn``); or a pool of the gymnasium front-end made with
             ``autoreset_mode="same_step"`` and ``batch_size == num_envs``.
-        **kwargs: ``parallel_pool.make`` config keys (``num_envs``, ``seed``, ``num_threads``, ``max_episode_steps``,
-            the task's own keys).
+        env_fn: a callable returning a ``gymnasium.Env``, run in worker processes (instead of ``task_id``).
+        **kwargs: ``parallel_pool.make``'s arguments (``num_envs``, ``seed``, ``num_threads``, ``max_episode_steps``,
+            the task's own keys; for ``env_fn``, its keyword arguments), when the VecEnv makes the pool.
+
+    Raises:
+        ValueError: a pool that was not made for SB3 (another autoreset mode, an async pool), or config keys given
+            with a pool; the message says what to pass instead.
+        TypeError: something that is neither a task id, a callable nor a pool.
     """
 
-    def __init__(self, task_id: Any, **kwargs: Any):
+    def __init__(self, task_id: Any = None, *, env_fn: Any = None, **kwargs: Any):
         keys = dict(final_obs_key="terminal_observation", truncated_key="TimeLimit.truncated")
-        if isinstance(task_id, str):
-            self._tr = Translator.make(task_id, **keys, **kwargs)
+        if isinstance(task_id, BasePool):
+            self._tr = Translator(_checked_pool(task_id, kwargs), **keys)
+        elif isinstance(task_id, str) or env_fn is not None:
+            self._tr = Translator.make(task_id, **keys, env_fn=env_fn, **kwargs)
+        elif callable(task_id):
+            self._tr = Translator.make(None, **keys, env_fn=task_id, **kwargs)
         else:
-            if kwargs:
-                raise ValueError(f"config keys {sorted(kwargs)} can only be given with a task id, not with a pool")
-            self._tr = Translator(task_id, **keys)
+            raise TypeError(
+                "ParallelPoolVecEnv takes a task id (ParallelPoolVecEnv('CartPole-v1', num_envs=8)), env_fn=<callable "
+                f"returning a gymnasium.Env>, or a pool made by parallel_pool.make; got {task_id!r}"
+            )
         if self._tr.is_async:
             self._tr.close()
             raise ValueError(
@@ -133,7 +166,7 @@ class ParallelPoolVecEnv(VecEnv):
         """Call a per-env method on the envs ``indices``.
 
         The methods: ``get_state()``, ``set_state(state)``, ``reset()``, ``get_config()`` and
-        ``set_config(**values)`` (applied at each env's next reset; see docs/control.md).
+        ``set_config(**values)`` (applied at each env's next reset; see docs/per-env.md).
 
         Raises:
             AttributeError: another method name (the message lists the available ones).
@@ -172,18 +205,93 @@ class ParallelPoolVecEnv(VecEnv):
         return f"ParallelPoolVecEnv({self.task_id!r}, num_envs={self.num_envs})"
 
 
-def make_vec_env(task_id: str, n_envs: int = 1, seed: int | None = None, **kwargs: Any) -> ParallelPoolVecEnv:
-    """``n_envs`` envs of ``task_id`` as one VecEnv, like ``stable_baselines3.common.env_util.make_vec_env``.
+def make_vec_env(
+    env_id: str | Callable[..., Any],
+    n_envs: int = 1,
+    seed: int | None = None,
+    start_index: int = 0,
+    monitor_dir: str | None = None,
+    wrapper_class: Callable[..., Any] | None = None,
+    env_kwargs: dict[str, Any] | None = None,
+    vec_env_cls: type | None = None,
+    vec_env_kwargs: dict[str, Any] | None = None,
+    monitor_kwargs: dict[str, Any] | None = None,
+    wrapper_kwargs: dict[str, Any] | None = None,
+) -> VecEnv:
+    """SB3's ``make_vec_env`` over one pool: ``n_envs`` envs of ``env_id``, in a ``VecMonitor``.
+
+    Takes ``stable_baselines3.common.env_util.make_vec_env``'s arguments. The pool replaces SB3's per-env
+    ``Monitor`` + ``DummyVecEnv``: a ``VecMonitor`` records each episode's return and length in
+    ``info["episode"]`` (what SB3 logs as ``rollout/ep_rew_mean``), to ``monitor_dir/monitor.csv`` when given.
+
+        venv = make_vec_env("CartPole-v1", n_envs=8, seed=0)
+        model = stable_baselines3.PPO("MlpPolicy", venv).learn(100_000)
 
     Args:
-        task_id: a task id from ``parallel_pool.list_all_envs()``.
+        env_id: a task id (C++, or an id of gymnasium's registry), or a callable returning a ``gymnasium.Env``.
         n_envs: how many envs.
-        seed: env i is seeded with ``seed + i`` (None: the task's default seed).
-        **kwargs: ``parallel_pool.make`` config keys.
+        seed: env i is seeded with ``seed + start_index + i`` (None: the task's default seed).
+        start_index: added to the seed, as SB3 does.
+        monitor_dir: where ``VecMonitor`` writes ``monitor.csv`` (None: no file).
+        wrapper_class: a gymnasium wrapper applied to each env in its worker process (Python envs: a callable
+            ``env_id`` or an id of gymnasium's registry, which then runs gymnasium's env, not the C++ port).
+        env_kwargs: the task's config keys (C++ ids), or the keyword arguments of ``env_id``'s callable or of
+            ``gymnasium.make``.
+        vec_env_cls: None or ``ParallelPoolVecEnv`` (the pool is the VecEnv).
+        vec_env_kwargs: more ``parallel_pool.make`` arguments (``num_threads``, ``max_episode_steps``, ...).
+        monitor_kwargs: ``VecMonitor``'s other arguments (``info_keywords``).
+        wrapper_kwargs: ``wrapper_class``'s keyword arguments.
 
     Returns:
-        The VecEnv.
+        The VecEnv (a ``VecMonitor`` around a ``ParallelPoolVecEnv``).
+
+    Raises:
+        ValueError: a ``vec_env_cls`` other than ParallelPoolVecEnv, or a ``wrapper_class`` for an id that runs in
+            C++ and is not in gymnasium's registry.
     """
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    if vec_env_cls not in (None, ParallelPoolVecEnv):
+        raise ValueError(
+            f"vec_env_cls={getattr(vec_env_cls, '__name__', vec_env_cls)}: the pool is the VecEnv here (it replaces "
+            "DummyVecEnv and SubprocVecEnv); leave vec_env_cls out, or use SB3's own make_vec_env for that class"
+        )
+    kwargs = {**(vec_env_kwargs or {}), "num_envs": n_envs}
     if seed is not None:
-        kwargs["seed"] = seed
-    return ParallelPoolVecEnv(task_id, num_envs=n_envs, **kwargs)
+        kwargs["seed"] = seed + start_index
+    env_kwargs = dict(env_kwargs or {})
+    if wrapper_class is not None:
+        env_fn = _wrapped_env_fn(env_id, env_kwargs, wrapper_class, dict(wrapper_kwargs or {}))
+        venv = ParallelPoolVecEnv(env_fn=env_fn, **kwargs)
+    elif callable(env_id):
+        venv = ParallelPoolVecEnv(env_fn=env_id, **env_kwargs, **kwargs)
+    else:
+        venv = ParallelPoolVecEnv(env_id, **env_kwargs, **kwargs)
+    filename = None if monitor_dir is None else os.path.join(monitor_dir, "monitor.csv")
+    if monitor_dir is not None:
+        os.makedirs(monitor_dir, exist_ok=True)
+    return VecMonitor(venv, filename=filename, **(monitor_kwargs or {}))
+
+
+def _wrapped_env_fn(env_id: Any, env_kwargs: dict, wrapper_class: Callable, wrapper_kwargs: dict) -> Callable[[], Any]:
+    """An env_fn building ``wrapper_class(env)`` in the worker: env from ``env_id``'s callable or gymnasium.make."""
+    if isinstance(env_id, str):
+        import gymnasium
+
+        if env_id not in gymnasium.registry:
+            raise ValueError(
+                f"wrapper_class: {env_id!r} runs in C++, where there is no Python env to wrap, and is not in "
+                "gymnasium's registry; pass a callable returning the gymnasium.Env instead"
+            )
+
+        def base() -> Any:
+            return gymnasium.make(env_id, **env_kwargs)
+    else:
+
+        def base() -> Any:
+            return env_id(**env_kwargs)
+
+    def env_fn() -> Any:
+        return wrapper_class(base(), **wrapper_kwargs)
+
+    return env_fn

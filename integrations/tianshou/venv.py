@@ -86,7 +86,7 @@ class ParallelPoolVectorEnv(BaseVectorEnv):
         return [self._attrs[key] for _ in self._wrap_id(id)]
 
     def set_env_attr(self, key: str, value: Any, id: int | list[int] | np.ndarray | None = None) -> None:
-        """A config key's new value for these envs, applied at each env's next reset (docs/control.md)."""
+        """A config key's new value for these envs, applied at each env's next reset (docs/per-env.md)."""
         self._assert_is_not_closed()
         if key in self.pool.config and key not in COMMON_KEYS:  # an env's own key (the pool's own are fixed)
             self.pool.set_config(list(self._wrap_id(id)), **{key: value})

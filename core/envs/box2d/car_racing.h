@@ -1,4 +1,6 @@
 // CarRacing-v2/v3, aligned with gymnasium 1.4's gymnasium.envs.box2d.car_racing.CarRacing (and car_dynamics.Car).
+// Over 600 lines for one reason: one header per env (the family's rule), and this env is gymnasium's track
+// generator, tyre model and renderer together.
 //
 // Track generation, the car's tyre model and the tiles (sensors that count the lap) are gymnasium's Python,
 // reproduced as in lunar_lander.h (doubles where Python computes, float32 where pybox2d hands values to Box2D,

@@ -4,7 +4,7 @@
 // seeded with the same value, in the same order, generates exactly what the Python env generates. Its state can be
 // read and set as numpy's bit_generator.state holds it (StateWords), so an env can also start from the state of a
 // given Python env's np_random (the Box2D family's alignment tests, its snapshots).
-// Checked against numpy for many seeds, ranges and states by tests/test_numpy_random.py.
+// Checked against numpy for many seeds, ranges and states by tests/envs/test_numpy_random.py.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// Corridor-v0: the worked example of docs/adding-an-env.md (tested by tests/test_guide_example.py).
+// Corridor-v0: the worked example of docs/adding-an-env.md (tested by tests/envs/test_guide_example.py).
 // The agent stands in a corridor of `length` cells and walks left (action 0) or right (action 1). A move goes the
 // other way with probability `slip_prob`. Reaching the last cell ends the episode with reward +1; every other step
 // costs 0.01. Observation: a one-hot float32 vector of the agent's cell. info["slipped"] says whether the move

@@ -1,4 +1,4 @@
-// Helpers the DMC domains of dmc-c (manipulator, stacker, quadruped) share:
+// Helpers the DMC domains manipulator, stacker and quadruped share:
 //  * the planar arm of manipulator and stacker: its joints' randomisation and dm_control's observation pieces;
 //  * vectors expressed in a body's frame (dm_control's `vector.dot(xmat.reshape(3, 3))`).
 #pragma once

@@ -1,3 +1,6 @@
+// The ViZDoom env: one vizdoom game per player of the env, driven through vizdoom's C++ API (engine set-up, buttons,
+// screens, game variables, shaped rewards). Over 600 lines for one reason: the games' lifecycle (start, restart
+// after a crash, their engine processes' shared memory and message queues, close) is one state machine.
 #include "core/envs/vizdoom/vizdoom_env.h"
 
 #include <cerrno>

@@ -1,4 +1,4 @@
-# the v4/v5 subset of EnvPool's list that parallel_pool registers (v2/v3 are issue 16)
+# the v4/v5 subset of EnvPool's list that parallel_pool registers (v2/v3 are not registered)
 gym_mujoco_envs = [
     ("Ant", ("v4", "v5"), 1000),
     ("HalfCheetah", ("v4", "v5"), 1000),
