@@ -192,7 +192,9 @@ inline std::vector<ConfigKey> MpeConfigKeys(std::vector<ConfigKey> own) {
                  false,
                  "False: Discrete actions (move + 5 * say); True: Box(0, 1) vectors (5 move values, then say)",
                  {}});
-  own.push_back({"max_num_players", int64_t{0}, "0, or the scenario's agent count (it is fixed by the scenario)", {}});
+  // the engine's key (at least 1), whose value this family does not need: the scenario fixes the player count
+  own.push_back(
+      {"max_num_players", int64_t{1}, "the agent count is the scenario's: leave this at 1 or give that count", {}});
   return own;
 }
 
@@ -202,9 +204,10 @@ inline void MpeSpec(const Config& c, SpecBuilder& b, const std::string& scenario
                     const ActionLayout& layout) {
   IntInRange(c, "max_cycles", 1, std::numeric_limits<int>::max() - 1);
   const int64_t players = c.Get<int64_t>("max_num_players");
-  if (players != 0 && players != num_agents) {
-    throw std::invalid_argument("config key 'max_num_players' must be 0 or " + std::to_string(num_agents) + " (" +
-                                scenario + "'s agent count), got " + std::to_string(players));
+  if (players != 1 && players != num_agents) {
+    throw std::invalid_argument("config key 'max_num_players' must be 1 (the default) or " +
+                                std::to_string(num_agents) + " (" + scenario + "'s agent count), got " +
+                                std::to_string(players));
   }
   b.Obs("obs", DType::kFloat32, {obs_dim}, {-kInf}, {kInf});
   if (c.Get<bool>("continuous_actions")) {
@@ -265,8 +268,12 @@ class MpeEnv : public Env {
     for (double v : ScenarioState()) s.push_back(v);
     return s;
   }
-  // Every value is checked before anything changes: a wrong length, a non-finite number, a step count outside
-  // [0, max_cycles] or a scenario value out of its range throws std::invalid_argument.
+  // Positions, velocities and utterances of a world far past anything an episode reaches, yet whose squares and
+  // sums stay finite (so rewards do).
+  static constexpr double kMaxStateValue = 1e12;
+  // Every value is checked before anything changes: a wrong length, a value past kMaxStateValue (NaN and inf
+  // included), a step count outside [0, max_cycles] or a scenario value out of its range throws
+  // std::invalid_argument.
   void SetState(const std::vector<double>& s) override {
     const size_t world_values =
         1 + 4 * static_cast<size_t>(world_.num_entities()) + static_cast<size_t>(world_.num_agents()) * world_.dim_c();
@@ -276,7 +283,9 @@ class MpeEnv : public Env {
                                   std::to_string(s.size()));
     }
     for (double v : s) {
-      if (!std::isfinite(v)) throw std::invalid_argument("MPE state: values must be finite numbers");
+      if (!(std::fabs(v) <= kMaxStateValue)) {
+        throw std::invalid_argument("MPE state: values must be numbers within +-1e12, got " + std::to_string(v));
+      }
     }
     if (!(s[0] >= 0 && s[0] <= max_cycles_ && s[0] == std::floor(s[0]))) {
       throw std::invalid_argument("MPE state: the step count must be an integer in [0, max_cycles], got " +

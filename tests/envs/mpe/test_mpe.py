@@ -193,7 +193,7 @@ def test_ids_are_listed():
         ("MPE/simple_spread-v3", {"num_agent_neighbors": -1}, "'num_agent_neighbors' must be in [0, 256]"),
         ("MPE/simple_spread-v3", {"num_landmark_neighbors": 300}, "'num_landmark_neighbors' must be in [0, 256]"),
         ("MPE/simple-v3", {"max_cycles": 0}, "'max_cycles' must be in [1,"),
-        ("MPE/simple_spread-v3", {"max_num_players": 2}, "'max_num_players' must be 0 or 3"),
+        ("MPE/simple_spread-v3", {"max_num_players": 2}, "'max_num_players' must be 1 (the default) or 3"),
         ("MPE/simple-v3", {"N": 3}, "N"),  # simple has no N
     ],
 )
@@ -247,6 +247,7 @@ def test_bad_states_are_refused_and_change_nothing():
             "fractional goal": np.concatenate([before[:-1], [0.5]]),
             "step count": np.concatenate([[26.0], before[1:]]),  # past max_cycles (25)
             "nan": np.concatenate([[0.0, np.nan], before[2:]]),
+            "huge position": np.concatenate([[0.0, 1e300], before[2:]]),
         }
         for what, state in bad.items():
             with pytest.raises(ValueError, match="MPE state"):
