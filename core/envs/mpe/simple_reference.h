@@ -26,8 +26,7 @@ class SimpleReferenceEnv : public MpeEnv {
     MpeSpec(c, b, "simple_reference", 2, kObsDim, ActionLayout{true, false, kDimC});
   }
 
-  SimpleReferenceEnv(const Config& c, int env_id, uint64_t seed)
-      : MpeEnv(c, env_id, seed, c.Get<double>("local_ratio")) {
+  SimpleReferenceEnv(const Config& c, int env_id, uint64_t seed) : MpeEnv(c, env_id, seed, LocalRatio(c)) {
     world_.Build(2, 3, kDimC);
     for (int i = 0; i < 2; ++i) world_.agent(i).collide = false;
     static constexpr double kColors[3][3] = {{0.75, 0.25, 0.25}, {0.25, 0.75, 0.25}, {0.25, 0.25, 0.75}};

@@ -40,11 +40,11 @@ class SimpleSpreadEnv : public MpeEnv {
   }
 
   SimpleSpreadEnv(const Config& c, int env_id, uint64_t seed)
-      : MpeEnv(c, env_id, seed, c.Get<double>("local_ratio")),
+      : MpeEnv(c, env_id, seed, LocalRatio(c)),
         terminate_on_success_(c.Get<bool>("terminate_on_success")),
         agents_nearest_(c.Get<int>("num_agent_neighbors") > 0),
         landmarks_nearest_(c.Get<int>("num_landmark_neighbors") > 0) {
-    const int n = c.Get<int>("N");
+    const int n = IntInRange(c, "N", 1, kMaxN);
     agents_seen_ = Neighbors(c, "num_agent_neighbors", n - 1);
     landmarks_seen_ = Neighbors(c, "num_landmark_neighbors", n);
     world_.Build(n, n, 2);

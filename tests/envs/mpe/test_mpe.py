@@ -260,7 +260,9 @@ def test_bad_states_are_refused_and_change_nothing():
 def test_same_trajectories_with_any_thread_count():
     runs = []
     for threads in (1, 2, 3):
-        env = pp.make("MPE/simple_spread-v3", num_envs=4, num_threads=threads, seed=9, max_cycles=10)
+        env = pp.make(
+            "MPE/simple_spread-v3", env_type="gymnasium", num_envs=4, num_threads=threads, seed=9, max_cycles=10
+        )
         rng = np.random.default_rng(0)
         try:
             steps = [np.copy(env.reset()[0])]
