@@ -156,6 +156,23 @@ def test_terminate_on_success_from_a_set_state():
         ref.close()
 
 
+def test_reset_with_a_seed_reseeds_as_mpe2():
+    """reset(seed=s) mid-run: env i starts mpe2's episode of seed s + i (the numpy generator is reseeded too)."""
+    env = pp.make("MPE/simple_reference-v3", env_type="gymnasium", num_envs=2, seed=0)
+    try:
+        env.reset()
+        env.step(np.arange(4, dtype=np.int32))
+        obs, _ = env.reset(seed=77)
+        for i in range(2):
+            ref = _reference("MPE/simple_reference-v3")
+            robs, _ = ref.reset(seed=77 + i)
+            np.testing.assert_array_equal(obs[2 * i : 2 * i + 2], np.stack([robs[a] for a in ref.possible_agents]))
+            np.testing.assert_array_equal(env.get_state(i), _world_state(ref))
+            ref.close()
+    finally:
+        env.close()
+
+
 @pytest.mark.parametrize("task_id", IDS)
 def test_spaces_match_mpe2(task_id):
     for continuous in (False, True):
