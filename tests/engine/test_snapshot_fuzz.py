@@ -49,6 +49,7 @@ CHILD = r"""
 import faulthandler, json, sys
 import numpy as np
 import parallel_pool as pp
+from gymnasium.vector.utils import batch_space
 
 faulthandler.enable()
 faulthandler.dump_traceback_later(HANG_S, exit=True)  # a step that never returns: every stack, then exit 1
@@ -155,8 +156,11 @@ for task, kwargs in TASKS.items():
     print("==", task, flush=True)
     env = pp.make(task, num_envs=2, seed=5, **kwargs)
     twin = pp.make(task, num_envs=2, seed=5, **kwargs)
-    env.action_space.seed(5)
-    actions = [env.action_space.sample() for _ in range(8 + STEPS)]
+    # multi-player envs (MPE) take one action per player row
+    players = env.spec.max_num_players
+    space = env.action_space if players == 1 else batch_space(env.spec.action_space, 2 * players)
+    space.seed(5)
+    actions = [space.sample() for _ in range(8 + STEPS)]
     for e in (env, twin):
         e.reset()
         for a in actions[:8]:
