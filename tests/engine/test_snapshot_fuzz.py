@@ -41,6 +41,7 @@ FAMILIES = {
     "box2d": {"LunarLander-v3": {}, "BipedalWalker-v3": {}},
     "minigrid": {"MiniGrid-DoorKey-5x5-v0": {}, "MiniGrid-Dynamic-Obstacles-5x5-v0": {}, "BabyAI-GoToLocal-v0": {}},
     "atari": {"Pong-v5": {}, "MsPacman-v5": {}},
+    "mpe": {"MPE/simple_spread-v3": {}, "MPE/simple_reference-v3": {"continuous_actions": True}},
 }
 
 # the child: every tamper of every task of one family; prints one JSON line of results
@@ -48,6 +49,7 @@ CHILD = r"""
 import faulthandler, json, sys
 import numpy as np
 import parallel_pool as pp
+from gymnasium.vector.utils import batch_space
 
 faulthandler.enable()
 faulthandler.dump_traceback_later(HANG_S, exit=True)  # a step that never returns: every stack, then exit 1
@@ -154,8 +156,11 @@ for task, kwargs in TASKS.items():
     print("==", task, flush=True)
     env = pp.make(task, num_envs=2, seed=5, **kwargs)
     twin = pp.make(task, num_envs=2, seed=5, **kwargs)
-    env.action_space.seed(5)
-    actions = [env.action_space.sample() for _ in range(8 + STEPS)]
+    # multi-player envs (MPE) take one action per player row
+    players = env.spec.max_num_players
+    space = env.action_space if players == 1 else batch_space(env.spec.action_space, 2 * players)
+    space.seed(5)
+    actions = [space.sample() for _ in range(8 + STEPS)]
     for e in (env, twin):
         e.reset()
         for a in actions[:8]:
@@ -228,6 +233,8 @@ OTHER = {  # the snapshot relabelled as the task's own: another task of the same
     "BabyAI-GoToLocal-v0": "BabyAI-GoToRedBall-v0",
     "Pong-v5": "Breakout-v5",
     "MsPacman-v5": "Pong-v5",
+    "MPE/simple_spread-v3": "MPE/simple_reference-v3",
+    "MPE/simple_reference-v3": "MPE/simple-v3",
 }
 
 

@@ -11,7 +11,17 @@ import pytest
 import parallel_pool
 from parallel_pool import _core, families
 
-EVERY_FAMILY = {"classic_control", "toy_text", "mujoco_gym", "mujoco_dmc", "atari", "vizdoom", "testing", "examples"}
+EVERY_FAMILY = {
+    "classic_control",
+    "toy_text",
+    "mujoco_gym",
+    "mujoco_dmc",
+    "atari",
+    "vizdoom",
+    "mpe",
+    "testing",
+    "examples",
+}
 
 in_ci = pytest.mark.skipif(not os.environ.get("CI"), reason="checks the CI build (the CI environment variable)")
 

@@ -1,0 +1,159 @@
+// MPE/simple_spread-v3 (mpe2's simple_spread_v3): N agents cover N landmarks. Every agent gets the global reward
+// (minus the sum over landmarks of the closest agent's distance) blended by local_ratio with its own (-1 for each
+// other agent it overlaps). Observation: [self_vel, self_pos, landmark_rel_positions, other_agent_rel_positions,
+// communication] (6N with full observability; the agents are silent, so communication is zeros).
+// num_agent_neighbors / num_landmark_neighbors (0: all, mpe2's None) keep only the nearest ones, zero-padded.
+// mpe2's curriculum (a stage advanced by a method call during training) is not a config key here.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/envs/mpe/mpe_env.h"
+
+namespace pp::mpe {
+
+class SimpleSpreadEnv : public MpeEnv {
+ public:
+  static constexpr const char* kName = "MpeSimpleSpread";
+  static constexpr int kMaxN = 256;
+  static constexpr double kCaptureRadius = 0.1;
+
+  static std::vector<ConfigKey> ConfigKeys() {
+    return MpeConfigKeys(
+        {{"N", int64_t{3}, "number of agents and of landmarks", {}},
+         {"local_ratio", 0.5, "weight of each agent's own reward; the global reward weighs 1 - local_ratio", {}},
+         {"terminate_on_success",
+          false,
+          "end the episode (terminated) once every landmark has an agent within 0.1",
+          {}},
+         {"num_agent_neighbors", int64_t{0}, "observe only this many nearest other agents (0: all)", {}},
+         {"num_landmark_neighbors", int64_t{0}, "observe only this many nearest landmarks (0: all)", {}}});
+  }
+  static void DefineSpec(const Config& c, SpecBuilder& b) {
+    const int n = IntInRange(c, "N", 1, kMaxN);
+    LocalRatio(c);
+    const int agents_seen = Neighbors(c, "num_agent_neighbors", n - 1);
+    const int landmarks_seen = Neighbors(c, "num_landmark_neighbors", n);
+    MpeSpec(c, b, "simple_spread", n, ObsDim(agents_seen, landmarks_seen), ActionLayout{true, true, 2});
+  }
+
+  SimpleSpreadEnv(const Config& c, int env_id, uint64_t seed)
+      : MpeEnv(c, env_id, seed, LocalRatio(c)),
+        terminate_on_success_(c.Get<bool>("terminate_on_success")),
+        agents_nearest_(c.Get<int>("num_agent_neighbors") > 0),
+        landmarks_nearest_(c.Get<int>("num_landmark_neighbors") > 0) {
+    const int n = IntInRange(c, "N", 1, kMaxN);
+    agents_seen_ = Neighbors(c, "num_agent_neighbors", n - 1);
+    landmarks_seen_ = Neighbors(c, "num_landmark_neighbors", n);
+    world_.Build(n, n, 2);
+    for (int i = 0; i < n; ++i) {
+      world_.agent(i).size = 0.15;
+      world_.set_silent(i, true);
+      world_.landmark(i).collide = false;
+      world_.landmark(i).movable = false;
+    }
+    order_.reserve(static_cast<size_t>(n));
+    dist_.resize(static_cast<size_t>(n));
+    Init(ObsDim(agents_seen_, landmarks_seen_));
+  }
+
+ protected:
+  void ResetWorld() override { PlaceUniformly(); }
+
+  // -1 for every other agent this one overlaps.
+  double Reward(int i) const override {
+    double rew = 0;
+    const Entity& agent = world_.agent(i);
+    for (int j = 0; j < world_.num_agents(); ++j) {
+      const Entity& a = world_.agent(j);
+      if (World::Dist(a, agent) < a.size + agent.size && j != i) rew -= 1.0;
+    }
+    return rew;
+  }
+  double GlobalReward() const override {
+    double rew = 0;
+    for (int l = 0; l < world_.num_landmarks(); ++l) rew -= ClosestAgent(l);
+    return rew;
+  }
+  bool IsTerminal() const override {
+    if (!terminate_on_success_) return false;
+    for (int l = 0; l < world_.num_landmarks(); ++l) {
+      if (ClosestAgent(l) >= kCaptureRadius) return false;
+    }
+    return true;
+  }
+
+  void Observation(int i, double* obs) const override {
+    const Entity& agent = world_.agent(i);
+    int at = 0;
+    obs[at++] = agent.vel[0];
+    obs[at++] = agent.vel[1];
+    obs[at++] = agent.pos[0];
+    obs[at++] = agent.pos[1];
+    // the landmarks, then the other agents' positions, then their utterances, each in mpe2's order; the slots past
+    // the observed entities (nearest-neighbor observations of fewer entities than slots) are zeros
+    Seen(i, /*agents=*/false, landmarks_nearest_, landmarks_seen_);
+    for (int s = 0; s < landmarks_seen_; ++s) {
+      const bool seen = s < static_cast<int>(order_.size());
+      for (int k = 0; k < 2; ++k) obs[at++] = seen ? world_.landmark(order_[s]).pos[k] - agent.pos[k] : 0.0;
+    }
+    Seen(i, /*agents=*/true, agents_nearest_, agents_seen_);
+    for (int s = 0; s < agents_seen_; ++s) {
+      const bool seen = s < static_cast<int>(order_.size());
+      for (int k = 0; k < 2; ++k) obs[at++] = seen ? world_.agent(order_[s]).pos[k] - agent.pos[k] : 0.0;
+    }
+    for (int s = 0; s < agents_seen_; ++s) {
+      const bool seen = s < static_cast<int>(order_.size());
+      for (int k = 0; k < world_.dim_c(); ++k) obs[at++] = seen ? world_.c(order_[s])[k] : 0.0;
+    }
+  }
+
+ private:
+  static int ObsDim(int agents_seen, int landmarks_seen) { return 4 + 2 * landmarks_seen + 4 * agents_seen; }
+  // The slots a neighbor key gives: all `all` entities when 0, else that many (zero-padded past the entities).
+  static int Neighbors(const Config& c, const std::string& key, int all) {
+    const int n = IntInRange(c, key, 0, kMaxN);
+    return n == 0 ? all : n;
+  }
+  double ClosestAgent(int l) const {
+    double best = 0;
+    for (int j = 0; j < world_.num_agents(); ++j) {
+      const double d = World::Dist(world_.agent(j), world_.landmark(l));
+      if (j == 0 || d < best) best = d;
+    }
+    return best;
+  }
+  // order_ = the landmarks (or the agents other than i) agent i observes: all in world order, or the `slots`
+  // nearest, closest first with ties in world order (partial_observability.nearest_entities' stable argsort).
+  void Seen(int i, bool agents, bool nearest, int slots) const {
+    order_.clear();
+    const int n = agents ? world_.num_agents() : world_.num_landmarks();
+    for (int j = 0; j < n; ++j) {
+      if (!(agents && j == i)) order_.push_back(j);
+    }
+    if (!nearest) return;
+    const Entity& agent = world_.agent(i);
+    for (int j : order_)
+      dist_[static_cast<size_t>(j)] = World::Dist(agents ? world_.agent(j) : world_.landmark(j), agent);
+    // insertion sort: stable, as numpy's argsort is on lists this short, and without allocating
+    for (size_t a = 1; a < order_.size(); ++a) {
+      const int v = order_[a];
+      size_t b = a;
+      for (; b > 0 && dist_[static_cast<size_t>(v)] < dist_[static_cast<size_t>(order_[b - 1])]; --b) {
+        order_[b] = order_[b - 1];
+      }
+      order_[b] = v;
+    }
+    if (static_cast<int>(order_.size()) > slots) order_.resize(static_cast<size_t>(slots));
+  }
+
+  bool terminate_on_success_;
+  bool agents_nearest_, landmarks_nearest_;
+  int agents_seen_ = 0, landmarks_seen_ = 0;
+  mutable std::vector<int> order_;    // scratch of Observation
+  mutable std::vector<double> dist_;  // scratch of Observation
+};
+
+}  // namespace pp::mpe
