@@ -415,7 +415,8 @@ class PettingZooPool(BasePool):
     def set_state(self, env_id: Any, state: Any, key: bytes | None = None, trusted: bool = False) -> None:
         """BasePool.set_state; the restored envs' agents that had left stay inactive (the snapshot's "agents_left")."""
         left = None
-        if isinstance(state, dict) and "agents_left" in state:
+        # (a snapshot without "lengths" is the base's to refuse)
+        if hasattr(state, "keys") and "agents_left" in state and "lengths" in state:
             left = np.asarray(state["agents_left"])
             shape = (len(np.asarray(state["lengths"])), self.max_num_players)
             if left.dtype != np.bool_ or left.shape != shape:
