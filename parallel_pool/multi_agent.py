@@ -34,7 +34,6 @@ if _typing.TYPE_CHECKING:  # the annotations' names only (strings at run time): 
     from collections.abc import Sequence
     from typing import Any
 
-_ParallelEnv: Any
 try:  # the single-env view is a real pettingzoo.ParallelEnv where PettingZoo is installed (an optional dependency)
     from pettingzoo import ParallelEnv as _ParallelEnv
 except ImportError:  # pragma: no cover - without PettingZoo it is a class with the same methods
@@ -400,6 +399,7 @@ class PettingZooPool(BasePool):
 
     def xla(self) -> Any:
         """Not available: the agents' active mask depends on each env's earlier results (kept in Python)."""
+        self.engine  # noqa: B018 -- a closed pool's own error first
         raise ValueError(
             "env.xla() is not available with env_type='pettingzoo'; make the pool with env_type='gymnasium' (player "
             "rows, info['players']['env_id']) to step it inside jax.jit"
@@ -439,7 +439,7 @@ class PettingZooPool(BasePool):
         return f"PettingZooPool({self.spec.id!r}, {sizes}, agents={self.possible_agents}{backend})"
 
 
-class ParallelEnvView(_ParallelEnv):  # type: ignore[misc]
+class ParallelEnvView(_ParallelEnv):
     """One env of a pool as a plain `pettingzoo.ParallelEnv`: `make_pettingzoo(..., view="single")`.
 
     Its dicts hold the live agents only, each with one env's value (not batched), as PettingZoo's API says; `agents`
@@ -526,7 +526,7 @@ class ParallelEnvView(_ParallelEnv):  # type: ignore[misc]
         return f"ParallelEnvView({self.pool!r})"
 
 
-class AgentRowsEnv(VectorEnv):  # type: ignore[misc]
+class AgentRowsEnv(VectorEnv):
     """A gymnasium VectorEnv with a row per agent of every env: `make_pettingzoo(..., view="agent_rows")`.
 
     num_envs is the pool's envs x agents; row `e * num_agents + j` is agent j (`possible_agents[j]`) of env e
