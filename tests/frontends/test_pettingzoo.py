@@ -180,6 +180,25 @@ def test_cpp_multi_player_env_players_are_agents():
         env.close()
 
 
+def test_disabled_autoreset_resets_the_envs_named():
+    """autoreset_mode="disabled": an ended env waits; reset(env_id=...) restarts it alone, every agent active again."""
+    env = pp.make_pettingzoo(env_fn=Relay, num_envs=2, num_threads=1, autoreset_mode="disabled", cycles=[3, 9])
+    actions = {a: np.ones(2, np.int64) for a in AGENTS}
+    try:
+        env.reset(seed=0)
+        for _ in range(3):
+            _, _, term, trunc, infos = env.step(actions)
+        assert trunc["runner"].tolist() == [True, False] and not infos["scout"]["active"].any()
+        obs, infos = env.reset(env_id=[0])
+        assert infos["runner"]["env_id"].tolist() == [0] and obs["scout"].shape == (1, 3)
+        assert all(infos[a]["active"].tolist() == [True] for a in AGENTS) and obs["keeper"][0, 1] == 0
+        _, _, _, _, infos = env.step({a: np.ones(2, np.int64) for a in AGENTS}, env_id=[1, 0])
+        assert infos["scout"]["active"].tolist() == [False, True]  # env 1's scout left at step 2; env 0 restarted
+        assert infos["keeper"]["elapsed_step"].tolist() == [4, 1]
+    finally:
+        env.close()
+
+
 def test_gymnasium_pool_spaces_have_the_player_rows():
     """The gymnasium front-end of a multi-player pool: its batched spaces have a row per player, as its observations
     and actions do (they said num_envs rows)."""
