@@ -452,3 +452,14 @@ def test_bad_input_raises_clear_errors_and_changes_nothing():
             rows_env.step(np.zeros(2, np.int64))
     finally:
         rows_env.close()
+
+
+def test_docs_example_runs():
+    """docs/multi-agent.md's example runs as written."""
+    import re
+    from pathlib import Path
+
+    pytest.importorskip("pygame")
+    doc = Path(__file__).resolve().parents[2] / "docs" / "multi-agent.md"
+    (code,) = re.findall(r"<!-- run -->\n```python\n(.*?)```", doc.read_text(), flags=re.S)
+    exec(compile(code, str(doc), "exec"), {"__name__": "__main__"})
