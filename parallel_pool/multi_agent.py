@@ -216,7 +216,7 @@ class PettingZooPool(BasePool):
         if spec.autoreset_mode == AutoresetMode.SAME_STEP:
             raise ValueError(
                 "env_type='pettingzoo' has no final observation of an ended episode (PettingZoo's API has none): "
-                f"autoreset_mode={spec.config.autoreset_mode!r} is not available with it; use 'next_step' or 'disabled'"
+                "autoreset_mode='same_step' is not available with it; use 'next_step' or 'disabled'"
             )
         BasePool.__init__(self, spec, render_mode, thread_pool)
         players = self.max_num_players
