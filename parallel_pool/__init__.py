@@ -19,6 +19,7 @@ if _typing.TYPE_CHECKING:
     from typing import Any, Literal, TypeAlias
 
     from parallel_pool.frontends import DmPool, GymnasiumPool, GymPool
+    from parallel_pool.multi_agent import AgentRowsEnv, ParallelEnvView, PettingZooPool
 
 
 def _import_core():
@@ -43,7 +44,7 @@ ThreadPool = _import_core().ThreadPool
 from parallel_pool.registry import list_all_envs  # noqa: E402  (after the engine import check above)
 from parallel_pool.spec import AutoresetMode, EnvSpec  # noqa: E402
 
-Pool: TypeAlias = "GymnasiumPool | GymPool | DmPool"
+Pool: TypeAlias = "GymnasiumPool | GymPool | DmPool | PettingZooPool"
 """What `make` returns: the pool of the front-end that `env_type` names."""
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "make_gymnasium",
     "make_gym",
     "make_dm",
+    "make_pettingzoo",
     "make_spec",
     "list_all_envs",
     "EnvSpec",
@@ -61,7 +63,7 @@ __all__ = [
     "Pool",
 ]
 
-_ENV_TYPES = ("gymnasium", "gym", "dm")
+_ENV_TYPES = ("gymnasium", "gym", "dm", "pettingzoo")
 
 
 _BACKENDS = ("cpp", "python")
@@ -139,6 +141,10 @@ def make(task_id: str | None, env_type: Literal["gym"], render_mode: str | None 
 @_typing.overload
 def make(task_id: str | None, env_type: Literal["dm"], render_mode: str | None = None, **kwargs: Any) -> DmPool: ...
 @_typing.overload
+def make(
+    task_id: str | None, env_type: Literal["pettingzoo"], render_mode: str | None = None, **kwargs: Any
+) -> PettingZooPool: ...
+@_typing.overload
 def make(task_id: str | None, env_type: str, render_mode: str | None = None, **kwargs: Any) -> Pool: ...
 
 
@@ -183,7 +189,8 @@ def make(
         task_id: an id of `list_all_envs()`, or of gymnasium's registry (a Python env); None with `env_fn`.
         env_type: the front-end. "gymnasium": a `gymnasium.vector.VectorEnv` (batched spaces, `_key` info masks);
             "gym": EnvPool's gym API (a `gymnasium.Env` with `is_vector_env=True`, single-env spaces); "dm": a
-            batched `dm_env.Environment` (a TimeStep whose observation is EnvPool's State namedtuple).
+            batched `dm_env.Environment` (a TimeStep whose observation is EnvPool's State namedtuple); "pettingzoo":
+            a batched PettingZoo ParallelEnv (dicts agent -> one row per env; `make_pettingzoo` has its other views).
         render_mode: None, or "rgb_array" to enable `env.render(env_ids=None)` -> uint8 (n, H, W, 3).
         env_fn: a callable returning a `gymnasium.Env`, run in worker processes (instead of `task_id`).
         backend: None (C++ where the id has a port, else Python), "cpp" or "python" (e.g. CartPole-v1 both ways);
@@ -194,7 +201,7 @@ def make(
         **kwargs: config keys (above, and the task's own).
 
     Returns:
-        The pool of the front-end `env_type` names: a `GymnasiumPool`, `GymPool` or `DmPool`.
+        The pool of the front-end `env_type` names: a `GymnasiumPool`, `GymPool`, `DmPool` or `PettingZooPool`.
 
     Raises:
         ValueError: an unknown `env_type`, `backend` or task id, a config key the task does not have or a value out
@@ -217,6 +224,10 @@ def make(
         return GymPool(spec, render_mode=render_mode, thread_pool=thread_pool)
     if env_type == "dm":
         return DmPool(spec, render_mode=render_mode, thread_pool=thread_pool)
+    if env_type == "pettingzoo":
+        from parallel_pool.multi_agent import PettingZooPool
+
+        return PettingZooPool(spec, render_mode=render_mode, thread_pool=thread_pool)
     return GymnasiumPool(spec, render_mode=render_mode, thread_pool=thread_pool)
 
 
@@ -257,6 +268,65 @@ def make_dm(task_id: str | None = None, **kwargs: Any) -> DmPool:
         The pool.
     """
     return make(task_id, env_type="dm", **kwargs)
+
+
+@_typing.overload
+def make_pettingzoo(
+    task_id: str | None = None, *, view: Literal["batched"] = "batched", **kwargs: Any
+) -> PettingZooPool: ...
+@_typing.overload
+def make_pettingzoo(task_id: str | None = None, *, view: Literal["single"], **kwargs: Any) -> ParallelEnvView: ...
+@_typing.overload
+def make_pettingzoo(task_id: str | None = None, *, view: Literal["agent_rows"], **kwargs: Any) -> AgentRowsEnv: ...
+
+
+def make_pettingzoo(
+    task_id: str | None = None, *, view: str = "batched", **kwargs: Any
+) -> PettingZooPool | ParallelEnvView | AgentRowsEnv:
+    """A multi-player pool with PettingZoo's API (docs/multi-agent.md).
+
+    Agents: a PettingZoo env's `possible_agents` (`env_fn=` a ParallelEnv, or an AEC env PettingZoo can convert), or a
+    C++ multi-player env's players "player_0", ... (e.g. "MultiDuel-v1" with `max_num_players=2`).
+
+    Args:
+        task_id: as `make`'s (None with `env_fn`).
+        view: "batched": a `PettingZooPool` (`make(..., env_type="pettingzoo")`), dicts agent -> one row per env;
+            "single": one env as a plain `pettingzoo.ParallelEnv` (`ParallelEnvView`; num_envs must be 1), for
+            PettingZoo's own tests and single-env code; "agent_rows": a gymnasium VectorEnv with a row per agent of
+            every env (`AgentRowsEnv`), for a policy shared by all agents.
+        **kwargs: `make`'s other arguments and config keys.
+
+    Returns:
+        The view.
+
+    Raises:
+        ValueError: an unknown `view`; "single" with num_envs other than 1; "agent_rows" with an async pool; what
+            `make` raises.
+
+    Example:
+        ```python
+        env = parallel_pool.make_pettingzoo("MultiDuel-v1", num_envs=4, max_num_players=2)
+        obs, infos = env.reset()  # obs["player_0"].shape == (4, 12, 84, 84)
+        ```
+    """
+    from parallel_pool.multi_agent import VIEWS, AgentRowsEnv, ParallelEnvView
+
+    if view not in VIEWS:
+        raise ValueError(f"view must be one of {list(VIEWS)}, got {view!r}")
+    if view == "single" and kwargs.get("num_envs", 1) != 1:
+        raise ValueError(
+            f"view='single' is one env (a plain pettingzoo.ParallelEnv): num_envs must be 1, got {kwargs['num_envs']!r}"
+        )
+    pool = make(task_id, env_type="pettingzoo", **kwargs)
+    try:
+        if view == "single":
+            return ParallelEnvView(pool)
+        if view == "agent_rows":
+            return AgentRowsEnv(pool)
+    except Exception:
+        pool.close()
+        raise
+    return pool
 
 
 # gymnasium's registry gets every id as ParallelPool/<id> (gymnasium.make_vec / gymnasium.make reach the pool)

@@ -318,8 +318,9 @@ class _GymStyle(BasePool):
 class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
     """A gymnasium.vector.VectorEnv: what `parallel_pool.make(task_id)` returns.
 
-    observation_space/action_space are batched (batch_size rows); single_observation_space/single_action_space
-    are one env's.
+    observation_space/action_space are batched (batch_size rows; multi-player envs: batch_size x max_num_players
+    player rows, as their observations and actions have them); single_observation_space/single_action_space are one
+    env's (one player's).
 
     Async pools (batch_size < num_envs) keep gymnasium's loop working: `obs, info = env.reset()` returns the first
     batch_size envs to finish resetting, and `env.step(policy(obs))` without env_id acts on the envs of the last
@@ -334,8 +335,11 @@ class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
         }
         self.single_observation_space = spec.observation_space
         self.single_action_space = spec.action_space
-        self.observation_space = batch_space(self.single_observation_space, self.batch_size)
-        self.action_space = batch_space(self.single_action_space, self.batch_size)
+        # a row per player: a multi-player env's batch has max_num_players rows per env (observations and actions
+        # alike; a C++ env with fewer players than max_num_players has fewer)
+        rows = self.batch_size * self.max_num_players
+        self.observation_space = batch_space(self.single_observation_space, rows)
+        self.action_space = batch_space(self.single_action_space, rows)
 
     def reset(
         self, *, seed: Any = None, options: dict[str, Any] | None = None, env_id: Any = None

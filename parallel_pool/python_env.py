@@ -19,7 +19,7 @@ import numpy as np
 from parallel_pool.registry import autoreset_mode_name
 from parallel_pool.spec import EnvSpec, autoreset_mode
 
-__all__ = ["PythonEnvSpec", "MakeRegistered", "in_gymnasium_registry"]
+__all__ = ["PythonEnvSpec", "MakeRegistered", "ParallelFromAEC", "in_gymnasium_registry"]
 
 NO_LIMIT = 2**31 - 1  # max_episode_steps of an env without a time limit (elapsed_step is int32)
 _COMMON_KEYS = ("num_envs", "batch_size", "num_threads", "seed", "max_episode_steps", "autoreset_mode", "info_keys")
@@ -41,6 +41,37 @@ class MakeRegistered:
 
     def __repr__(self) -> str:
         return f"gymnasium.make({self.env_spec.id!r}, **{self.kwargs!r})"
+
+
+class ParallelFromAEC:
+    """An env_fn of PettingZoo AEC envs whose agents act once per cycle, converted with PettingZoo's own
+    `aec_to_parallel`; picklable, so that a worker process builds the converted env."""
+
+    def __init__(self, env_fn: Callable[..., Any]):
+        self.env_fn = env_fn
+
+    def __call__(self, **env_kwargs: Any) -> Any:
+        """The AEC env env_fn builds, as a ParallelEnv."""
+        from pettingzoo.utils.conversions import aec_to_parallel
+
+        return aec_to_parallel(self.env_fn(**env_kwargs))
+
+    def __repr__(self) -> str:
+        fn = self.env_fn
+        name = f"{fn.__module__}.{fn.__qualname__}" if hasattr(fn, "__qualname__") else repr(fn)
+        return f"aec_to_parallel({name})"
+
+
+def _is_aec(env: Any) -> bool:
+    """A PettingZoo AEC env (agents act in turn: agent_iter() / last()), by its interface as the pool reads any env."""
+    return callable(getattr(env, "agent_iter", None)) and callable(getattr(env, "last", None))
+
+
+def _env_name(env: Any) -> str | None:
+    """A PettingZoo env's own name (its metadata's "name", e.g. "rps_v2"), or None."""
+    metadata = getattr(env, "metadata", None)
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    return name if isinstance(name, str) and name else None
 
 
 def gymnasium_env_spec(task_id: str) -> Any:
@@ -309,6 +340,8 @@ class PythonEnvSpec(EnvSpec):
         self.env_kwargs = per_env_kwargs(kwargs, n)
         self.per_env_keys = frozenset(k for k, v in kwargs.items() if is_per_env(v))
         env = self.build_with(self.env_kwargs[0])  # the spaces, as AsyncVectorEnv reads them: from one env built here
+        if _is_aec(env):
+            env = self._parallel_from_aec(env)
         try:
             self.agents = _agents(env)
             obs_space, act_space = _spaces(env, self.agents)
@@ -328,12 +361,16 @@ class PythonEnvSpec(EnvSpec):
             else:
                 info_arrays = probe_info(env, common.get("info_keys"))
             env_gym_spec = getattr(env, "spec", None)
+            own_name = _env_name(env) if self.agents else None
             own_limit = getattr(env_gym_spec, "max_episode_steps", None)
             threshold = getattr(env_gym_spec, "reward_threshold", None)
         finally:
             close_env(env)
         if task_id is None:
-            task_id = getattr(env_gym_spec, "id", None) or getattr(env_fn, "__qualname__", type(env).__name__)
+            # a PettingZoo env's own name: its env_fn is often a closure (parallel_wrapper_fn.<locals>.par_fn)
+            task_id = (
+                getattr(env_gym_spec, "id", None) or own_name or getattr(env_fn, "__qualname__", type(env).__name__)
+            )
         self.task_id = self.id = str(task_id)
         self.env_class = "python"
         batch = _int_key("batch_size", common.get("batch_size", 0) or 0, 0) or n
@@ -375,6 +412,23 @@ class PythonEnvSpec(EnvSpec):
         self.max_num_players = max(1, len(self.agents))
         self.autoreset_mode = autoreset_mode(mode)
         self.render_mode = render_mode
+
+    def _parallel_from_aec(self, env: Any) -> Any:
+        """A PettingZoo AEC env: from now on env_fn's envs converted by PettingZoo's aec_to_parallel, which is valid
+        where the env says its agents act once per cycle (metadata "is_parallelizable"); refused otherwise."""
+        name = _env_name(env) or type(getattr(env, "unwrapped", env)).__name__
+        metadata = getattr(env, "metadata", None)
+        parallelizable = isinstance(metadata, dict) and bool(metadata.get("is_parallelizable", False))
+        close_env(env)
+        if not parallelizable:
+            raise ValueError(
+                f"env_fn builds {name}, a PettingZoo AEC env whose metadata does not say 'is_parallelizable': True "
+                "(its agents act in turn), so PettingZoo's aec_to_parallel does not apply; the pool steps every "
+                "agent at once: give env_fn a ParallelEnv (for a turn-based game, PettingZoo's "
+                "turn_based_aec_to_parallel makes one)"
+            )
+        self.env_fn = ParallelFromAEC(self.env_fn)
+        return self.build_with(self.env_kwargs[0])
 
     def build_with(self, kwargs: dict[str, Any]) -> Any:
         """An env as a worker builds it: env_fn with one env's own kwargs."""

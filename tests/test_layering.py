@@ -152,6 +152,7 @@ def test_the_bench_core_imports_none_of_its_cases():
         "frontends",
         "xla",
         "translate",
+        "multi_agent",
     ],
 )
 def test_each_module_imports_alone(module):
