@@ -29,9 +29,13 @@ XLA_FFI_DEFINE_HANDLER(
 XLA_FFI_DEFINE_HANDLER(
     kCpuRecv, CpuRecv,
     ffi::Ffi::Bind().Attr<int64_t>("engine").Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>().RemainingRets());
-XLA_FFI_DEFINE_HANDLER(
-    kCpuStep, CpuStep,
-    ffi::Ffi::Bind().Attr<int64_t>("engine").Arg<ffi::AnyBuffer>().RemainingArgs().Ret<ffi::AnyBuffer>().RemainingRets());
+XLA_FFI_DEFINE_HANDLER(kCpuStep, CpuStep,
+                       ffi::Ffi::Bind()
+                           .Attr<int64_t>("engine")
+                           .Arg<ffi::AnyBuffer>()
+                           .RemainingArgs()
+                           .Ret<ffi::AnyBuffer>()
+                           .RemainingRets());
 
 void* Ptr(XLA_FFI_Handler* f) { return reinterpret_cast<void*>(f); }
 
