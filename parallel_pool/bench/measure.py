@@ -61,20 +61,22 @@ def _reset_peak() -> bool:
         return False
 
 
-def _children():
+def _children(exclude: frozenset[int] = frozenset()):
+    """This process's live child processes, less those in `exclude` (pids that were there before the contender:
+    e.g. the multiprocessing forkserver an earlier pool of Python envs left running in the same process)."""
     try:
         import psutil
 
-        return psutil.Process().children(recursive=True)
+        return [c for c in psutil.Process().children(recursive=True) if c.pid not in exclude]
     except Exception:
         return []
 
 
-def _children_memory() -> int:
+def _children_memory(exclude: frozenset[int] = frozenset()) -> int:
     """Memory of the child processes (gymnasium AsyncVectorEnv's workers): their PSS, so pages they share with
     this process after fork are counted once; RSS where PSS cannot be read."""
     total = 0
-    for c in _children():
+    for c in _children(exclude):
         try:
             mi = c.memory_full_info()
             total += getattr(mi, "pss", mi.rss)
@@ -158,6 +160,7 @@ def _measure(case: dict, timing: dict, isolated: bool) -> dict:
     _call_stats(ts, lat, 10, 4, 9)  # runs the statistics code once, so its first-use cost is not env memory
     gc.collect()
     base_rss = _rss()
+    base_children = frozenset(c.pid for c in _children())  # not the contender's
     peak_ok = isolated and _reset_peak()
 
     r = runners.build(case)
@@ -200,8 +203,8 @@ def _measure(case: dict, timing: dict, isolated: bool) -> dict:
     else:
         own = _rss() - base_rss
         mem_method = "current RSS minus baseline (in-process: approximate)"
-    children = _children_memory()
-    nproc = len(_children())
+    children = _children_memory(base_children)
+    nproc = len(_children(base_children))
     r.close()
 
     steps = float(np.median(rates))
