@@ -22,14 +22,14 @@ import parallel_pool as pp  # noqa: E402
 # the Python envs below travel to the worker processes by value, as a user's script's envs do
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
-# one C++ id per family (Dict observations among them: MiniGrid's image + direction, DMC's named arrays)
+# one C++ id per family (Dict observations among them: MiniGrid's image + direction, DMC's named arrays); ViZDoom's
+# frames are a uint8 Box like Pong's, and its engine processes are tested in tests/envs/vizdoom
 FAMILY_IDS = [
     "CartPole-v1",
     "FrozenLake-v1",
     "Hopper-v5",
     "CheetahRun-v1",
     "Pong-v5",
-    "Basic-v1",
     "LunarLanderContinuous-v3",
     "MiniGrid-Empty-5x5-v0",
 ]
