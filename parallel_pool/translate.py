@@ -111,7 +111,7 @@ class Translator:
         self, env: Any, final_obs_key: str | None = None, truncated_key: str | None = None, explicit_reset: bool = False
     ):
         if getattr(env, "autoreset_mode", None) != AutoresetMode.SAME_STEP:
-            got = getattr(getattr(env, "config", None), "get", lambda _: None)("autoreset_mode")
+            got = getattr(env, "config", {}).get("autoreset_mode")  # a pool's config is a dict
             raise ValueError(
                 f"the framework adapters need a pool made with autoreset_mode='same_step' (this one has {got!r}): "
                 "give the adapter the task id and it makes one, or make it with parallel_pool.make(task_id, "
