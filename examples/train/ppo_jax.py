@@ -265,7 +265,8 @@ def _dense(key: Any, n_in: int, n_out: int, init: str, scale: float) -> dict:
 
 
 def _conv(key: Any, c_in: int, c_out: int, k: int) -> dict:
-    w = jax.nn.initializers.orthogonal(np.sqrt(2), column_axis=0)(key, (c_out, c_in, k, k), jnp.float32)
+    # HWIO: the kernel of a channels-last convolution (see Net._torso); orthogonal over the fan-in as CleanRL's
+    w = jax.nn.initializers.orthogonal(np.sqrt(2))(key, (k, k, c_in, c_out), jnp.float32)
     return {"w": w, "b": jnp.zeros((c_out,), jnp.float32)}
 
 
@@ -313,12 +314,14 @@ class Net:
 
     def _torso(self, p: dict, x: jax.Array) -> jax.Array:
         if p["conv"]:
-            x = x.astype(jnp.float32) / 255.0
+            # channels last: XLA on CPU runs a channels-first convolution inside a loop body (the rollout's scan)
+            # ~20x slower than outside one (jax-ml/jax#12868); channels last is as fast in a loop as outside
+            x = jnp.transpose(x.astype(jnp.float32) / 255.0, (0, 2, 3, 1))
             for layer, (_, _, s) in zip(p["conv"], NATURE):
                 x = jax.lax.conv_general_dilated(
-                    x, layer["w"], (s, s), "VALID", dimension_numbers=("NCHW", "OIHW", "NCHW")
+                    x, layer["w"], (s, s), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC")
                 )
-                x = jax.nn.relu(x + layer["b"][None, :, None, None])
+                x = jax.nn.relu(x + layer["b"])
             x = x.reshape(x.shape[0], -1)
         else:
             x = x.reshape(x.shape[0], -1)
@@ -543,12 +546,20 @@ class PPO:
             params = jax.tree_util.tree_map(lambda p, u: p - lr * u, params, updates)
             return (params, opt, lr, prev), stats
 
+        # A CNN's epochs are unrolled: XLA on CPU runs the convolutions of a gradient inside a loop body about 10x
+        # slower than the same convolutions outside one, whatever the layout (jax-ml/jax#12868; docs/training.md has
+        # the measurement). An MLP's stay a loop, which compiles faster.
+        unroll = a.torso == "nature_cnn"
+
         def epoch(carry: tuple, ekey: Any) -> tuple:
             perm = jax.random.permutation(ekey, rows).reshape(n_mb, a.minibatch_size)
-            return jax.lax.scan(minibatch, carry, perm)
+            return jax.lax.scan(minibatch, carry, perm, unroll=unroll)
 
         (params, opt, lr, _), stats = jax.lax.scan(
-            epoch, (state["params"], state["opt"], state["lr"], prev), jax.random.split(sub, a.update_epochs)
+            epoch,
+            (state["params"], state["opt"], state["lr"], prev),
+            jax.random.split(sub, a.update_epochs),
+            unroll=unroll,
         )
         state.update(params=params, opt=opt, lr=lr, key=key)
         if a.normalize_input:  # after the epochs: they train on the statistics the rollout was collected with

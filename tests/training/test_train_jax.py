@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import re
 import warnings
 
 import numpy as np
@@ -220,3 +221,49 @@ def test_report_times_jax_runs_by_their_evaluations(tmp_path):
     # training returns reach 50 nowhere before update 5, the evaluations at update 4 (wall 8, 400 steps)
     assert cells[4:6] == ["8", "400"]
     assert cells[11:13] == ["—%", "—%"] and cells[-1] == "60 / 60 |"
+
+
+def _hlo_computations(hlo: str) -> dict[str, str]:
+    """name -> body of each computation of an optimized HLO module's text."""
+    found = re.finditer(r"^(?:ENTRY )?%?([\w.\-]+) \(.*?\) -> .*?\{\n(.*?)^\}", hlo, re.S | re.M)
+    return {m.group(1): m.group(2) for m in found}
+
+
+def _reachable(comps: dict[str, str], roots: set[str]) -> set[str]:
+    """The computations `roots` run, and the ones those call (fusions, nested loops, reductions)."""
+    seen, todo = set(), list(roots)
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in comps:
+            continue
+        seen.add(name)
+        todo += re.findall(r"(?:calls|to_apply|body|condition|branch_computations)=\{?%?([\w.\-]+)", comps[name])
+    return seen
+
+
+def test_the_cnn_update_runs_no_convolution_inside_a_loop_and_the_policy_runs_channels_last():
+    """XLA on CPU runs convolutions inside a loop body several times slower than outside one (jax-ml/jax#12868):
+    channels-first ones in any loop, every gradient's in any layout. The Nature-CNN learner is built so that neither
+    happens: its epochs and minibatches are unrolled (the only loop left, GAE's, has no convolution) and the torso
+    is channels last, so the policy inside the xla rollout's scan is fast too. Checked on the compiled HLO."""
+    from gymnasium import spaces
+
+    T, N = 4, 2
+    a = P.resolve(P.Args(env_id="Pong-v5", backend="pp", num_envs=N, num_steps=T, minibatch_size=4, update_epochs=2))
+    ppo = P.PPO(a, spaces.Box(0, 255, (4, 84, 84), np.uint8), spaces.Discrete(6))
+    state = ppo.init(jax.random.PRNGKey(0))
+    ro = {"obs": np.zeros((T, N, 4, 84, 84), np.uint8), "action": np.zeros((T, N), np.int32)}
+    ro.update({k: np.zeros((T, N), np.float32) for k in ("logp", "value", "reward")})
+    ro.update({k: np.zeros((T, N), bool) for k in ("term", "done", "valid")})
+    ro["last_value"] = np.zeros((N,), np.float32)
+
+    learn = jax.jit(ppo.learn).lower(state, ro).compile().as_text()
+    comps = _hlo_computations(learn)
+    assert sum("convolution(" in c for c in comps.values()) >= 2 * 4 * 3  # the update does run the CNN
+    in_loops = _reachable(comps, set(re.findall(r"body=%?([\w.\-]+)", learn)))
+    assert in_loops, "the update has no loop at all: GAE's scan is expected to stay one"
+    assert not [n for n in in_loops if "convolution(" in comps[n]]
+
+    policy = jax.jit(ppo.policy).lower(state, ro["obs"][0], jax.random.PRNGKey(1)).compile().as_text()
+    labels = re.findall(r"convolution\(.*?dim_labels=([\w>\-]+)", policy)
+    assert len(labels) == 3 and set(labels) == {"b01f_01io->b01f"}, labels
