@@ -31,7 +31,7 @@ import sys
 import zlib
 from typing import Any
 
-__all__ = ["GET", "SET", "NoSnapshot", "capture", "restore", "layers"]
+__all__ = ["GET", "SET", "NoSnapshot", "capture", "is_captured", "restore", "layers"]
 
 GET, SET = "parallel_pool_get_state", "parallel_pool_set_state"
 _CAPTURED = "parallel_pool.env-state/1"  # a snapshot's env field that holds a state to put into a fresh env
