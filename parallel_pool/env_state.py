@@ -194,7 +194,8 @@ def capture(env: Any) -> bytes:
     try:
         own = base.parallel_pool_get_state() if way == "protocol" else zlib.compress(pickle.dumps(base.data), 1)
     except Exception as err:
-        raise NoSnapshot(f"{_name(base)}.{GET}() raised {type(err).__name__}: {err}") from None
+        what = f"{GET}() raised" if way == "protocol" else "data (MjData) does not pickle:"
+        raise NoSnapshot(f"{_name(base)}.{what} {type(err).__name__}: {err}") from None
     try:
         state = pickler.dumps((attributes, own if way == "protocol" else None))
     except Exception:
