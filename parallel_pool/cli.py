@@ -43,15 +43,17 @@ def _describe_space(space) -> str:
     return repr(space).replace("\n", " ")
 
 
-def task_info(task_id: str) -> int:
+def task_info(task_id: str, backend: str | None = None) -> int:
     import parallel_pool
     from parallel_pool import families as fam
     from parallel_pool.registry import config_keys, env_class_of
 
     try:
-        spec = parallel_pool.make_spec(task_id)
-    except ValueError as e:
+        spec = parallel_pool.make_spec(task_id, backend=backend)
+    except (ValueError, ImportError) as e:
         raise SystemExit(f"{PROG} info: {e}") from None
+    if spec.backend == "python":
+        return _python_info(task_id, spec)
     print(f"{task_id}: env class {env_class_of(task_id)}, family {fam.family_of(task_id) or 'unknown'}")
     print(f"  observation space (one env): {_describe_space(spec.observation_space)}")
     print(f"  action space (one env):      {_describe_space(spec.action_space)}")
@@ -62,6 +64,27 @@ def task_info(task_id: str) -> int:
         listed = all(c in doc for c in choices)  # most docs already spell out their choices
         allowed = f" (one of {', '.join(choices)})" if choices and not listed else ""
         print(f"    {name:<{width}} = {default!r:<12} {doc}{allowed}")
+    return 0
+
+
+def _python_info(task_id: str, spec) -> int:
+    """A gymnasium id run by Python envs in worker processes: gymnasium's entry point and kwargs, the pool's keys."""
+    from parallel_pool.python_env import gymnasium_env_spec
+
+    gym_spec = gymnasium_env_spec(task_id)
+    where = f"gymnasium.make in worker processes), entry point {gym_spec.entry_point}"
+    print(f"{task_id}: a Python env (backend python: {where}")
+    print(f"  observation space (one env): {_describe_space(spec.observation_space)}")
+    print(f"  action space (one env):      {_describe_space(spec.action_space)}")
+    print("  config keys (the pool's, with their values here):")
+    pool_keys = ("num_envs", "batch_size", "num_threads", "seed", "max_episode_steps", "autoreset_mode", "info_keys")
+    width = max(len(k) for k in pool_keys)
+    for name in pool_keys:
+        print(f"    {name:<{width}} = {spec.config_dict[name]!r}")
+    kwargs = gym_spec.kwargs or {}
+    print("  the env's own keys (gymnasium.make's kwargs; registered values):" + ("" if kwargs else " none registered"))
+    for name, value in sorted(kwargs.items()):
+        print(f"    {name} = {value!r}")
     return 0
 
 
@@ -102,24 +125,26 @@ def _envpool_row(case: dict, seconds: float) -> tuple[str, float, str]:
     return "envpool (sync)", _measure(dict(case, runner="envpool"), seconds), case["task"]
 
 
-def demo(task: str = "CartPole-v1", num_envs: int = 8, seconds: float = 2.0) -> int:
+def demo(task: str = "CartPole-v1", num_envs: int = 8, seconds: float = 2.0, backend: str | None = None) -> int:
     import parallel_pool
     from parallel_pool.bench.runners import random_actions
     from parallel_pool.schema import tree_map
 
     print(f"ParallelPool demo: {task}, {num_envs} envs, ~{seconds:g} s per measurement")
     try:
-        env = parallel_pool.make(task, env_type="gymnasium", num_envs=num_envs, seed=0)
-    except ValueError as e:
+        env = parallel_pool.make(task, env_type="gymnasium", num_envs=num_envs, seed=0, backend=backend)
+    except (ValueError, ImportError) as e:
         raise SystemExit(f"{PROG} demo: {e}") from None
+    backend = env.spec.backend
     env.reset()
     for a in random_actions(env.single_action_space, num_envs, batches=5):
         obs, rew, term, trunc, info = env.step(a)
     env.close()
     print(f"  obs batch {tree_map(lambda v: f'{v.shape} {v.dtype}', obs)}; info keys {sorted(info)}")
     case = {"task": task, "mode": "sync", "num_envs": num_envs, "batch_size": num_envs, "num_threads": 0}
-    ours = _measure(dict(case, runner="parallel_pool"), seconds)
-    rows = [("parallel_pool (sync)", ours, task), _gymnasium_row(case, seconds), _envpool_row(case, seconds)]
+    ours = _measure(dict(case, runner="parallel_pool", config={"backend": backend}), seconds)
+    note = task if backend == "cpp" else f"{task} (gymnasium's env in worker processes)"
+    rows = [("parallel_pool (sync)", ours, note), _gymnasium_row(case, seconds), _envpool_row(case, seconds)]
     print(f"  {'runner':<26}{'steps/s':>12}{'ours / it':>12}  env")
     for name, rate, note in rows:
         measured = rate == rate  # not NaN
@@ -144,10 +169,20 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True, metavar="{list,info,demo,bench}")
     ls = sub.add_parser("list", help="list the task ids of this build")
     ls.add_argument("--family", help="only this env family's ids (e.g. atari, classic_control, mujoco_gym)")
+    backend_help = (
+        "cpp or python (default: C++ where the id has a port, else gymnasium's env in worker processes; "
+        "'package:Id' imports the package that registers Id)"
+    )
     info = sub.add_parser("info", help="a task's spaces and config keys with their defaults and docs")
     info.add_argument("task_id")
+    info.add_argument("--backend", choices=("cpp", "python"), help=backend_help)
     d = sub.add_parser("demo", help="make a pool, step it, print throughput against gymnasium (and EnvPool)")
-    d.add_argument("--task", default="CartPole-v1", help="any id of `parallel-pool list` (default CartPole-v1)")
+    d.add_argument(
+        "--task",
+        default="CartPole-v1",
+        help="an id of `parallel-pool list` or of gymnasium's registry (default CartPole-v1)",
+    )
+    d.add_argument("--backend", choices=("cpp", "python"), help=backend_help)
     d.add_argument("--num-envs", type=int, default=8)
     d.add_argument("--seconds", type=float, default=2.0, help="per measurement (default 2)")
     # parsed by parallel_pool.bench.main: shown here for --help only
@@ -176,7 +211,7 @@ def _dispatch(argv: list[str]) -> int:
     if args.cmd == "list":
         return list_tasks(args.family)
     if args.cmd == "info":
-        return task_info(args.task_id)
+        return task_info(args.task_id, args.backend)
     if args.num_envs < 1 or args.seconds <= 0:
         raise SystemExit(f"{PROG} demo: --num-envs must be >= 1 and --seconds > 0")
-    return demo(args.task, args.num_envs, args.seconds)
+    return demo(args.task, args.num_envs, args.seconds, args.backend)

@@ -725,9 +725,10 @@ class ProcessEngine(SendRecvEngine):
     def snapshot(
         self, env_ids: Any, key: bytes | None = None
     ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
-        """Each env pickled (cloudpickle) with the pool's bookkeeping of it (steps in the episode, whether it ended,
-        its kwargs), signed with `key` (default: the user's key file; parallel_pool.signing), as a uint8 array; the
-        generator lives in the pickled env (an empty array per env)."""
+        """Each env captured in its worker (parallel_pool.env_state: its own protocol, MuJoCo's data, or the env
+        pickled) and pickled with the pool's bookkeeping of it (steps in the episode, whether it ended, its kwargs),
+        signed with `key` (default: the user's key file; parallel_pool.signing), as a uint8 array; the generator
+        lives in the captured env (an empty array per env)."""
         from parallel_pool.signing import sign, snapshot_key
 
         self._check_open()

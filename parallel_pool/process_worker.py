@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from parallel_pool import env_state
 from parallel_pool.process_protocol import (
     ABORT,
     COMMIT,
@@ -243,26 +244,16 @@ class _Worker:
         self._write(e, obs, float(reward), term, trunc, info)
 
     def get_state(self, e: int) -> bytes:
-        """Env e's snapshot: a pickle of (format, elapsed, needs_reset, seeded, kwargs, the env cloudpickled). The
-        env is pickled on its own, so the parent reads the rest without building the env."""
-        import cloudpickle
-
+        """Env e's snapshot: a pickle of (format, elapsed, needs_reset, seeded, kwargs, the env, extra), the env as
+        parallel_pool.env_state captures it (its protocol, MuJoCo's data, or the env pickled) and pickled on its
+        own, so the parent reads the rest without building the env."""
         k = e - self.first
         if self.envs[k] is None:
             raise RuntimeError(f"env {e} is broken by an exception; reset it first")
-        rebuilt = _ez_pickled(self.envs[k])
-        if rebuilt:
-            raise _Refusal(
-                f"env {e} has no snapshot: {rebuilt} pickles its constructor's arguments (gymnasium's EzPickle), not "
-                "its state, so a restore would give a new env"
-            )
         try:
-            env = cloudpickle.dumps(self.envs[k])
-        except Exception as err:
-            raise _Refusal(
-                f"env {e} ({type(self.envs[k].unwrapped).__name__}) cannot be pickled, so it has no snapshot: "
-                f"{type(err).__name__}: {err}"
-            ) from None
+            env = env_state.capture(self.envs[k])
+        except env_state.NoSnapshot as err:
+            raise _Refusal(f"env {e} has no snapshot: {err}") from None
         state = (SNAPSHOT, self.elapsed[k], self.needs_reset[k], self.seeded[k], self.kwargs[k], env, self.extra(k))
         return pickle.dumps(state)
 
@@ -272,7 +263,7 @@ class _Worker:
         several envs the same row) and checked, and held; returns why one is refused (holding nothing) or None.
         Then COMMIT puts the held envs in place (it cannot fail), or ABORT drops them."""
         if items[0] == ABORT:
-            self.held = None
+            self._drop_held()
             return None
         if items[0] == COMMIT:
             held, self.held = self.held, None
@@ -290,32 +281,57 @@ class _Worker:
                 self.kwargs[k], self.next_kwargs[k] = kwargs, None
                 self.set_extra(k, extra)
             return None
-        self.held = None
-        envs = []
+        self._drop_held()
+        envs: list[tuple[Any, tuple]] = []
         for e, (key, trusted, row) in zip(ids, items):
-            what = f"the snapshot for env {e}"
             try:
-                state = read_snapshot(row, key, trusted, self.limit, len(getattr(self, "agents", ())), what)
-            except ValueError as err:
+                envs.append(self._prepared(f"the snapshot for env {e}", key, trusted, row))
+            except _Refusal as err:
+                self.held = ([], envs)
+                self._drop_held()  # the envs built for the rows before
                 return str(err)
+        self.held = (ids, envs)
+        return None
+
+    def _prepared(self, what: str, key: bytes | None, trusted: bool, row: bytes) -> tuple[Any, tuple]:
+        """One row's env, checked, and its fields; _Refusal says why not."""
+        try:
+            state = read_snapshot(row, key, trusted, self.limit, len(getattr(self, "agents", ())), what)
+        except ValueError as err:
+            raise _Refusal(str(err)) from None
+        try:
+            env = pickle.loads(state[5])
+        except Exception as err:
+            raise _Refusal(
+                f"set_state: {what} holds an env that does not unpickle here ({type(err).__name__}: {err})"
+            ) from None
+        if env_state.is_captured(env):  # a state to put into a fresh env (built here, swapped in at commit)
             try:
-                env = pickle.loads(state[5])
+                env = env_state.restore(env, lambda: self.env_fn(**state[4]))
+            except env_state.NoSnapshot as err:
+                raise _Refusal(f"set_state: {what} cannot be restored: {err}") from None
             except Exception as err:
-                return f"set_state: {what} holds an env that does not unpickle here ({type(err).__name__}: {err})"
-            if _layers(env) != self.made[0]:
-                return (
-                    f"set_state: {what} holds a {' > '.join(_layers(env))}, where this pool's env_fn makes a "
-                    f"{' > '.join(self.made[0])}"
-                )
+                raise _Refusal(f"set_state: {what} does not restore here ({type(err).__name__}: {err})") from None
+        why = None
+        if _layers(env) != self.made[0]:
+            why = f"holds a {' > '.join(_layers(env))}, where this pool's env_fn makes a {' > '.join(self.made[0])}"
+        else:
             try:
                 same = self._spaces(env) == self.made[1:]
             except Exception:
                 same = False
             if not same:
-                return f"set_state: {what} holds an env with other spaces than this pool's ({self.made[1:]})"
-            envs.append((env, state))
-        self.held = (ids, envs)
-        return None
+                why = f"holds an env with other spaces than this pool's ({self.made[1:]})"
+        if why:
+            _close(env)
+            raise _Refusal(f"set_state: {what} {why}")
+        return env, state
+
+    def _drop_held(self) -> None:
+        """Forget a prepared restore, closing its envs (those built here hold a renderer, a simulator)."""
+        held, self.held = self.held, None
+        for env, _ in held[1] if held else []:
+            _close(env)
 
     def failed(self, e: int) -> None:
         """After an exception in env e: sync pools restart it on its next step; async pools reset it in place (its
@@ -526,24 +542,13 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _ez_pickled(env: Any) -> str | None:
-    """The class name of a layer of `env` (its wrappers, the env itself) that gymnasium's EzPickle pickles, if any."""
-    from gymnasium.utils import EzPickle
-
-    seen = 0
-    while env is not None and seen < 100:
-        if isinstance(env, EzPickle):
-            return type(env).__name__
-        env, seen = getattr(env, "env", None), seen + 1
-    return None
+def _close(env: Any) -> None:
+    try:
+        env.close()
+    except Exception:
+        pass  # an env being dropped: nothing to report
 
 
 def _layers(env: Any) -> list[str]:
     """The classes an env is made of, its gymnasium wrappers first (what a restored env must share with env_fn's)."""
-    from gymnasium import Wrapper
-
-    out: list[str] = []
-    while isinstance(env, Wrapper) and len(out) < 100:
-        out.append(f"{type(env).__module__}.{type(env).__qualname__}")
-        env = env.env
-    return [*out, f"{type(env).__module__}.{type(env).__qualname__}"]
+    return [f"{type(layer).__module__}.{type(layer).__qualname__}" for layer in env_state.layers(env)]

@@ -86,6 +86,42 @@ def gymnasium_env_spec(task_id: str) -> Any:
     return gymnasium.registry.get(task_id)
 
 
+def unknown_gymnasium_id(task_id: str) -> str:
+    """Why `task_id` makes no gymnasium env, with the registered ids it may mean (gymnasium's own version lookup:
+    gymnasium 1.x registers Taxi-v4, not Taxi-v3) and the ways to run an env the registry does not have."""
+    import difflib
+
+    import gymnasium
+    from gymnasium.envs.registration import find_highest_version, get_env_id, parse_env_id
+
+    from parallel_pool.gymnasium_registry import NAMESPACE
+
+    module, _, gym_id = task_id.rpartition(":")
+    prefix = f"{module}:" if module else ""
+    # the pool's own ids (registered for gymnasium.make) run as C++ envs: no suggestion for backend="python"
+    ids = [i for i in gymnasium.registry if not i.startswith(NAMESPACE)]
+    try:
+        ns, name, _ = parse_env_id(gym_id)
+    except gymnasium.error.Error:
+        ns, name = None, None
+    versions = (
+        sorted(s.version for s in gymnasium.registry.values() if s.namespace == ns and s.name == name and s.version)
+        if name
+        else []
+    )
+    if name and find_highest_version(ns, name) is not None:
+        newest = prefix + get_env_id(ns, name, find_highest_version(ns, name))
+        hint = f"; gymnasium registers {name} at version {', '.join(f'v{v}' for v in versions)}: use {newest!r}"
+    else:
+        close = difflib.get_close_matches(gym_id, ids, n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(repr(prefix + c) for c in close)}?" if close else ""
+    return (
+        f"unknown gymnasium id {task_id!r}{hint} (an id that a package registers when it is imported: "
+        "'package:Id', e.g. 'minigrid:MiniGrid-Empty-5x5-v0'; an env that no registry has: "
+        "env_fn=<a callable returning the env>)"
+    )
+
+
 def in_gymnasium_registry(task_id: str) -> bool:
     try:
         return gymnasium_env_spec(task_id) is not None
@@ -326,7 +362,7 @@ class PythonEnvSpec(EnvSpec):
             assert task_id is not None
             gym_spec = gymnasium_env_spec(task_id)
             if gym_spec is None:
-                raise ValueError(f"unknown gymnasium id {task_id!r}")
+                raise ValueError(unknown_gymnasium_id(task_id))
             fixed: dict[str, Any] = {} if render_mode is None else {"render_mode": render_mode}
             if "max_episode_steps" in common:
                 fixed["max_episode_steps"] = _int_key("max_episode_steps", common["max_episode_steps"], 1)

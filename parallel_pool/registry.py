@@ -52,7 +52,9 @@ def env_class_of(task_id: str) -> str:
 
         raise ValueError(
             unavailable_message(task_id)
-            or _suggest(task_id, _TASKS, "task id") + " (see parallel_pool.list_all_envs())"
+            or _suggest(task_id, _TASKS, "task id")
+            + " (see parallel_pool.list_all_envs(); a gymnasium id runs with backend='python', 'package:Id' for one "
+            "that a package registers; an env of your own: env_fn=<a callable returning the env>)"
         )
     return _TASKS[task_id][0]
 

@@ -65,8 +65,18 @@ def _gym_registry() -> dict:
 
 def gymnasium_peer(task_id: str) -> tuple[Peer | None, str]:
     """(the peer, or None; why there is none or how the peer differs)."""
-    from parallel_pool.registry import env_class_of
+    from parallel_pool.registry import env_class_of, has_task
 
+    if not has_task(task_id):  # a gymnasium id our pool runs as Python envs: its peer is that env itself
+        from parallel_pool.python_env import gymnasium_env_spec
+
+        try:
+            gym_spec = gymnasium_env_spec(task_id)
+        except ImportError as e:
+            return None, f"{task_id}: {e}"
+        if gym_spec is None:
+            return None, f"gymnasium has no {task_id}"
+        return Peer(gym_spec.id, False, ""), ""
     registry = _gym_registry()
     kind = env_class_of(task_id)
     if kind == "Atari":

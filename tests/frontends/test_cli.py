@@ -235,3 +235,42 @@ def test_demo_peer_with_a_missing_optional_dependency(capsys, monkeypatch):
     rows = {m["name"]: m for m in map(ROW.match, out.splitlines()) if m}
     assert rows["gymnasium SyncVectorEnv"]["rate"] == "-"
     assert "skipped: gymnasium's CartPole-v1 needs imageio" in rows["gymnasium SyncVectorEnv"]["note"]
+
+
+def test_info_of_gymnasium_ids_run_as_python_envs(capsys):
+    """An id only gymnasium registers (Taxi-v4), one a package registers ('minigrid:Id'), a C++ id with
+    --backend python: gymnasium's entry point, the spaces, the pool's keys and the env's registered kwargs."""
+    out = _run(capsys, "info", "Taxi-v4")
+    assert out.startswith("Taxi-v4: a Python env (backend python") and "toy_text.taxi:TaxiEnv" in out
+    assert "observation space (one env): Discrete(500)" in out
+    assert re.search(r"^    max_episode_steps += 200$", out, re.M), out
+    out = _run(capsys, "info", "CartPole-v1", "--backend", "python")
+    assert out.startswith("CartPole-v1: a Python env") and "cartpole:CartPoleEnv" in out
+    if _has("minigrid"):
+        out = _run(capsys, "info", "minigrid:MiniGrid-MultiRoom-N4-S5-v1")
+        assert "entry point minigrid.envs:MultiRoomEnv" in out and "    maxNumRooms = 4" in out
+
+
+def test_an_id_no_registry_has_says_what_runs_it():
+    """Another version than gymnasium registers: the registered one named (gymnasium's own version lookup); an id
+    no registry has: 'package:Id' and env_fn=."""
+    with pytest.raises(
+        SystemExit, match=r"unknown gymnasium id 'Taxi-v3'; gymnasium registers Taxi at version v4: use 'Taxi-v4'"
+    ):
+        main(["info", "Taxi-v3", "--backend", "python"])
+    with pytest.raises(ValueError, match="use 'Taxi-v4'"):
+        parallel_pool.make("Taxi-v3", backend="python")
+    with pytest.raises(SystemExit, match=r"unknown task id 'MyEnv-v0'.*'package:Id'.*env_fn=<a callable"):
+        main(["info", "MyEnv-v0"])
+    with pytest.raises(SystemExit, match=r"demo: unknown gymnasium id 'CartPol-v1'; did you mean 'CartPole-v1'"):
+        main(["demo", "--task", "CartPol-v1", "--backend", "python", "--seconds", "0.05"])
+
+
+def test_demo_of_a_gymnasium_id(capsys):
+    """demo of an id only gymnasium registers: our pool runs gymnasium's env in worker processes, beside
+    SyncVectorEnv of the same id."""
+    out = _run(capsys, "demo", "--task", "Taxi-v4", "--num-envs", "2", "--seconds", "0.05")
+    rows = {m["name"]: m for m in map(ROW.match, out.splitlines()) if m}
+    ours = rows["parallel_pool (sync)"]
+    assert int(ours["rate"].replace(",", "")) > 0 and "worker processes" in ours["note"]
+    assert rows["gymnasium SyncVectorEnv"]["note"] == "Taxi-v4" and rows["gymnasium SyncVectorEnv"]["rate"] != "-"

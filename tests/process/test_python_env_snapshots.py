@@ -3,11 +3,13 @@ unverified (in the parent or a worker), its fields are checked, and set_state ch
 
 from __future__ import annotations
 
+import copy
 import os
 import pickle
 import signal
 import stat
 import sys
+import threading
 import time
 
 import cloudpickle
@@ -296,3 +298,214 @@ def test_set_state_is_all_or_nothing_across_workers():
     finally:
         env.close()
         twin.close()
+
+
+# ---- envs whose pickle is not their state: the env's protocol, gymnasium's MuJoCo envs, the refusal --------------
+
+
+def steps(env, actions) -> list:
+    """Each step's (obs, reward, terminated, truncated, info), copied out of the pool's buffers."""
+    return [copy.deepcopy(env.step(a)) for a in actions]
+
+
+def assert_same_steps(got, want):
+    assert len(got) == len(want)
+    for t, (g, w) in enumerate(zip(got, want)):
+        for name, a, b in zip(("obs", "reward", "terminated", "truncated"), g[:4], w[:4]):
+            np.testing.assert_array_equal(a, b, err_msg=f"step {t}: {name}")
+        same_info(g[4], w[4], f"step {t}: info")
+
+
+def same_info(got, want, where):
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and sorted(got) == sorted(want), f"{where}: keys"
+        for key in want:
+            same_info(got[key], want[key], f"{where}[{key!r}]")
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=where)
+
+
+def continues_alike(make, actions, at=4):
+    """A pool stepped `at` steps, snapshot, stepped on through `actions`; then restored, in itself and in a new pool
+    of another seed (whose envs are built anew), each steps the same actions and gives the same results."""
+    env, twin = make(3), make(77)
+    try:
+        env.reset()
+        twin.reset()
+        steps(env, actions[:at])
+        snap = env.get_state(range(env.num_envs), key=KEY)
+        want = steps(env, actions[at:])
+        assert any(w[2].any() or w[3].any() for w in want), "the episodes should end (and reset) in the window"
+        env.set_state(range(env.num_envs), snap, key=KEY)
+        assert_same_steps(steps(env, actions[at:]), want)
+        twin.set_state(range(env.num_envs), snap, key=KEY)
+        assert_same_steps(steps(twin, actions[at:]), want)
+    finally:
+        env.close()
+        twin.close()
+
+
+def mujoco_ant(**kwargs):
+    return gym.make("Ant-v5", max_episode_steps=9, **kwargs)
+
+
+@pytest.mark.parametrize("task", ["HalfCheetah-v5", "Ant-v5"])
+def test_a_python_mujoco_env_continues_bit_identically_from_its_snapshot(task):
+    """gymnasium's MuJoCo envs (EzPickle: their pickle is a new env) are captured by their whole mjData (Ant's
+    reward reads xpos from before the last substep), np_random and wrappers (TimeLimit's count, OrderEnforcing):
+    observations, rewards, flags and infos after a restore equal the first run's, across a time-limit reset."""
+    pytest.importorskip("mujoco")
+    kw = dict(num_envs=2, num_threads=2)
+    if task == "HalfCheetah-v5":  # a registered id, backend python; gymnasium's TimeLimit of 9 ends the episodes
+
+        def make(seed):
+            return pp.make(task, backend="python", max_episode_steps=9, seed=seed, **kw)
+
+    else:  # env_fn, with the pool's limit above the env's own TimeLimit
+
+        def make(seed):
+            return pp.make(env_fn=mujoco_ant, max_episode_steps=LIMIT, seed=seed, **kw)
+
+    shape = (20, 2, *pp.make_spec(task, backend="python").action_space.shape)
+    continues_alike(make, np.random.default_rng(1).uniform(-1, 1, shape).astype(np.float32))
+
+
+class Handle:
+    """A simulator's handle that does not pickle (its lock stands for a C library's pointer)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.pos = self.vel = 0.0
+
+
+class Declared(Walk):
+    """Walk, its state in a Handle: snapshots by the env's protocol. Its own set_state means something else (as
+    MuJoCo's set_state(qpos, qvel)): the pool never calls it."""
+
+    def __init__(self, length: int = 9):
+        super().__init__(length)
+        self.sim = Handle()
+
+    def reset(self, *, seed=None, options=None):
+        obs, info = super().reset(seed=seed)
+        self.sim.pos, self.sim.vel = self.pos, 0.0
+        return obs, info
+
+    def step(self, action):
+        self.sim.vel = 0.5 * self.sim.vel + float(self.np_random.normal(0, 0.3))
+        self.pos = self.sim.pos = self.sim.pos + int(action) - 1 + self.sim.vel
+        self.t += 1
+        obs = np.array([self.pos, self.t], np.float32)
+        return obs, float(int(action) - 1), abs(self.pos) > 3, self.t >= self.length, {"vel": self.sim.vel}
+
+    def set_state(self, qpos, qvel):
+        raise AssertionError("not the pool's to call")
+
+    def parallel_pool_get_state(self):
+        return self.sim.pos, self.sim.vel, self.pos, self.t
+
+    def parallel_pool_set_state(self, state):
+        if not np.isfinite(state[0]):
+            raise ValueError(f"a position of {state[0]}")
+        self.sim.pos, self.sim.vel, self.pos, self.t = state
+
+
+def declared(length: int = 9):
+    return gym.wrappers.OrderEnforcing(gym.wrappers.TimeLimit(Declared(length), 6))
+
+
+def test_an_env_with_the_snapshot_protocol_continues_bit_identically():
+    """An env that does not pickle (a Handle) but declares parallel_pool_get_state / parallel_pool_set_state is
+    restored into an env built anew, with its np_random and its wrappers' state (TimeLimit's count)."""
+    cloudpickle.dumps(Walk())  # Walk pickles: the Handle is what stops Declared's pickle
+    with pytest.raises(TypeError, match="lock"):
+        cloudpickle.dumps(Declared())
+
+    def make(seed):
+        return pp.make(env_fn=declared, num_envs=4, num_threads=2, seed=seed, max_episode_steps=LIMIT)
+
+    continues_alike(make, np.random.default_rng(2).integers(0, 3, (24, 4)))
+
+
+def test_a_state_the_env_refuses_restores_no_env_of_any_worker():
+    """parallel_pool_set_state raises in env 3's worker (a state it cannot be in): ValueError naming the env's
+    words, and no env of either worker changed."""
+    from parallel_pool import env_state
+
+    env, twin = (pp.make(env_fn=declared, num_envs=4, num_threads=2, seed=3, max_episode_steps=LIMIT) for _ in "ab")
+    try:
+        env.reset()
+        twin.reset()
+        snap = env.get_state([0, 1, 2, 3], key=KEY)
+        same_course(env, twin, steps=3)
+        bad = declared()
+        bad.reset(seed=0)
+        bad.unwrapped.sim.pos = float("nan")
+        fields = payload(rows(snap)[3])
+        fields[5] = env_state.capture(bad)
+        with pytest.raises(
+            ValueError,
+            match=r"env 3 cannot be restored: .*parallel_pool_set_state\(state\) raised ValueError: a position",
+        ):
+            env.set_state([0, 1, 2, 3], with_rows(snap, {3: resigned(fields)}), key=KEY)
+        same_course(env, twin, seed=1)
+    finally:
+        env.close()
+        twin.close()
+
+
+def test_what_cannot_be_captured_is_named():
+    """The refusal names the env class and the attribute inside it: a Box2D world (EzPickle would pickle the
+    constructor's arguments), a lock in a plain env, a lock in the protocol's value, half a protocol."""
+    from parallel_pool import env_state
+
+    class Locked(Walk):
+        def __init__(self):
+            super().__init__()
+            self.parts = {"io": [1, Handle()]}
+
+    class Leaky(Declared):
+        def parallel_pool_get_state(self):
+            return {"sim": self.sim}
+
+    class Half(Walk):
+        def parallel_pool_get_state(self):
+            return 0
+
+    cases = [
+        (Locked, r"Locked cannot be pickled: Locked.parts\['io'\]\[1\].lock \(a _thread.lock\)"),
+        (Leaky, r"Leaky.parallel_pool_get_state\(\)\['sim'\].lock \(a _thread.lock\) cannot be pickled"),
+        (Half, "Half defines parallel_pool_get_state but not parallel_pool_set_state"),
+    ]
+    for cls, match in cases:
+        with pytest.raises(env_state.NoSnapshot, match=match):
+            env_state.capture(gym.wrappers.TimeLimit(cls(), 5))
+    pytest.importorskip("Box2D")
+    env = pp.make("LunarLander-v3", backend="python", num_envs=1)
+    env.reset()
+    with pytest.raises(RuntimeError, match=r"LunarLander pickles its constructor's .*LunarLander.world \(a Box2D"):
+        env.get_state([0])
+    env.close()
+
+
+def test_a_mujoco_snapshot_of_another_model_is_refused():
+    """A MuJoCo env whose model differs from the one env_fn builds (an env that changed it as it ran): mj_copyData
+    would read past its arrays, so the restore is refused and the env built for it closed."""
+    pytest.importorskip("mujoco")
+    from parallel_pool import env_state
+
+    env = gym.make("HalfCheetah-v5")
+    env.reset(seed=0)
+    captured = pickle.loads(env_state.capture(env))
+    built = []
+
+    def heavier():
+        e = gym.make("HalfCheetah-v5")
+        e.unwrapped.model.body_mass[1] += 1.0
+        built.append(e)
+        return e
+
+    with pytest.raises(env_state.NoSnapshot, match="another MjModel"):
+        env_state.restore(captured, heavier)
+    restored = env_state.restore(captured, lambda: gym.make("HalfCheetah-v5"))
+    np.testing.assert_array_equal(restored.unwrapped.data.qpos, env.unwrapped.data.qpos)

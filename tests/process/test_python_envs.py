@@ -847,6 +847,7 @@ def test_docs_examples_run():
 
     pytest.importorskip("Box2D")
     pytest.importorskip("minigrid")
+    pytest.importorskip("mujoco")
     doc = Path(__file__).resolve().parents[2] / "docs" / "python-envs.md"
     snippets = re.findall(r"<!-- run -->\n```python\n(.*?)```", doc.read_text(), flags=re.S)
     assert len(snippets) == 2
