@@ -95,6 +95,48 @@ def make_atari_vector_env(task_id: str, **config: Any) -> Any:
     return AtariVectorEnv(kwargs.pop("game"), **kwargs)
 
 
+# the game variables our ViZDoom env adds to every game (core/envs/vizdoom/vizdoom_env.h, InfoVariables)
+_DOOM_INFO_VARIABLES = (
+    "AMMO2 AMMO3 AMMO4 AMMO5 AMMO6 AMMO7 ARMOR DAMAGECOUNT DEATHCOUNT FRAGCOUNT HEALTH HITCOUNT KILLCOUNT "
+    "SELECTED_WEAPON SELECTED_WEAPON_AMMO USER2"
+).split()
+
+
+def make_doom_game(task_id: str, doom_config_dir: str, seed: int = 0, **config: Any) -> Any:
+    """vizdoom's own DoomGame set up as our single-player ViZDoom env sets up its engine (the scenario's cfg and wad,
+    its map, 320x240 at the least, hidden window, PLAYER mode, the episode timeout of our max_episode_steps, the
+    game variables our info reads), not yet started (`init()`). The engine writes its settings file
+    (_vizdoom.ini) into `doom_config_dir`."""
+    import os
+
+    import vizdoom
+
+    import parallel_pool
+
+    c = parallel_pool.make_spec(task_id, **config).config_dict
+    if c["max_num_players"] > 1 or c["num_bots"] > 0:
+        raise ValueError(f"{task_id}: a game with several players or bots is no single-game loop")
+    game = vizdoom.DoomGame()
+    game.set_vizdoom_path(c["vzd_path"])
+    game.set_doom_game_path(c["iwad_path"])
+    if c["cfg_path"]:
+        game.load_config(c["cfg_path"])
+    if game.get_screen_width() < 320:
+        game.set_screen_resolution(vizdoom.ScreenResolution.RES_320X240)
+    game.set_window_visible(False)
+    game.set_doom_config_path(os.path.join(doom_config_dir, "_vizdoom.ini"))
+    game.add_game_args(c["game_args"])
+    game.set_mode(vizdoom.Mode.PLAYER)
+    game.set_episode_timeout((c["max_episode_steps"] + 1) * c["frame_skip"])
+    if c["wad_path"]:
+        game.set_doom_scenario_path(c["wad_path"])
+    game.set_seed(seed)
+    game.set_doom_map(c["map_id"])
+    for name in _DOOM_INFO_VARIABLES:
+        game.add_available_game_variable(getattr(vizdoom.GameVariable, name))
+    return game
+
+
 def make_env(peer: Peer) -> Any:
     """One gymnasium env for `peer` (module level: picklable for AsyncVectorEnv)."""
     warnings.filterwarnings("ignore")

@@ -10,6 +10,7 @@ from typing import Any
 
 from parallel_pool.bench import summary
 from parallel_pool.bench.cases import POOL_RUNNERS, RUNNERS, TASKS
+from parallel_pool.bench.limit import BARE_LOOP
 from parallel_pool.bench.summary import fmt_rate
 
 # the throughput targets for CartPole-v1 (ParallelPool / EnvPool, same mode, at these num_envs): the per-call
@@ -97,9 +98,10 @@ def annotate(results: dict) -> None:
     results["limits"] = {}
     for task in results["tasks"]:
         sc, who = single_core(results, task)
-        bare = results.get("bare", {}).get(task, {}).get("single_thread")
-        if bare:  # the bare env's C++ loop is the physical limit; the pool's one-thread cases only stand in for it
-            sc, who = bare, "the bare env stepped in a tight C++ loop on one thread, no pool, no Python"
+        measured = results.get("bare", {}).get(task, {})
+        bare = measured.get("single_thread")
+        if bare:  # the bare env's loop is the physical limit; the pool's one-thread cases only stand in for it
+            sc, who = bare, measured.get("source", BARE_LOOP)
         results["limits"][task] = {
             "single_core_steps_per_s": sc,
             "bare_steps_per_s": bare,
