@@ -244,6 +244,7 @@ def test_case_choices_and_help(capsys):
         "box2d",
         "shared-threads",
         "minigrid",
+        "scaling",
     }
     with pytest.raises(SystemExit):
         bench_main(["--help"])
