@@ -71,7 +71,8 @@ def single_core(results: dict, task: str) -> tuple[float | None, str]:
 
 def envpool_ref(results: dict, c: dict) -> float | None:
     """EnvPool's rate for the same task, num_envs and mode (sync for the non-pool runners); for the engines, with
-    the same num_threads where EnvPool was measured with it (thread scaling), else EnvPool's main case."""
+    the same num_threads where EnvPool was measured with it (thread scaling), else EnvPool's main case; an xla()
+    case against EnvPool's xla(), every other case against EnvPool's Python loop."""
     mode = c["mode"] if c["runner"] in POOL_RUNNERS else "sync"
     same = [
         o
@@ -81,6 +82,7 @@ def envpool_ref(results: dict, c: dict) -> float | None:
         and _ok(o)
         and o["num_envs"] == c["num_envs"]
         and o["mode"] == mode
+        and o.get("call") == c.get("call")
     ]
     if c["runner"] in POOL_RUNNERS:
         for o in same:
@@ -120,7 +122,7 @@ def annotate(results: dict) -> None:
 
 def _main_cases(results: dict, task: str) -> list[dict]:
     cs = [c for c in results["cases"] if c["task"] == task and "main" in c["purpose"]]
-    return sorted(cs, key=lambda c: (_ORDER.index(c["runner"]), c["mode"] != "sync", c["num_envs"]))
+    return sorted(cs, key=lambda c: (_ORDER.index(c["runner"]), "call" in c, c["mode"] != "sync", c["num_envs"]))
 
 
 def _labels(cases: list[dict]) -> list[str]:

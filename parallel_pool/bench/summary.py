@@ -63,6 +63,7 @@ def _best(results: dict, task: str, runner: str, mode: str) -> dict | None:
         and c["runner"] == runner
         and c["mode"] == mode
         and "main" in c["purpose"]
+        and "call" not in c  # the Python loop's case, not the xla() scan's
         and "error" not in c
         and c.get("steps_per_s")
     ]

@@ -10,6 +10,7 @@ import pytest
 
 import parallel_pool
 from parallel_pool.bench import peers
+from parallel_pool.bench.cases import XLA_STEPS
 from parallel_pool.bench.suites import atari
 
 
@@ -78,7 +79,7 @@ def test_atari_vector_env_steps_the_same_frames_as_ours():
 
 def test_case_atari_plans_every_engine_at_every_size(monkeypatch):
     monkeypatch.setattr(atari, "have", lambda module: True)
-    monkeypatch.setattr(atari, "xla_runs", lambda runner: (runner != "ale_vector", "no chex"))
+    monkeypatch.setattr(atari, "xla_available", lambda runner: (runner != "ale_vector", "no chex"))
     named, left_out = atari.contenders("Pong-v5", cores=2, sizes=[1, 8, 64])
     assert left_out == ["ale_py AtariVectorEnv xla: no chex"]
     for runner in ("parallel_pool", "envpool", "ale_vector"):
@@ -93,7 +94,7 @@ def test_case_atari_plans_every_engine_at_every_size(monkeypatch):
         ]
         xla = [c for c in named.values() if c["runner"] == runner and c.get("call") == "xla"]
         assert len(xla) == (0 if runner == "ale_vector" else 5)
-        assert all(c["scan"] * c["batch_size"] <= atari.XLA_STEPS for c in xla)
+        assert all(c["scan"] * c["batch_size"] <= XLA_STEPS for c in xla)
     assert named["ale_py AtariVectorEnv async 64 envs, batch 32"]["batch_size"] == 32
     # the ratio pairs each peer with ParallelPool at the same size, mode and call
     med = {name: 1.0 for name in named}
@@ -102,3 +103,26 @@ def test_case_atari_plans_every_engine_at_every_size(monkeypatch):
     assert r["ParallelPool async 8 envs, batch 4 / ale_py AtariVectorEnv async 8 envs, batch 4"] == 3.0
     assert "ParallelPool xla sync 8 envs / EnvPool xla sync 8 envs" in r
     assert not any("ale_py AtariVectorEnv xla" in k for k in r)
+
+
+def test_throughput_plan_has_each_engine_xla_at_every_atari_size(monkeypatch):
+    from parallel_pool.bench import cases
+    from parallel_pool.bench.report import envpool_ref
+
+    monkeypatch.setattr(cases, "xla_available", lambda runner: (runner != "ale_vector", "no chex"))
+    monkeypatch.setattr(cases, "_has", lambda module: True)
+    plan = cases.make_plan(["Pong-v5"], quick=False, cores=2, ours={"Pong-v5"}, theirs={"Pong-v5"})
+    assert "Pong-v5: ale_py AtariVectorEnv xla (no chex)" in plan.skipped
+    main = [c for c in plan.cases if "main" in c["purpose"]]
+    for runner in ("parallel_pool", "envpool", "ale_vector"):
+        loop = {(c["num_envs"], c["mode"], c["batch_size"]) for c in main if c["runner"] == runner and "call" not in c}
+        assert loop == {(n, m, n if m == "sync" else max(1, n // 2)) for n in (1, 8, 64) for m in ("sync", "async")}
+        xla = {(c["num_envs"], c["mode"]) for c in main if c["runner"] == runner and c.get("call") == "xla"}
+        assert xla == (set() if runner == "ale_vector" else {(n, m) for n, m, _ in loop})
+    xla = next(c for c in main if c["runner"] == "parallel_pool" and c.get("call") == "xla" and c["num_envs"] == 64)
+    assert cases.case_label(xla) == "ParallelPool xla sync" and xla["scan"] * xla["batch_size"] <= XLA_STEPS
+    # × EnvPool pairs an xla() case with EnvPool's xla(), a Python loop with EnvPool's loop
+    res = {"cases": [dict(c, steps_per_s=2.0 if c.get("call") else 1.0) for c in main]}
+    for c in res["cases"]:
+        if c["runner"] != "envpool" and c["runner"] != "ale_vector" and c["mode"] == "sync":
+            assert envpool_ref(res, c) == (2.0 if c.get("call") else 1.0)

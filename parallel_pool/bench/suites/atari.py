@@ -26,11 +26,10 @@ import os
 import statistics
 import time
 
-from parallel_pool.bench.cases import TASKS, available_cores
+from parallel_pool.bench.cases import TASKS, XLA_STEPS, available_cores, xla_available
 from parallel_pool.bench.measure import measure_rounds, seconds_timing
 
 ENGINES = {"parallel_pool": "ParallelPool", "envpool": "EnvPool", "ale_vector": "ale_py AtariVectorEnv"}
-XLA_STEPS = 256  # env steps per jitted scan (one call): a few to tens of ms of Atari, so the call's cost vanishes
 
 
 def have(module: str) -> bool:
@@ -38,19 +37,6 @@ def have(module: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):  # a parent package that is missing
         return False
-
-
-def xla_runs(runner: str) -> tuple[bool, str]:
-    """(whether `runner`'s xla() can run here, why not)."""
-    if not have("jax"):
-        return False, "jax is not installed"
-    if runner == "parallel_pool":
-        from parallel_pool import _core
-
-        return bool(_core.has_xla), "this build has no env.xla()"
-    if runner == "ale_vector":
-        return have("chex"), 'AtariVectorEnv.xla() needs chex (pip install "ale-py[xla]")'
-    return True, ""
 
 
 def label(runner: str, mode: str, n: int, b: int, call: str = "") -> str:
@@ -68,13 +54,13 @@ def contenders(task: str, cores: int, sizes: list[int], xla: bool = True) -> tup
     left_out = []
     for r in engines:
         if xla:
-            ok, why = xla_runs(r)
+            ok, why = xla_available(r)
             if not ok:
                 left_out.append(f"{ENGINES[r]} xla: {why}")
     for n in sizes:
         modes = [("sync", n)] + ([("async", max(1, n // 2))] if n > 1 else [])
         for r in engines:
-            calls = [""] + (["xla"] if xla and xla_runs(r)[0] else [])
+            calls = [""] + (["xla"] if xla and xla_available(r)[0] else [])
             for call in calls:
                 for mode, b in modes:
                     c = {"task": task, "runner": r, "mode": mode, "num_envs": n, "batch_size": b}
