@@ -10,6 +10,7 @@ import pytest
 from parallel_pool.bench import main as bench_main
 from parallel_pool.bench.cases import thread_counts
 from parallel_pool.bench.suites import scaling
+from parallel_pool.bench.summary import fmt_rate
 
 
 def test_plan_on_16_cores_covers_every_engine_thread_count_and_mode(monkeypatch):
@@ -50,6 +51,10 @@ def test_fraction_of_linear_is_against_the_same_engine_and_mode_at_one_thread():
     res = {"threads": [1, 4], "cells": [dict(c, task="Pong-v5") for c in cells] + cells}
     lines = scaling.targets_markdown(res)
     assert "- Ant-v5 ParallelPool async, 4 threads: 0.90 of linear (target ≥ 0.9: met)" in lines
+    res["bare"] = {"Ant-v5": 100.0}  # 360 steps/s at 4 threads against 4 x 100
+    assert "- Ant-v5 ParallelPool async, 4 threads: 0.90 of linear (target ≥ 0.9: met); 0.90 of 4 × the bare loop" in (
+        scaling.targets_markdown(res)
+    )
     assert "- Pong-v5 ParallelPool async, 4 threads: 0.90 of linear (target ≥ 0.9: met)" in lines
 
 
@@ -79,6 +84,11 @@ def test_quick_run_writes_table_json_and_plot(tmp_path, capsys):
         assert two["linear"] == pytest.approx(two["median"] / (2 * one["median"]))
         row = next(ln for ln in md.splitlines() if ln.startswith(f"| ParallelPool | {mode} |"))
         assert f"({two['linear']:.2f})" in row
+    # the physical limit at each thread count: threads x the bare loop's single-thread rate
+    bare = res["bare"]["CartPole-v1"]
+    assert bare > 0
+    limit_row = next(ln for ln in md.splitlines() if ln.startswith("| threads × bare loop | (limit) |"))
+    assert limit_row == f"| threads × bare loop | (limit) | {fmt_rate(bare)} | {fmt_rate(2 * bare)} |"
     assert (out / "scaling.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -11,7 +11,8 @@ warm-up, then 3 timed repeats of 0.4 s each; a cell's figure is the median of th
 highest. The env count is fixed per task, so each thread count steps the same envs (strong scaling): 16 envs per
 core for CartPole, 4 per core for the others (at least the throughput table's largest size); async receives half
 of them per call, so every thread has envs to step. On 16 cores: 5 thread counts x 2 modes x 9 engine-task pairs
-= 90 cells, each about 1.5 s of stepping plus the worker's start-up (imports, building the envs): 5-8 minutes.
+= 90 cells, each about 1.5 s of stepping plus the worker's start-up (imports, building the envs), sized to
+finish within 10 minutes.
 Writes scaling.md (the machine, its CPU model, cores and the date first), scaling.json and scaling.png (the
 fraction of linear scaling per task).
 """
@@ -136,7 +137,8 @@ def markdown(res: dict) -> str:
         f"- Each cell: a fresh worker process, {t['warmup']} s warm-up, {t['repeats']} repeats of {t['duration']} s; "
         "steps/s is their median, [lowest-highest] their spread. Sync: `step()` on all envs; async: num_envs in "
         "flight, `recv()` of half + `send()`. Linear = the cell / (threads × the same engine and mode's 1-thread "
-        "rate).",
+        "rate). The last row of each table is the physical limit at that many threads: threads × the bare env's "
+        "single-thread rate (`python -m parallel_pool.bench.limit`).",
     ]
     if res["skipped"]:
         lines.append("- Not measured: " + "; ".join(res["skipped"]))
@@ -165,6 +167,9 @@ def markdown(res: dict) -> str:
                             f"{fmt_rate(c['median'])} [{fmt_rate(c['low'])}-{fmt_rate(c['high'])}] ({c['linear']:.2f})"
                         )
                 lines.append(f"| {ENGINES[r]} | {mode} | " + " | ".join(cells) + " |")
+        bare = res.get("bare", {}).get(task)
+        if bare:
+            lines.append("| threads × bare loop | (limit) | " + " | ".join(fmt_rate(n * bare) for n in threads) + " |")
         lines.append("")
     lines += targets_markdown(res)
     errors = [c for c in res["cells"] if c.get("error")]
@@ -194,8 +199,11 @@ def targets_markdown(res: dict) -> list[str]:
         )
         if c is not None:
             met = "met" if c["linear"] >= TARGET else "NOT met"
+            bare = res.get("bare", {}).get(task)
+            limit = f"; {c['median'] / (most * bare):.2f} of {most} × the bare loop" if bare else ""
             out.append(
-                f"- {task} ParallelPool async, {most} threads: {c['linear']:.2f} of linear (target ≥ {TARGET}: {met})"
+                f"- {task} ParallelPool async, {most} threads: {c['linear']:.2f} of linear "
+                f"(target ≥ {TARGET}: {met}){limit}"
             )
     return (["**Targets**", ""] + out + [""]) if out else []
 
@@ -292,6 +300,7 @@ def run(
         "load_before": list(os.getloadavg()),
     }
     measure(cells, res["timing"], timeout, progress)
+    res["bare"] = bare_rates([t for t in tasks if any(c["task"] == t for c in cells)], quick)
     res.update(cells=cells, load_after=list(os.getloadavg()), elapsed_s=time.time() - started)
     if out_dir is not None:
         os.makedirs(out_dir, exist_ok=True)
@@ -306,6 +315,21 @@ def run(
         with open(files["json"], "w") as f:
             json.dump(res, f, indent=1)
     return res
+
+
+def bare_rates(tasks: list[str], quick: bool) -> dict[str, float | None]:
+    """{task: the physical limit's single-thread rate (parallel_pool.bench.limit), None where it cannot run}: t x
+    that is the ceiling at t threads, whatever the engine's own 1-thread rate (ParallelPool's calling thread steps
+    envs too, which lifts its 1-thread cell above one core's work)."""
+    from parallel_pool.bench.limit import physical_limit
+
+    out: dict[str, float | None] = {}
+    for task in tasks:
+        try:
+            out[task] = physical_limit(task, 0.05 if quick else 1.0, 1 if quick else 3, 1)["single_thread"]
+        except Exception:  # a task the loop cannot run: the table leaves the row out
+            out[task] = None
+    return out
 
 
 def _ints(s: str) -> list[int]:
