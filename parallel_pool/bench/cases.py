@@ -126,6 +126,23 @@ def runners_for(task: Task, ours: set[str], theirs: set[str]) -> list[str]:
     return out
 
 
+XLA_STEPS = 256  # env steps per jitted scan (one xla call) of an Atari task: ms of emulation, the call's cost vanishes
+
+
+def xla_available(runner: str) -> tuple[bool, str]:
+    """(whether an engine's xla() can run here, why not): jax for all; our build's XLA support; chex for ale_py's
+    AtariVectorEnv.xla()."""
+    if not _has("jax"):
+        return False, "jax is not installed"
+    if runner == "parallel_pool":
+        from parallel_pool import _core
+
+        return bool(_core.has_xla), "this build has no env.xla()"
+    if runner == "ale_vector":
+        return _has("chex"), 'AtariVectorEnv.xla() needs chex (pip install "ale-py[xla]")'
+    return True, ""
+
+
 def thread_counts(cores: int) -> list[int]:
     """1, 2, 4, ... below `cores`, and `cores` itself."""
     out, t = [], 1
@@ -169,9 +186,18 @@ class _Cases:
 def _main_cases(
     out: _Cases, name: str, task: Task, avail: list[str], sizes: list[int], cores: int, skipped: list[str]
 ) -> None:
-    """Each runner at each size, the engines sync and async."""
+    """Each runner at each size, the engines sync and async, and for Atari also through their xla() (a jitted scan
+    of about XLA_STEPS env steps per call) where it runs."""
+    atari = task.gym_id is not None and task.gym_id.startswith("ALE/")
     for r in avail:
         modes = ("sync", "async") if r in POOL_RUNNERS else ("sync",)
+        calls: list[str | None] = [None]
+        if atari and r in POOL_RUNNERS:
+            ok, why = xla_available(r)
+            if ok:
+                calls.append("xla")
+            else:
+                skipped.append(f"{name}: {RUNNERS[r]} xla ({why})")
         for n in sizes:
             if r == "gym_async" and n > task.max_process_envs:
                 skipped.append(f"{name}: {RUNNERS[r]} at {n} envs (more than {task.max_process_envs} processes)")
@@ -179,7 +205,11 @@ def _main_cases(
             for mode in modes:
                 b = n if mode == "sync" else _async_batch(n)
                 t = min(b, cores) if r in POOL_RUNNERS else 0
-                out.add(task=name, runner=r, mode=mode, num_envs=n, batch_size=b, num_threads=t, purpose=["main"])
+                for call in calls:
+                    xla = {"call": "xla", "scan": max(1, XLA_STEPS // b)} if call else {}
+                    out.add(
+                        task=name, runner=r, mode=mode, num_envs=n, batch_size=b, num_threads=t, purpose=["main"], **xla
+                    )
 
 
 def _scaling_cases(out: _Cases, name: str, avail: list[str], big: int, threads: list[int]) -> None:
@@ -233,6 +263,7 @@ def _run_order(chosen: list[str]) -> Any:
             c["num_envs"],
             c["num_threads"] if g == 1 else 0,
             order.index(c["runner"]),
+            "call" in c,
             c["mode"] != "sync",
         )
 
@@ -285,5 +316,5 @@ def case_label(c: dict) -> str:
     if c["runner"] == "gym_native":
         name = {"CartPole-v1": "gymnasium CartPoleVectorEnv (numpy)"}.get(c["task"], name)
     if c["runner"] in POOL_RUNNERS:
-        name += f" {c['mode']}"
+        name += f"{' xla' if c.get('call') == 'xla' else ''} {c['mode']}"
     return name

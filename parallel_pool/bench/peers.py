@@ -45,6 +45,98 @@ def make_atari_env(gym_id: str) -> Any:
     return FrameStackObservation(env, 4)
 
 
+# our Atari config key -> AtariVectorEnv's argument of the same meaning (max_episode_steps is in agent steps, ALE
+# counts emulator frames: see atari_vector_kwargs)
+_ALE_VECTOR_ARGS = {
+    "num_envs": "num_envs",
+    "batch_size": "batch_size",
+    "num_threads": "num_threads",
+    "thread_affinity_offset": "thread_affinity_offset",
+    "repeat_action_probability": "repeat_action_probability",
+    "full_action_space": "full_action_space",
+    "img_height": "img_height",
+    "img_width": "img_width",
+    "gray_scale": "grayscale",
+    "stack_num": "stack_num",
+    "frame_skip": "frameskip",
+    "noop_max": "noop_max",
+    "episodic_life": "episodic_life",
+    "reward_clip": "reward_clipping",
+    "use_fire_reset": "use_fire_reset",
+}
+# settings AtariVectorEnv has no argument for, with the only value it runs (it resizes with area interpolation, as
+# ours does by default; it plays the game's default mode and difficulty)
+_ALE_VECTOR_FIXED = {"use_inter_area_resize": True, "mode": -1, "difficulty": -1}
+
+
+def atari_vector_kwargs(task_id: str, **config: Any) -> dict[str, Any]:
+    """AtariVectorEnv's arguments for our Atari id with `config` (make()'s keys: num_envs, batch_size, num_threads,
+    ...): the same game and preprocessing, read from our spec, so the two cannot drift apart. A setting it cannot
+    express raises ValueError naming the key."""
+    import parallel_pool
+
+    c = parallel_pool.make_spec(task_id, **config).config_dict
+    for key, only in _ALE_VECTOR_FIXED.items():
+        if c[key] != only:
+            raise ValueError(f"ale_py's AtariVectorEnv cannot run {key}={c[key]!r} (only {only!r})")
+    kwargs = {theirs: c[ours] for ours, theirs in _ALE_VECTOR_ARGS.items()}
+    kwargs["max_num_frames_per_episode"] = c["max_episode_steps"] * c["frame_skip"]
+    kwargs["maxpool"] = True  # ours max-pools the last two frames of a skip, always
+    return {"game": c["task"], **kwargs}
+
+
+def make_atari_vector_env(task_id: str, **config: Any) -> Any:
+    """ale_py's AtariVectorEnv (ALE's own C++ batched env) for our Atari id, preprocessed as our env with `config`
+    (see atari_vector_kwargs). What it cannot match: at reset it fills the frame stack with zero frames where ours
+    (and EnvPool) repeat the first frame; its info dict has its own keys."""
+    from ale_py.vector_env import AtariVectorEnv
+
+    kwargs = atari_vector_kwargs(task_id, **config)
+    return AtariVectorEnv(kwargs.pop("game"), **kwargs)
+
+
+# the game variables our ViZDoom env adds to every game (core/envs/vizdoom/vizdoom_env.h, InfoVariables)
+_DOOM_INFO_VARIABLES = (
+    "AMMO2 AMMO3 AMMO4 AMMO5 AMMO6 AMMO7 ARMOR DAMAGECOUNT DEATHCOUNT FRAGCOUNT HEALTH HITCOUNT KILLCOUNT "
+    "SELECTED_WEAPON SELECTED_WEAPON_AMMO USER2"
+).split()
+
+
+def make_doom_game(task_id: str, doom_config_dir: str, seed: int = 0, **config: Any) -> Any:
+    """vizdoom's own DoomGame set up as our single-player ViZDoom env sets up its engine (the scenario's cfg and wad,
+    its map, 320x240 at the least, hidden window, PLAYER mode, the episode timeout of our max_episode_steps, the
+    game variables our info reads), not yet started (`init()`). The engine writes its settings file
+    (_vizdoom.ini) into `doom_config_dir`."""
+    import os
+
+    import vizdoom
+
+    import parallel_pool
+
+    c = parallel_pool.make_spec(task_id, **config).config_dict
+    if c["max_num_players"] > 1 or c["num_bots"] > 0:
+        raise ValueError(f"{task_id}: a game with several players or bots is no single-game loop")
+    game = vizdoom.DoomGame()
+    game.set_vizdoom_path(c["vzd_path"])
+    game.set_doom_game_path(c["iwad_path"])
+    if c["cfg_path"]:
+        game.load_config(c["cfg_path"])
+    if game.get_screen_width() < 320:
+        game.set_screen_resolution(vizdoom.ScreenResolution.RES_320X240)
+    game.set_window_visible(False)
+    game.set_doom_config_path(os.path.join(doom_config_dir, "_vizdoom.ini"))
+    game.add_game_args(c["game_args"])
+    game.set_mode(vizdoom.Mode.PLAYER)
+    game.set_episode_timeout((c["max_episode_steps"] + 1) * c["frame_skip"])
+    if c["wad_path"]:
+        game.set_doom_scenario_path(c["wad_path"])
+    game.set_seed(seed)
+    game.set_doom_map(c["map_id"])
+    for name in _DOOM_INFO_VARIABLES:
+        game.add_available_game_variable(getattr(vizdoom.GameVariable, name))
+    return game
+
+
 def make_env(peer: Peer) -> Any:
     """One gymnasium env for `peer` (module level: picklable for AsyncVectorEnv)."""
     warnings.filterwarnings("ignore")

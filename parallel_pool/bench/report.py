@@ -10,6 +10,7 @@ from typing import Any
 
 from parallel_pool.bench import summary
 from parallel_pool.bench.cases import POOL_RUNNERS, RUNNERS, TASKS
+from parallel_pool.bench.limit import BARE_LOOP
 from parallel_pool.bench.summary import fmt_rate
 
 # the throughput targets for CartPole-v1 (ParallelPool / EnvPool, same mode, at these num_envs): the per-call
@@ -70,7 +71,8 @@ def single_core(results: dict, task: str) -> tuple[float | None, str]:
 
 def envpool_ref(results: dict, c: dict) -> float | None:
     """EnvPool's rate for the same task, num_envs and mode (sync for the non-pool runners); for the engines, with
-    the same num_threads where EnvPool was measured with it (thread scaling), else EnvPool's main case."""
+    the same num_threads where EnvPool was measured with it (thread scaling), else EnvPool's main case; an xla()
+    case against EnvPool's xla(), every other case against EnvPool's Python loop."""
     mode = c["mode"] if c["runner"] in POOL_RUNNERS else "sync"
     same = [
         o
@@ -80,6 +82,7 @@ def envpool_ref(results: dict, c: dict) -> float | None:
         and _ok(o)
         and o["num_envs"] == c["num_envs"]
         and o["mode"] == mode
+        and o.get("call") == c.get("call")
     ]
     if c["runner"] in POOL_RUNNERS:
         for o in same:
@@ -97,9 +100,10 @@ def annotate(results: dict) -> None:
     results["limits"] = {}
     for task in results["tasks"]:
         sc, who = single_core(results, task)
-        bare = results.get("bare", {}).get(task, {}).get("single_thread")
-        if bare:  # the bare env's C++ loop is the physical limit; the pool's one-thread cases only stand in for it
-            sc, who = bare, "the bare env stepped in a tight C++ loop on one thread, no pool, no Python"
+        measured = results.get("bare", {}).get(task, {})
+        bare = measured.get("single_thread")
+        if bare:  # the bare env's loop is the physical limit; the pool's one-thread cases only stand in for it
+            sc, who = bare, measured.get("source", BARE_LOOP)
         results["limits"][task] = {
             "single_core_steps_per_s": sc,
             "bare_steps_per_s": bare,
@@ -118,7 +122,7 @@ def annotate(results: dict) -> None:
 
 def _main_cases(results: dict, task: str) -> list[dict]:
     cs = [c for c in results["cases"] if c["task"] == task and "main" in c["purpose"]]
-    return sorted(cs, key=lambda c: (_ORDER.index(c["runner"]), c["mode"] != "sync", c["num_envs"]))
+    return sorted(cs, key=lambda c: (_ORDER.index(c["runner"]), "call" in c, c["mode"] != "sync", c["num_envs"]))
 
 
 def _labels(cases: list[dict]) -> list[str]:

@@ -179,6 +179,8 @@ def _import_deps(case: dict) -> None:
         import envpool  # noqa: F401
     if case.get("call") == "xla":
         import jax  # noqa: F401
+    if case["runner"] == "ale_vector":
+        import ale_py.vector_env  # noqa: F401
 
 
 def _make_pool(case: dict, lib_name: str) -> Any:
@@ -276,10 +278,27 @@ def _pool(case: dict) -> Runner:
     return Calls(step, actions, n, env.reset, env.close)
 
 
+def _scanned(body: Callable[[Any, Any], tuple[Any, None]], handle: Any, length: int, spc: int, reset: Any, close: Any):
+    """A runner whose call is one jitted `lax.scan` of `body` over `length` batches, the handle carried over between
+    calls; `start()` resets and makes one call, so compilation is never timed."""
+    import jax
+
+    run = jax.jit(lambda h: jax.lax.scan(body, h, None, length=length)[0])
+    state = {"h": handle}
+
+    def one(_a: Any) -> None:
+        state["h"] = jax.block_until_ready(run(state["h"]))
+
+    def start() -> None:
+        reset()
+        one(None)
+
+    return Calls(one, [None], spc, start, close)
+
+
 def _xla_scan(env: Any, action: np.ndarray, case: dict) -> Runner:
     """One call = one jitted `lax.scan` of `scan` batches through env.xla(): `step` in sync mode, recv then send to
     the received env ids in async mode (the same action every batch; the handle carries over between calls)."""
-    import jax
     import jax.numpy as jnp
 
     handle, recv, send, step = env.xla()
@@ -293,14 +312,24 @@ def _xla_scan(env: Any, action: np.ndarray, case: dict) -> Runner:
         h, _s = step(h, act)
         return h, None
 
-    run = jax.jit(lambda h: jax.lax.scan(body, h, None, length=length)[0])
-    state = {"h": handle}
-
-    def one(_a: Any) -> None:
-        state["h"] = jax.block_until_ready(run(state["h"]))
-
     spc = length * (case["batch_size"] if async_ else case["num_envs"])
-    return Calls(one, [None], spc, env.async_reset if async_ else env.reset, env.close)
+    return _scanned(body, handle, length, spc, env.async_reset if async_ else env.reset, env.close)
+
+
+def _ale_xla_scan(env: Any, action: np.ndarray, case: dict) -> Runner:
+    """ale_py's AtariVectorEnv.xla(): one call = one jitted `lax.scan` of `scan` xla steps (each sends the actions
+    to the envs of the last batch and receives the next batch: batch_size env steps, in sync and async mode alike).
+    Needs jax and chex (`pip install "ale-py[xla]"`)."""
+    import jax.numpy as jnp
+
+    handle, _reset, step = env.xla()
+    act = jnp.asarray(action, dtype=jnp.int32)
+    length = int(case["scan"])
+
+    def body(h: Any, _: Any) -> tuple[Any, None]:
+        return step(h, act)[0], None
+
+    return _scanned(body, handle, length, length * case["batch_size"], functools.partial(env.reset, seed=0), env.close)
 
 
 def _ale_raw(case: dict) -> Runner:
@@ -418,25 +447,11 @@ def build(case: dict) -> Runner:
     if runner in ADAPTER_RUNNERS:
         return _adapter(case)
     if runner == "ale_vector":
-        from ale_py.vector_env import AtariVectorEnv
-
-        import parallel_pool
-
-        # EnvPool's <Name>-v5 defaults, as peers.make_atari_env
-        env = AtariVectorEnv(
-            parallel_pool.make_spec(task).config_dict["task"],
-            num_envs=n,
-            batch_size=b,
-            num_threads=t,
-            reward_clipping=False,
-            repeat_action_probability=0.0,
-            noop_max=30,
-            frameskip=4,
-            stack_num=4,
-            max_num_frames_per_episode=108000,
-            episodic_life=False,
-            use_fire_reset=True,
-        )
+        # our config for the task (its own and the case's), with the case's sizes: the same preprocessing
+        config = {**TASKS[task].config, **case.get("config", {})} if task in TASKS else dict(case.get("config", {}))
+        env = peers.make_atari_vector_env(task, num_envs=n, batch_size=b, num_threads=t, **config)
+        if case.get("call") == "xla":
+            return _ale_xla_scan(env, random_actions(env.single_action_space, b)[0], case)
         actions = random_actions(env.single_action_space, b)
         if mode == "sync":
             return Calls(env.step, actions, n, functools.partial(env.reset, seed=0), env.close)

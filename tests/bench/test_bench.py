@@ -244,6 +244,7 @@ def test_case_choices_and_help(capsys):
         "box2d",
         "shared-threads",
         "minigrid",
+        "scaling",
     }
     with pytest.raises(SystemExit):
         bench_main(["--help"])
@@ -305,11 +306,22 @@ def test_case_xla_quick(capsys):
 @pytest.mark.skipif(not _has("ale_py"), reason="ale-py not installed")
 def test_case_atari_quick(capsys, tmp_path):
     out = _bench_case(
-        capsys, "--case", "atari", "--quick", "--only", "ParallelPool 1 env", "--json", str(tmp_path / "atari.json")
+        capsys,
+        "--case",
+        "atari",
+        "--quick",
+        "--num-envs",
+        "1",
+        "--only",
+        "ParallelPool sync 1 env,AtariVectorEnv sync",
+        "--json",
+        str(tmp_path / "atari.json"),
     )
-    assert "ParallelPool 1 env" in out and "physical limit" in out
+    assert "ParallelPool sync 1 env" in out and "physical limit" in out
     res = json.loads((tmp_path / "atari.json").read_text())
-    assert res["median_sps"]["ParallelPool 1 env"] > 0
+    assert res["median_sps"]["ParallelPool sync 1 env"] > 0
+    if "ale_py AtariVectorEnv sync 1 env" in res["median_sps"]:  # ale_py's vector env, where it is installed
+        assert res["ratios"]["ParallelPool sync 1 env / ale_py AtariVectorEnv sync 1 env"] > 0
 
 
 @pytest.mark.slow

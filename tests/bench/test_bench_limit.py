@@ -49,6 +49,61 @@ def test_physical_limit_is_cores_times_the_best_rate():
     assert r["limit"] == pytest.approx(3 * r["single_thread"])
 
 
+needs_vizdoom = pytest.mark.skipif(
+    "Basic-v1" not in parallel_pool.list_all_envs(include_unlisted=True), reason="this build has no ViZDoom envs"
+)
+
+
+@needs_vizdoom
+def test_doom_game_is_set_up_as_our_env():
+    """vizdoom's own DoomGame for the ViZDoom limit plays our Basic-v1: its scenario, buttons, episode timeout,
+    game variables and a screen of at least 320x240."""
+    import vizdoom
+
+    from parallel_pool.bench.peers import make_doom_game
+
+    c = parallel_pool.make_spec("Basic-v1").config_dict
+    game = make_doom_game("Basic-v1", "/nonexistent-until-init")
+    try:
+        assert game.get_episode_timeout() == (c["max_episode_steps"] + 1) * c["frame_skip"]
+        assert game.get_available_buttons_size() == parallel_pool.make_spec("Basic-v1").action_space.shape[0]
+        assert game.get_doom_scenario_path() == c["wad_path"] and game.get_doom_map() == c["map_id"]
+        assert game.get_screen_width() >= 320 and game.get_mode() == vizdoom.Mode.PLAYER
+        assert vizdoom.GameVariable.HITCOUNT in game.get_available_game_variables()
+    finally:
+        game.close()
+    with pytest.raises(ValueError, match="several players or bots"):
+        make_doom_game("MultiDuel-v1", "/tmp", max_num_players=2)
+
+
+@needs_vizdoom
+def test_vizdoom_limit_is_its_own_single_game_loop():
+    """ViZDoom's step waits on the engine's process: its limit is vizdoom's single-game loop counted over both
+    processes, not the bare loop's thread-CPU rate (which leaves the engine's work out)."""
+    from parallel_pool.bench.limit import DOOM_LOOP, doom_game_rate
+
+    r = doom_game_rate("Basic-v1", seconds=0.2)
+    assert r["processes"] == 2 and r["steps_per_cpu_s"] > 0 and r["steps_per_s"] > 0
+    lim = physical_limit("Basic-v1", seconds=0.1, repeats=1, cores=2)
+    assert lim["source"] == DOOM_LOOP and lim["limit"] == pytest.approx(2 * lim["single_thread"])
+
+
+def test_report_names_what_the_limit_measured():
+    from parallel_pool.bench.limit import BARE_LOOP
+    from parallel_pool.bench.report import annotate
+
+    res = {
+        "settings": {"cores": 2},
+        "tasks": ["Basic-v1", "Dummy-v0"],
+        "cases": [],
+        "bare": {"Basic-v1": {"single_thread": 100.0, "source": "the game's loop"}, "Dummy-v0": {"single_thread": 9.0}},
+    }
+    annotate(res)
+    assert res["limits"]["Basic-v1"]["from"] == "the game's loop"
+    assert res["limits"]["Basic-v1"]["limit_steps_per_s"] == pytest.approx(200.0)
+    assert res["limits"]["Dummy-v0"]["from"] == BARE_LOOP
+
+
 def test_unknown_config_key_is_named():
     with pytest.raises(Exception, match="no_such_key"):
         _loop("Dummy-v0", no_such_key=1)
