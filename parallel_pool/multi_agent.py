@@ -11,7 +11,8 @@ Three faces of one multi-player pool, all built from the arrays the other front-
   (row e * num_agents + j is agent j of env e), with one agent's spaces: parameter sharing.
 
 Agents: a PettingZoo env's `possible_agents` (`make(env_fn=...)`); a C++ multi-player env's players are
-"player_0" ... "player_{max_num_players - 1}". docs/multi-agent.md says what each face does and does not do.
+"player_0" ... "player_{max_num_players - 1}", or the names of its spec's player table (whose agents may differ:
+`_player_spaces`). docs/multi-agent.md says what each face does and does not do.
 """
 
 from __future__ import annotations
@@ -178,7 +179,10 @@ def _player_spaces(spec: EnvSpec, agents: Sequence[Any]) -> tuple[dict, dict, di
     obs, act = spec.observation_space, spec.action_space
     if not table:
         return {a: copy.deepcopy(obs) for a in agents}, {a: copy.deepcopy(act) for a in agents}, {}, {}
-    obs_spaces, act_spaces, obs_sizes, act_sizes = {}, {}, {}, {}
+    obs_spaces: dict[Any, Any] = {}
+    act_spaces: dict[Any, Any] = {}
+    obs_sizes: dict[Any, int] = {}
+    act_sizes: dict[Any, int] = {}
     for a, player in zip(agents, table):
         k, m = player["obs_size"], player["action_size"]
         obs_sizes[a] = k
