@@ -3,7 +3,10 @@
 // (simple.h, simple_spread.h, ...) derives from MpeEnv and writes only its world, its reset draws, its rewards and
 // its observations.
 //
-// Agents are player rows, in mpe2's possible_agents order. One step of the pool is one step of the parallel env:
+// Agents are player rows, in mpe2's possible_agents order; where a scenario's agents differ, every row has the largest
+// agent's shapes (observations padded with zeros, info obs_size says how many values are the agent's own; an agent
+// reads its own prefix of an action row) and the spec's player table names each agent with its own sizes (MpeSpec).
+// One step of the pool is one step of the parallel env:
 // every agent's action is set, the world steps once, then every agent gets its reward (blended with the scenario's
 // global reward by local_ratio where the scenario has one) and its observation. The episode is truncated after
 // max_cycles steps, as mpe2 does (terminated only where the scenario ends early on success).
@@ -262,7 +265,8 @@ inline double LocalRatio(const Config& c) {
   return r;
 }
 
-// np.exp of a float64, as numpy computes it here (its scalar loop calls libm's exp).
+// np.exp of a float64: libm's exp, which is numpy's on CPUs without AVX-512. On AVX-512 CPUs numpy calls Intel's SVML
+// instead, whose last bit differs for a few percent of arguments (docs/mpe.md).
 inline double NumpyExp(double x) { return std::exp(x); }
 
 // bound(x) of simple_tag and simple_world_comm: a good agent's penalty for a coordinate of magnitude x past 0.9
@@ -467,7 +471,6 @@ class MpeEnv : public Env {
   bool continuous_;
   double local_ratio_;
   NumpyGenerator rng_;
-  std::vector<AgentSpec> agents_;
 
  private:
   // A discrete action at or past its agent's own n (the engine checks only the largest agent's) is refused before
@@ -484,7 +487,7 @@ class MpeEnv : public Env {
     }
   }
   // SimpleEnv._set_action for agent i (after make_env's wrappers: a continuous action is clipped to [0, 1] as
-  // ClipOutOfBoundsWrapper does; a discrete one is in range, the pool checks that).
+  // ClipOutOfBoundsWrapper does; a discrete one is in the agent's range, CheckDiscreteActions saw to that).
   void SetAction(int i, const ActionView& action) {
     Entity& e = world_.agent(i);
     double* u = world_.u(i);
@@ -538,6 +541,7 @@ class MpeEnv : public Env {
     }
   }
 
+  std::vector<AgentSpec> agents_;
   std::vector<double> obs_;
   mutable std::vector<double> dist_;  // scratch of Nearest
 };

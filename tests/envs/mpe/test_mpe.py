@@ -527,3 +527,30 @@ def test_pettingzoo_single_env_has_mpe2s_agents(task_id):
         finally:
             view.close()
             ref.close()
+
+
+def test_pettingzoo_batched_face_slices_and_pads_each_agents_rows():
+    """The batched PettingZoo pool: each agent's observations sliced to its own size, its own action shape taken (and
+    padded for the engine, a wider one refused), the same episode as the gymnasium face's padded rows."""
+    kw = dict(num_envs=3, continuous_actions=True, seed=5)
+    env = pp.make("MPE/simple_speaker_listener-v4", env_type="pettingzoo", **kw)
+    rows = pp.make("MPE/simple_speaker_listener-v4", env_type="gymnasium", **kw)
+    rng = np.random.default_rng(1)
+    try:
+        obs, _ = env.reset()
+        robs, _ = rows.reset()
+        for t in range(30):
+            assert obs["speaker_0"].shape == (3, 3) and obs["listener_0"].shape == (3, 11)
+            np.testing.assert_array_equal(obs["speaker_0"], robs[0::2, :3], err_msg=f"step {t}")
+            np.testing.assert_array_equal(obs["listener_0"], robs[1::2], err_msg=f"step {t}")
+            speaker = rng.uniform(-0.2, 1.2, (3, 3)).astype(np.float32)
+            listener = rng.uniform(-0.2, 1.2, (3, 5)).astype(np.float32)
+            padded = np.stack([np.pad(speaker, ((0, 0), (0, 2))), listener], axis=1).reshape(6, 5)
+            obs, rew, *_ = env.step({"speaker_0": speaker, "listener_0": listener})
+            robs, rrew, *_ = rows.step(padded)
+            np.testing.assert_array_equal(np.stack([rew["speaker_0"], rew["listener_0"]], axis=1).ravel(), rrew)
+        with pytest.raises(ValueError, match=r"actions\['speaker_0'\] must have shape \(3, 3\)"):
+            env.step({"speaker_0": np.zeros((3, 5), np.float32), "listener_0": np.zeros((3, 5), np.float32)})
+    finally:
+        env.close()
+        rows.close()
