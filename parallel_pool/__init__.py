@@ -286,7 +286,8 @@ def make_pettingzoo(
     """A multi-player pool with PettingZoo's API (docs/multi-agent.md).
 
     Agents: a PettingZoo env's `possible_agents` (`env_fn=` a ParallelEnv, or an AEC env PettingZoo can convert), or a
-    C++ multi-player env's players "player_0", ... (e.g. "MultiDuel-v1" with `max_num_players=2`).
+    C++ multi-player env's players "player_0", ... (e.g. "MultiDuel-v1" with `max_num_players=2`), or the agents its
+    spec names, each with its own spaces (the MPE family: mpe2's agents, e.g. "adversary_0", "agent_0").
 
     Args:
         task_id: as `make`'s (None with `env_fn`).

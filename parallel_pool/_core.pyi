@@ -31,8 +31,9 @@ def common_config_keys() -> list[str]: ...
 # task id -> (env class name, config overrides)
 def tasks() -> dict[str, tuple[str, dict[str, ConfigValue]]]: ...
 
-# The spec of an env class under a config: {"obs"|"info"|"action": [array dicts], "reward_dtype", "max_players"};
-# each array dict has name, dtype, shape, low, high, per_player.
+# The spec of an env class under a config: {"obs"|"info"|"action": [array dicts], "reward_dtype", "max_players",
+# "render_shape", "players"}; each array dict has name, dtype, shape, low, high, per_player; "players" is empty, or
+# one dict per player (name, obs_size, action_size) for envs whose players differ.
 def spec(env_class: str, config: dict[str, ConfigValue]) -> dict[str, Any]: ...
 
 # The physical-limit benchmark: one env of `env_class` stepped in a tight C++ loop on this thread for `seconds`

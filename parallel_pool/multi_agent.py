@@ -11,7 +11,8 @@ Three faces of one multi-player pool, all built from the arrays the other front-
   (row e * num_agents + j is agent j of env e), with one agent's spaces: parameter sharing.
 
 Agents: a PettingZoo env's `possible_agents` (`make(env_fn=...)`); a C++ multi-player env's players are
-"player_0" ... "player_{max_num_players - 1}". docs/multi-agent.md says what each face does and does not do.
+"player_0" ... "player_{max_num_players - 1}", or the names of its spec's player table (whose agents may differ:
+`_player_spaces`). docs/multi-agent.md says what each face does and does not do.
 """
 
 from __future__ import annotations
@@ -168,6 +169,32 @@ def _column(j: int) -> Any:
     return lambda a: a[:, j]
 
 
+def _player_spaces(spec: EnvSpec, agents: Sequence[Any]) -> tuple[dict, dict, dict, dict]:
+    """Each agent's (observation space, action space, observation size, action size) where the env's player table
+    (engine_spec["players"]) says its players differ: an agent's observation is the first obs_size values of its
+    row (zeros follow) and its action the first action_size values of a Box row (a Discrete action: Discrete(n) of its
+    own). Elsewhere every agent has the pool's spaces (its sizes: empty dicts). One space object per agent, the same
+    object every call (PettingZoo's API test checks it; seeding one agent's space leaves the others' alone)."""
+    table = list(spec.engine_spec.get("players", ()))
+    obs, act = spec.observation_space, spec.action_space
+    if not table:
+        return {a: copy.deepcopy(obs) for a in agents}, {a: copy.deepcopy(act) for a in agents}, {}, {}
+    obs_spaces: dict[Any, Any] = {}
+    act_spaces: dict[Any, Any] = {}
+    obs_sizes: dict[Any, int] = {}
+    act_sizes: dict[Any, int] = {}
+    for a, player in zip(agents, table):
+        k, m = player["obs_size"], player["action_size"]
+        obs_sizes[a] = k
+        obs_spaces[a] = gym_spaces.Box(obs.low[:k], obs.high[:k], dtype=obs.dtype)
+        if isinstance(act, gym_spaces.Discrete):
+            act_spaces[a] = gym_spaces.Discrete(m)
+        else:
+            act_sizes[a] = m
+            act_spaces[a] = gym_spaces.Box(act.low[:m], act.high[:m], dtype=act.dtype)
+    return obs_spaces, act_spaces, obs_sizes, act_sizes
+
+
 def _neutral_action(space: Any) -> Any:
     """A valid action of `space` that means nothing in particular: the action row of an agent that is not live (the
     env never sees it), in range so that the engine's checks pass."""
@@ -220,14 +247,12 @@ class PettingZooPool(BasePool):
             )
         BasePool.__init__(self, spec, render_mode, thread_pool)
         players = self.max_num_players
-        agents = tuple(getattr(spec, "agents", ()) or (f"player_{j}" for j in range(players)))
+        named = [p["name"] for p in spec.engine_spec.get("players", ())]
+        agents = tuple(getattr(spec, "agents", ()) or named or (f"player_{j}" for j in range(players)))
         self.possible_agents: list[Any] = list(agents)
         self.agents: list[Any] = list(agents)
         self._agent_at = {a: j for j, a in enumerate(agents)}
-        # one space object per agent, the same object every call (PettingZoo's API test checks it; seeding one agent's
-        # space leaves the others' alone)
-        self._obs_spaces = {a: copy.deepcopy(spec.observation_space) for a in agents}
-        self._act_spaces = {a: copy.deepcopy(spec.action_space) for a in agents}
+        self._obs_spaces, self._act_spaces, self._obs_sizes, self._act_sizes = _player_spaces(spec, agents)
         self._action_shapes = [tuple(a["shape"]) for a in spec.action_arrays]
         self.metadata: dict[str, Any] = {
             "name": spec.id,
@@ -280,6 +305,8 @@ class PettingZooPool(BasePool):
         for j, agent in enumerate(self.possible_agents):
             col = _column(j)
             obs[agent] = tree_map(col, g.obs)
+            if agent in self._obs_sizes:  # the agent's own values, without the row's padding
+                obs[agent] = obs[agent][:, : self._obs_sizes[agent]]
             rewards[agent], terms[agent], truncs[agent] = g.reward[:, j], g.terminated[:, j], g.truncated[:, j]
             info = {"env_id": g.env_id, "elapsed_step": g.elapsed_step, "active": g.active[:, j]}
             info.update((k, v[:, j]) for k, v in g.agent_info.items())
@@ -314,12 +341,15 @@ class PettingZooPool(BasePool):
         out = []
         for name, part, shape in zip(names, parts, self._action_shapes):
             a = np.asarray(part)
-            if a.shape != (n, *shape):
+            own = (self._act_sizes[agent],) if agent in self._act_sizes else shape
+            if a.shape != (n, *own):
                 key = "" if len(names) == 1 else f"[{name!r}]"
                 raise ValueError(
-                    f"actions[{agent!r}]{key} must have shape {(n, *shape)} (one action per env stepped), "
+                    f"actions[{agent!r}]{key} must have shape {(n, *own)} (one action per env stepped), "
                     f"got shape {a.shape}"
                 )
+            if own != shape:  # the rest of the shared row, which the agent does not read
+                a = np.concatenate([a, np.zeros((n, shape[0] - own[0]), dtype=a.dtype)], axis=1)
             out.append(a)
         return out
 

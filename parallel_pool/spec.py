@@ -147,8 +147,9 @@ class EnvSpec:
         max_num_players: players per env (1 but for multi-player envs).
         autoreset_mode: how a finished env restarts (`AutoresetMode`).
         engine_spec: the engine's description of the env's arrays, as `_core.spec` gives it ({"obs" | "info" |
-            "action": [array dicts], "reward_dtype", "max_players"}; each array dict has name, dtype, shape, low,
-            high, per_player); the typed views above are read from it.
+            "action": [array dicts], "reward_dtype", "max_players", "players"}; each array dict has name, dtype,
+            shape, low, high, per_player; "players" names each player and its own sizes where they differ); the
+            typed views above are read from it.
     """
 
     backend = "cpp"

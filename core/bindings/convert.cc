@@ -145,6 +145,15 @@ py::dict SpecToDict(const Spec& s) {
   d["reward_dtype"] = DTypeName(s.reward_dtype);
   d["max_players"] = s.num_players_max;
   d["render_shape"] = py::tuple(py::cast(s.render_shape));
+  py::list players;
+  for (const auto& p : s.players) {
+    py::dict player;
+    player["name"] = p.name;
+    player["obs_size"] = p.obs_size;
+    player["action_size"] = p.action_size;
+    players.append(player);
+  }
+  d["players"] = players;
   return d;
 }
 

@@ -144,13 +144,23 @@ class Config {
 };
 
 // What an env type declares. Built by the env's static Define*() functions.
+// A player of an env whose players differ, in the pool's shared arrays (every row has the largest player's shape):
+// its name, how many leading values of its (1-d) observation row are its own (zeros follow), and its action's
+// bound (a Discrete action: its own n; a Box: how many leading values it reads).
+struct PlayerSpec {
+  std::string name;
+  int obs_size = 0;
+  int action_size = 0;
+};
+
 struct Spec {
   std::vector<ArraySpec> obs;     // observation arrays ("obs" for a single array, else "obs:<name>")
   std::vector<ArraySpec> info;    // extra info arrays written by the env (e.g. "lives")
   std::vector<ArraySpec> action;  // action arrays
   DType reward_dtype = DType::kFloat32;
-  int num_players_max = 1;        // largest player count an env of this config can have
-  std::vector<int> render_shape;  // (height, width) of Env::Render's RGB frame; empty: no C++ renderer
+  int num_players_max = 1;          // largest player count an env of this config can have
+  std::vector<int> render_shape;    // (height, width) of Env::Render's RGB frame; empty: no C++ renderer
+  std::vector<PlayerSpec> players;  // one per player where the env names them; empty: every player has the full spaces
 };
 
 // Helper used by env headers to declare arrays readably.
@@ -183,6 +193,10 @@ class SpecBuilder {
   }
   void Reward(DType t) { s_->reward_dtype = t; }
   void MaxPlayers(int n) { s_->num_players_max = n; }
+  // Names the next player and its part of the shared arrays (PlayerSpec); an env calls it for all its players or none.
+  void Player(std::string name, int obs_size, int action_size) {
+    s_->players.push_back({std::move(name), obs_size, action_size});
+  }
   // The env draws RGB frames of this size in Env::Render.
   void RenderSize(int height, int width) { s_->render_shape = {height, width}; }
 

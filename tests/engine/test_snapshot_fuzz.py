@@ -41,7 +41,12 @@ FAMILIES = {
     "box2d": {"LunarLander-v3": {}, "BipedalWalker-v3": {}},
     "minigrid": {"MiniGrid-DoorKey-5x5-v0": {}, "MiniGrid-Dynamic-Obstacles-5x5-v0": {}, "BabyAI-GoToLocal-v0": {}},
     "atari": {"Pong-v5": {}, "MsPacman-v5": {}},
-    "mpe": {"MPE/simple_spread-v3": {}, "MPE/simple_reference-v3": {"continuous_actions": True}},
+    "mpe": {
+        "MPE/simple_spread-v3": {},
+        "MPE/simple_reference-v3": {"continuous_actions": True},
+        "MPE/simple_crypto-v3": {},
+        "MPE/simple_world_comm-v3": {"continuous_actions": True},
+    },
 }
 
 # the child: every tamper of every task of one family; prints one JSON line of results
@@ -235,6 +240,8 @@ OTHER = {  # the snapshot relabelled as the task's own: another task of the same
     "MsPacman-v5": "Pong-v5",
     "MPE/simple_spread-v3": "MPE/simple_reference-v3",
     "MPE/simple_reference-v3": "MPE/simple-v3",
+    "MPE/simple_crypto-v3": "MPE/simple_speaker_listener-v4",
+    "MPE/simple_world_comm-v3": "MPE/simple_tag-v3",
 }
 
 

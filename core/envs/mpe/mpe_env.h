@@ -3,7 +3,10 @@
 // (simple.h, simple_spread.h, ...) derives from MpeEnv and writes only its world, its reset draws, its rewards and
 // its observations.
 //
-// Agents are player rows, in mpe2's possible_agents order. One step of the pool is one step of the parallel env:
+// Agents are player rows, in mpe2's possible_agents order; where a scenario's agents differ, every row has the largest
+// agent's shapes (observations padded with zeros, info obs_size says how many values are the agent's own; an agent
+// reads its own prefix of an action row) and the spec's player table names each agent with its own sizes (MpeSpec).
+// One step of the pool is one step of the parallel env:
 // every agent's action is set, the world steps once, then every agent gets its reward (blended with the scenario's
 // global reward by local_ratio where the scenario has one) and its observation. The episode is truncated after
 // max_cycles steps, as mpe2 does (terminated only where the scenario ends early on success).
@@ -185,6 +188,20 @@ struct ActionLayout {
   int ContinuousDim() const { return (movable ? 5 : 0) + (silent ? 0 : dim_c); }
 };
 
+// One agent as mpe2 declares it: its name, its observation's size and its action layout.
+struct AgentSpec {
+  std::string name;
+  int obs_size = 0;
+  ActionLayout action;
+};
+
+// n agents named prefix_0 .. prefix_{n-1} with the same spaces.
+inline std::vector<AgentSpec> SameAgents(const std::string& prefix, int n, int obs_size, const ActionLayout& action) {
+  std::vector<AgentSpec> agents;
+  for (int i = 0; i < n; ++i) agents.push_back({prefix + "_" + std::to_string(i), obs_size, action});
+  return agents;
+}
+
 // The config keys every scenario has (mpe2's constructor arguments), and the player count, which is the scenario's.
 inline std::vector<ConfigKey> MpeConfigKeys(std::vector<ConfigKey> own) {
   own.push_back({"max_cycles", int64_t{25}, "steps per episode; the episode is truncated after them", {}});
@@ -198,25 +215,45 @@ inline std::vector<ConfigKey> MpeConfigKeys(std::vector<ConfigKey> own) {
   return own;
 }
 
-// The spec every scenario of uniform agents shares: num_agents player rows, float32 observations of obs_dim,
-// float64 rewards (mpe2's are Python floats), and the action of `layout`.
-inline void MpeSpec(const Config& c, SpecBuilder& b, const std::string& scenario, int num_agents, int obs_dim,
-                    const ActionLayout& layout) {
+// The spec of every scenario: one player row per agent, float32 observations of the largest agent's size (each row
+// holds its agent's observation, then zeros: info "obs_size" says how many values are its own), float64 rewards
+// (mpe2's are Python floats), and Discrete(largest n) or Box(0, 1, (largest dim,)) actions. Each agent's name and
+// its own sizes go in the spec's player table, from which the PettingZoo face gives mpe2's per-agent spaces.
+inline void MpeSpec(const Config& c, SpecBuilder& b, const std::string& scenario,
+                    const std::vector<AgentSpec>& agents) {
   IntInRange(c, "max_cycles", 1, std::numeric_limits<int>::max() - 1);
+  const int num_agents = static_cast<int>(agents.size());
   const int64_t players = c.Get<int64_t>("max_num_players");
   if (players != 1 && players != num_agents) {
     throw std::invalid_argument("config key 'max_num_players' must be 1 (the default) or " +
                                 std::to_string(num_agents) + " (" + scenario + "'s agent count), got " +
                                 std::to_string(players));
   }
-  b.Obs("obs", DType::kFloat32, {obs_dim}, {-kInf}, {kInf});
-  if (c.Get<bool>("continuous_actions")) {
-    b.Action("action", DType::kFloat32, {layout.ContinuousDim()}, {0.0}, {1.0});
-  } else {
-    b.DiscreteAction(layout.DiscreteN());
+  const bool continuous = c.Get<bool>("continuous_actions");
+  int obs_dim = 0, action_size = 0;
+  for (const AgentSpec& a : agents) {
+    obs_dim = std::max(obs_dim, a.obs_size);
+    action_size = std::max(action_size, continuous ? a.action.ContinuousDim() : a.action.DiscreteN());
   }
+  b.Obs("obs", DType::kFloat32, {obs_dim}, {-kInf}, {kInf});
+  if (continuous) {
+    b.Action("action", DType::kFloat32, {action_size}, {0.0}, {1.0});
+  } else {
+    b.DiscreteAction(action_size);
+  }
+  b.Info("obs_size", DType::kInt32, {}, /*per_player=*/true);
   b.Reward(DType::kFloat64);
   b.MaxPlayers(num_agents);
+  for (const AgentSpec& a : agents) {
+    b.Player(a.name, a.obs_size, continuous ? a.action.ContinuousDim() : a.action.DiscreteN());
+  }
+}
+
+// A scenario's neighbor key (mpe2's num_agent_neighbors / num_landmark_neighbors): the observation slots it gives,
+// all `all` entities when 0 (mpe2's None), else that many (zero-padded past the entities there are).
+inline int NeighborSlots(const Config& c, const std::string& key, int all) {
+  const int n = IntInRange(c, key, 0, 256);
+  return n == 0 ? all : n;
 }
 
 // A scenario's local_ratio key: a proportion (mpe2 asserts 0 <= local_ratio <= 1).
@@ -226,6 +263,18 @@ inline double LocalRatio(const Config& c) {
     throw std::invalid_argument("config key 'local_ratio' must be in [0, 1], got " + std::to_string(r));
   }
   return r;
+}
+
+// np.exp of a float64: libm's exp, which is numpy's on CPUs without AVX-512. On AVX-512 CPUs numpy calls Intel's SVML
+// instead, whose last bit differs for a few percent of arguments (docs/mpe.md).
+inline double NumpyExp(double x) { return std::exp(x); }
+
+// bound(x) of simple_tag and simple_world_comm: a good agent's penalty for a coordinate of magnitude x past 0.9
+// (Python's min(np.exp(2 * x - 2), 10): the exponential unless 10 is smaller).
+inline double ScreenPenalty(double x) {
+  if (x < 0.9) return 0;
+  if (x < 1.0) return (x - 0.9) * 10;
+  return std::min(NumpyExp(2 * x - 2), 10.0);
 }
 
 // The env: SimpleEnv's step and reset around a scenario.
@@ -240,6 +289,7 @@ class MpeEnv : public Env {
   }
 
   void Step(const ActionView& action, Output& out) override {
+    if (!continuous_) CheckDiscreteActions(action);
     for (int i = 0; i < world_.num_agents(); ++i) SetAction(i, action);
     world_.Step();
     const double global = local_ratio_ >= 0.0 ? GlobalReward() : 0.0;
@@ -330,16 +380,24 @@ class MpeEnv : public Env {
         local_ratio_(local_ratio),
         rng_(seed) {}
 
-  // After the scenario built world_ (its constructor): sizes the observation buffer.
-  void Init(int obs_dim) { obs_.assign(static_cast<size_t>(obs_dim), 0.0); }
+  // After the scenario built world_ (its constructor): its agents as the spec has them (MpeSpec's).
+  void Init(std::vector<AgentSpec> agents) {
+    agents_ = std::move(agents);
+    size_t obs_dim = 0;
+    for (const AgentSpec& a : agents_) obs_dim = std::max(obs_dim, static_cast<size_t>(a.obs_size));
+    obs_.assign(obs_dim, 0.0);
+    dist_.assign(static_cast<size_t>(world_.num_entities()), 0.0);
+  }
 
   // Scenario.reset_world: the draws from rng_, in mpe2's order. Velocities and utterances start at zero.
   virtual void ResetWorld() = 0;
   // Scenario.reward for agent i, and Scenario.global_reward (used with local_ratio).
   virtual double Reward(int i) const = 0;
   virtual double GlobalReward() const { return 0.0; }
-  // Scenario.observation for agent i, in float64, into obs (the observation's size).
+  // Scenario.observation for agent i, in float64, into obs (its agent's obs_size values).
   virtual void Observation(int i, double* obs) const = 0;
+  // Before the agents' observations of a reset or step: what they share (computed once, not once per agent).
+  virtual void PrepareObservations() {}
   // Scenario.is_terminal: the episode ends early (terminated).
   virtual bool IsTerminal() const { return false; }
   // What reset_world chose besides positions (goal indices), as values for GetState/SetState.
@@ -356,15 +414,49 @@ class MpeEnv : public Env {
     return static_cast<int>(v);
   }
 
+  // The entities agent i observes of `order` (entity indices, in mpe2's list order): all of them (nearest false), or
+  // the `slots` nearest, closest first with ties in list order (partial_observability.nearest_entities' argsort,
+  // stable on lists this short).
+  void Nearest(int i, std::vector<int>& order, bool nearest, int slots) const {
+    if (!nearest) return;
+    const Entity& agent = world_.agent(i);
+    for (int j : order) dist_[static_cast<size_t>(j)] = World::Dist(world_.entity(j), agent);
+    // insertion sort: stable, and without allocating
+    for (size_t a = 1; a < order.size(); ++a) {
+      const int v = order[a];
+      size_t b = a;
+      for (; b > 0 && dist_[static_cast<size_t>(v)] < dist_[static_cast<size_t>(order[b - 1])]; --b) {
+        order[b] = order[b - 1];
+      }
+      order[b] = v;
+    }
+    if (static_cast<int>(order.size()) > slots) order.resize(static_cast<size_t>(slots));
+  }
+  // Writes the positions of `seen` (entity indices) relative to agent i at obs[at], then zeros up to `slots` entities
+  // (padded_relative_positions); returns the next index.
+  int RelativePositions(int i, const std::vector<int>& seen, int slots, double* obs, int at) const {
+    const Entity& agent = world_.agent(i);
+    for (int s = 0; s < slots; ++s) {
+      const bool filled = s < static_cast<int>(seen.size());
+      for (int k = 0; k < 2; ++k) {
+        obs[at++] = filled ? world_.entity(seen[static_cast<size_t>(s)]).pos[k] - agent.pos[k] : 0.0;
+      }
+    }
+    return at;
+  }
+  // mpe2's is_collision: closer than the sum of their sizes.
+  static bool Colliding(const Entity& a, const Entity& b) { return World::Dist(a, b) < a.size + b.size; }
+
   // Every agent and landmark placed uniformly in [-1, 1]^2 (agents first, then landmarks), at rest, silent.
   void PlaceUniformly() {
-    for (int i = 0; i < world_.num_entities(); ++i) {
-      Entity& e = world_.entity(i);
-      e.pos[0] = rng_.Uniform(-1.0, 1.0);
-      e.pos[1] = rng_.Uniform(-1.0, 1.0);
-      e.vel[0] = e.vel[1] = 0.0;
-    }
+    for (int i = 0; i < world_.num_entities(); ++i) Place(world_.entity(i), 1.0);
     for (int i = 0; i < world_.num_agents(); ++i) std::fill(world_.c(i), world_.c(i) + world_.dim_c(), 0.0);
+  }
+  // An entity at rest at uniform(-extent, extent, 2).
+  void Place(Entity& e, double extent) {
+    e.pos[0] = rng_.Uniform(-extent, extent);
+    e.pos[1] = rng_.Uniform(-extent, extent);
+    e.vel[0] = e.vel[1] = 0.0;
   }
 
   void Reseeded(uint64_t seed) override { rng_.Seed(seed); }
@@ -381,8 +473,21 @@ class MpeEnv : public Env {
   NumpyGenerator rng_;
 
  private:
+  // A discrete action at or past its agent's own n (the engine checks only the largest agent's) is refused before
+  // anything changes, naming the agent: mpe2 asserts each agent's action is in its own space.
+  void CheckDiscreteActions(const ActionView& action) const {
+    for (int i = 0; i < world_.num_agents(); ++i) {
+      const int a = action.Discrete(i);
+      const int n = agents_[static_cast<size_t>(i)].action.DiscreteN();
+      if (a >= n) {
+        throw std::invalid_argument("MPE agent '" + agents_[static_cast<size_t>(i)].name + "' (player row " +
+                                    std::to_string(i) + ") takes Discrete(" + std::to_string(n) + ") actions, in [0, " +
+                                    std::to_string(n) + "), got " + std::to_string(a));
+      }
+    }
+  }
   // SimpleEnv._set_action for agent i (after make_env's wrappers: a continuous action is clipped to [0, 1] as
-  // ClipOutOfBoundsWrapper does; a discrete one is in range, the pool checks that).
+  // ClipOutOfBoundsWrapper does; a discrete one is in the agent's range, CheckDiscreteActions saw to that).
   void SetAction(int i, const ActionView& action) {
     Entity& e = world_.agent(i);
     double* u = world_.u(i);
@@ -423,15 +528,22 @@ class MpeEnv : public Env {
   // np.clip to the Box's [0, 1] (NaN never arrives: the pool refuses it).
   static float Clip(float v) { return std::min(std::max(v, 0.0f), 1.0f); }
 
+  // Each agent's observation, then zeros up to the largest agent's size; and its size.
   void WriteObs(Output& out) {
+    PrepareObservations();
     for (int i = 0; i < world_.num_agents(); ++i) {
+      const int size = agents_[static_cast<size_t>(i)].obs_size;
       Observation(i, obs_.data());
       float* o = out.Obs<float>(0, i);
-      for (size_t k = 0; k < obs_.size(); ++k) o[k] = static_cast<float>(obs_[k]);
+      for (int k = 0; k < size; ++k) o[k] = static_cast<float>(obs_[static_cast<size_t>(k)]);
+      std::fill(o + size, o + obs_.size(), 0.0f);
+      *out.Info<int32_t>(0, i) = size;
     }
   }
 
+  std::vector<AgentSpec> agents_;
   std::vector<double> obs_;
+  mutable std::vector<double> dist_;  // scratch of Nearest
 };
 
 }  // namespace pp::mpe

@@ -12,9 +12,8 @@ class SimpleEnv : public MpeEnv {
  public:
   static constexpr const char* kName = "MpeSimple";
   static std::vector<ConfigKey> ConfigKeys() { return MpeConfigKeys({}); }
-  static void DefineSpec(const Config& c, SpecBuilder& b) {
-    MpeSpec(c, b, "simple", 1, 4, ActionLayout{true, true, 0});
-  }
+  static std::vector<AgentSpec> Agents() { return SameAgents("agent", 1, 4, ActionLayout{true, true, 0}); }
+  static void DefineSpec(const Config& c, SpecBuilder& b) { MpeSpec(c, b, "simple", Agents()); }
 
   SimpleEnv(const Config& c, int env_id, uint64_t seed) : MpeEnv(c, env_id, seed, -1.0) {
     world_.Build(1, 1, 0);
@@ -22,7 +21,7 @@ class SimpleEnv : public MpeEnv {
     world_.set_silent(0, true);
     world_.landmark(0).collide = false;
     world_.landmark(0).movable = false;
-    Init(4);
+    Init(Agents());
   }
 
  protected:

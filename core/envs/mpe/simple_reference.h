@@ -21,9 +21,10 @@ class SimpleReferenceEnv : public MpeEnv {
     return MpeConfigKeys(
         {{"local_ratio", 0.5, "weight of each agent's own reward; the mean reward weighs 1 - local_ratio", {}}});
   }
+  static std::vector<AgentSpec> Agents() { return SameAgents("agent", 2, kObsDim, ActionLayout{true, false, kDimC}); }
   static void DefineSpec(const Config& c, SpecBuilder& b) {
     LocalRatio(c);
-    MpeSpec(c, b, "simple_reference", 2, kObsDim, ActionLayout{true, false, kDimC});
+    MpeSpec(c, b, "simple_reference", Agents());
   }
 
   SimpleReferenceEnv(const Config& c, int env_id, uint64_t seed) : MpeEnv(c, env_id, seed, LocalRatio(c)) {
@@ -35,7 +36,7 @@ class SimpleReferenceEnv : public MpeEnv {
       world_.landmark(l).movable = false;
       for (int k = 0; k < 3; ++k) world_.landmark(l).color[k] = kColors[l][k];
     }
-    Init(kObsDim);
+    Init(Agents());
   }
 
  protected:

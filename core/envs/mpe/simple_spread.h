@@ -31,12 +31,15 @@ class SimpleSpreadEnv : public MpeEnv {
          {"num_agent_neighbors", int64_t{0}, "observe only this many nearest other agents (0: all)", {}},
          {"num_landmark_neighbors", int64_t{0}, "observe only this many nearest landmarks (0: all)", {}}});
   }
-  static void DefineSpec(const Config& c, SpecBuilder& b) {
+  static std::vector<AgentSpec> Agents(const Config& c) {
     const int n = IntInRange(c, "N", 1, kMaxN);
+    const int agents_seen = NeighborSlots(c, "num_agent_neighbors", n - 1);
+    const int landmarks_seen = NeighborSlots(c, "num_landmark_neighbors", n);
+    return SameAgents("agent", n, 4 + 2 * landmarks_seen + 4 * agents_seen, ActionLayout{true, true, 2});
+  }
+  static void DefineSpec(const Config& c, SpecBuilder& b) {
     LocalRatio(c);
-    const int agents_seen = Neighbors(c, "num_agent_neighbors", n - 1);
-    const int landmarks_seen = Neighbors(c, "num_landmark_neighbors", n);
-    MpeSpec(c, b, "simple_spread", n, ObsDim(agents_seen, landmarks_seen), ActionLayout{true, true, 2});
+    MpeSpec(c, b, "simple_spread", Agents(c));
   }
 
   SimpleSpreadEnv(const Config& c, int env_id, uint64_t seed)
@@ -45,8 +48,8 @@ class SimpleSpreadEnv : public MpeEnv {
         agents_nearest_(c.Get<int>("num_agent_neighbors") > 0),
         landmarks_nearest_(c.Get<int>("num_landmark_neighbors") > 0) {
     const int n = IntInRange(c, "N", 1, kMaxN);
-    agents_seen_ = Neighbors(c, "num_agent_neighbors", n - 1);
-    landmarks_seen_ = Neighbors(c, "num_landmark_neighbors", n);
+    agents_seen_ = NeighborSlots(c, "num_agent_neighbors", n - 1);
+    landmarks_seen_ = NeighborSlots(c, "num_landmark_neighbors", n);
     world_.Build(n, n, 2);
     for (int i = 0; i < n; ++i) {
       world_.agent(i).size = 0.15;
@@ -55,8 +58,7 @@ class SimpleSpreadEnv : public MpeEnv {
       world_.landmark(i).movable = false;
     }
     order_.reserve(static_cast<size_t>(n));
-    dist_.resize(static_cast<size_t>(n));
-    Init(ObsDim(agents_seen_, landmarks_seen_));
+    Init(Agents(c));
   }
 
  protected:
@@ -94,29 +96,23 @@ class SimpleSpreadEnv : public MpeEnv {
     obs[at++] = agent.pos[1];
     // the landmarks, then the other agents' positions, then their utterances, each in mpe2's order; the slots past
     // the observed entities (nearest-neighbor observations of fewer entities than slots) are zeros
-    Seen(i, /*agents=*/false, landmarks_nearest_, landmarks_seen_);
-    for (int s = 0; s < landmarks_seen_; ++s) {
-      const bool seen = s < static_cast<int>(order_.size());
-      for (int k = 0; k < 2; ++k) obs[at++] = seen ? world_.landmark(order_[s]).pos[k] - agent.pos[k] : 0.0;
+    order_.clear();
+    for (int l = 0; l < world_.num_landmarks(); ++l) order_.push_back(world_.num_agents() + l);
+    Nearest(i, order_, landmarks_nearest_, landmarks_seen_);
+    at = RelativePositions(i, order_, landmarks_seen_, obs, at);
+    order_.clear();
+    for (int j = 0; j < world_.num_agents(); ++j) {
+      if (j != i) order_.push_back(j);
     }
-    Seen(i, /*agents=*/true, agents_nearest_, agents_seen_);
+    Nearest(i, order_, agents_nearest_, agents_seen_);
+    at = RelativePositions(i, order_, agents_seen_, obs, at);
     for (int s = 0; s < agents_seen_; ++s) {
       const bool seen = s < static_cast<int>(order_.size());
-      for (int k = 0; k < 2; ++k) obs[at++] = seen ? world_.agent(order_[s]).pos[k] - agent.pos[k] : 0.0;
-    }
-    for (int s = 0; s < agents_seen_; ++s) {
-      const bool seen = s < static_cast<int>(order_.size());
-      for (int k = 0; k < world_.dim_c(); ++k) obs[at++] = seen ? world_.c(order_[s])[k] : 0.0;
+      for (int k = 0; k < world_.dim_c(); ++k) obs[at++] = seen ? world_.c(order_[static_cast<size_t>(s)])[k] : 0.0;
     }
   }
 
  private:
-  static int ObsDim(int agents_seen, int landmarks_seen) { return 4 + 2 * landmarks_seen + 4 * agents_seen; }
-  // The slots a neighbor key gives: all `all` entities when 0, else that many (zero-padded past the entities).
-  static int Neighbors(const Config& c, const std::string& key, int all) {
-    const int n = IntInRange(c, key, 0, kMaxN);
-    return n == 0 ? all : n;
-  }
   double ClosestAgent(int l) const {
     double best = 0;
     for (int j = 0; j < world_.num_agents(); ++j) {
@@ -125,35 +121,10 @@ class SimpleSpreadEnv : public MpeEnv {
     }
     return best;
   }
-  // order_ = the landmarks (or the agents other than i) agent i observes: all in world order, or the `slots`
-  // nearest, closest first with ties in world order (partial_observability.nearest_entities' stable argsort).
-  void Seen(int i, bool agents, bool nearest, int slots) const {
-    order_.clear();
-    const int n = agents ? world_.num_agents() : world_.num_landmarks();
-    for (int j = 0; j < n; ++j) {
-      if (!(agents && j == i)) order_.push_back(j);
-    }
-    if (!nearest) return;
-    const Entity& agent = world_.agent(i);
-    for (int j : order_)
-      dist_[static_cast<size_t>(j)] = World::Dist(agents ? world_.agent(j) : world_.landmark(j), agent);
-    // insertion sort: stable, as numpy's argsort is on lists this short, and without allocating
-    for (size_t a = 1; a < order_.size(); ++a) {
-      const int v = order_[a];
-      size_t b = a;
-      for (; b > 0 && dist_[static_cast<size_t>(v)] < dist_[static_cast<size_t>(order_[b - 1])]; --b) {
-        order_[b] = order_[b - 1];
-      }
-      order_[b] = v;
-    }
-    if (static_cast<int>(order_.size()) > slots) order_.resize(static_cast<size_t>(slots));
-  }
-
   bool terminate_on_success_;
   bool agents_nearest_, landmarks_nearest_;
   int agents_seen_ = 0, landmarks_seen_ = 0;
-  mutable std::vector<int> order_;    // scratch of Observation
-  mutable std::vector<double> dist_;  // scratch of Observation
+  mutable std::vector<int> order_;  // scratch of Observation
 };
 
 }  // namespace pp::mpe
