@@ -608,17 +608,13 @@ class AgentRowsEnv(VectorEnv):
     def _rows(self, arrays: Sequence[np.ndarray]) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """A raw batch of the pool as rows."""
         pool, schema, flat = self.pool, self.pool.schema, self._flat
-        ended = arrays[schema.terminated] | arrays[schema.truncated]
-        if not (schema.has_final and ended.any()):
+        ended = (arrays[schema.terminated] | arrays[schema.truncated]) if schema.has_final else None
+        if ended is None or not ended.any():
             g = pool.grid(arrays)
-            obs, terminated, truncated, info = (
-                tree_map(flat, g.obs),
-                flat(g.terminated),
-                flat(g.truncated),
-                self._info(g),
-            )
+            obs, terminated, truncated = tree_map(flat, g.obs), flat(g.terminated), flat(g.truncated)
+            info = self._info(g)
             done = terminated | truncated
-            if schema.has_final and done.any():  # agents that left envs that go on: their observation is their last
+            if ended is not None and done.any():  # agents that left envs that go on: their observation is their last
                 self._add_final(info, done, obs, info)
             return obs, flat(g.reward), terminated, truncated, info
         # same-step autoreset: the ended envs' rows hold their reset; the step itself (its elapsed step, info and the

@@ -262,7 +262,8 @@ class AgentRowsVecEnv(ParallelPoolVecEnv):
         try:
             self._tr = Translator(rows, **keys)
         except Exception:
-            rows.close()
+            if rows is not task_id:  # the view made here (a view given stays the caller's)
+                rows.close()
             raise
         self.rows = rows
         self.pool = rows.pool

@@ -193,6 +193,8 @@ def test_refusals_name_what_to_pass():
     view = pp.make_pettingzoo("MPE/simple_spread-v3", view="agent_rows", num_envs=2)
     with pytest.raises(ValueError, match="same_step"):
         AgentRowsVecEnv(view)
+    view.reset()  # a refused view stays the caller's, usable
+    view.close()
     with pytest.raises(TypeError, match="AgentRowsVecEnv takes"):
         AgentRowsVecEnv(3)
     view = pp.make_pettingzoo("MPE/simple_spread-v3", view="agent_rows", num_envs=2, autoreset_mode="same_step")
