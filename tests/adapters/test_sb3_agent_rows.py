@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 from parallel_pool.integrations.sb3 import AgentRowsVecEnv  # noqa: E402
 from pettingzoo import ParallelEnv  # noqa: E402
 from stable_baselines3 import PPO  # noqa: E402
-from stable_baselines3.common.vec_env import VecEnv, VecMonitor, VecNormalize  # noqa: E402
+from stable_baselines3.common.vec_env import VecEnv, VecFrameStack, VecMonitor, VecNormalize  # noqa: E402
 
 import parallel_pool as pp  # noqa: E402
 
@@ -183,6 +183,31 @@ def test_sb3_vec_env_calls_seeds_and_wrappers():
             assert infos[i]["terminal_observation"].shape == (18,)
     assert episodes == [4] * 12  # every row's episode: max_cycles steps
     monitored.close()
+
+
+@pytest.mark.parametrize("wrapper", [None, VecNormalize, VecFrameStack])
+def test_sb3s_terminal_obs_and_seeding_checks(wrapper):
+    """SB3 2.9.2's own VecEnv checks (tests/test_vec_envs.py: test_vecenv_terminal_obs, test_vec_deterministic) over
+    the agent rows, bare and in SB3's wrappers: every row's done at its episode's end and only then, a
+    terminal_observation exactly there, the next episode's first observation returned; seed() + reset() repeat."""
+    venv = AgentRowsVecEnv("MPE/simple_spread-v3", num_envs=2, max_cycles=3)
+    venv = venv if wrapper is None else wrapper(venv, n_stack=2) if wrapper is VecFrameStack else wrapper(venv)
+    rows = venv.num_envs
+    venv.seed(3)  # through the wrapper (SB3's VecEnvWrapper passes it on) ...
+    first = venv.unwrapped.reset()  # ... compared before normalisation or stacking, as SB3's check does
+    venv.seed(3)
+    np.testing.assert_array_equal(venv.unwrapped.reset(), first)
+    venv.reset()
+    for step in range(1, 8):
+        obs, rew, dones, infos = venv.step(np.zeros(rows, np.int64))
+        assert len(obs) == len(rew) == len(dones) == len(infos) == rows
+        assert dones.tolist() == [step % 3 == 0] * rows  # max_cycles 3: every row of both envs ends together
+        for row, info in enumerate(infos):
+            assert ("terminal_observation" in info) == (step % 3 == 0)
+            if step % 3 == 0:
+                assert info["terminal_observation"].shape == obs[row].shape
+                assert not np.array_equal(info["terminal_observation"], obs[row])  # obs is the next episode's
+    venv.close()
 
 
 def test_refusals_name_what_to_pass():
