@@ -235,10 +235,18 @@ def test_refusals_name_what_to_pass():
         pp.make(env_fn=Relay, num_envs=1, autoreset_mode="same_step")
 
 
-@pytest.mark.parametrize("source", ["MPE/simple_spread-v3", "python"])
+@pytest.mark.parametrize("source", ["MPE/simple_spread-v3", "mpe2", "relay"])
 def test_ppo_trains_a_shared_policy(source):
+    """SB3's PPO, unchanged, over the C++ MPE env, mpe2's own (a PettingZoo package env in the pool's worker
+    processes) and the test env whose agent leaves mid-episode."""
     kw = dict(num_envs=2, seed=0)
-    venv = AgentRowsVecEnv(source, **kw) if source != "python" else AgentRowsVecEnv(env_fn=Relay, num_threads=1, **kw)
+    if source == "mpe2":
+        spread = pytest.importorskip("mpe2.simple_spread_v3")
+        venv = AgentRowsVecEnv(env_fn=spread.parallel_env, num_threads=1, **kw)
+    elif source == "relay":
+        venv = AgentRowsVecEnv(env_fn=Relay, num_threads=1, **kw)
+    else:
+        venv = AgentRowsVecEnv(source, **kw)
     model = PPO("MlpPolicy", venv, n_steps=32, batch_size=64, n_epochs=2, seed=0, device="cpu")
     model.learn(384)  # two rollouts of 32 steps x 6 rows
     assert model.num_timesteps == 384
