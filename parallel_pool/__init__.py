@@ -294,7 +294,8 @@ def make_pettingzoo(
         view: "batched": a `PettingZooPool` (`make(..., env_type="pettingzoo")`), dicts agent -> one row per env;
             "single": one env as a plain `pettingzoo.ParallelEnv` (`ParallelEnvView`; num_envs must be 1), for
             PettingZoo's own tests and single-env code; "agent_rows": a gymnasium VectorEnv with a row per agent of
-            every env (`AgentRowsEnv`), for a policy shared by all agents.
+            every env (`AgentRowsEnv`), for a policy shared by all agents; the one view that takes
+            `autoreset_mode="same_step"` (its rows have gymnasium's `final_obs` / `final_info`).
         **kwargs: `make`'s other arguments and config keys.
 
     Returns:
@@ -310,7 +311,7 @@ def make_pettingzoo(
         obs, infos = env.reset()  # obs["player_0"].shape == (4, 12, 84, 84)
         ```
     """
-    from parallel_pool.multi_agent import VIEWS, AgentRowsEnv, ParallelEnvView
+    from parallel_pool.multi_agent import VIEWS, AgentRowsEnv, ParallelEnvView, PettingZooPool
 
     if view not in VIEWS:
         raise ValueError(f"view must be one of {list(VIEWS)}, got {view!r}")
@@ -318,7 +319,12 @@ def make_pettingzoo(
         raise ValueError(
             f"view='single' is one env (a plain pettingzoo.ParallelEnv): num_envs must be 1, got {kwargs['num_envs']!r}"
         )
-    pool = make(task_id, env_type="pettingzoo", **kwargs)
+    if view == "agent_rows":  # its pool may autoreset in the same step (its rows have final observations)
+        render_mode, thread_pool = kwargs.pop("render_mode", None), kwargs.pop("thread_pool", None)
+        spec = make_spec(task_id, render_mode=render_mode, **kwargs)
+        pool = PettingZooPool(spec, render_mode, thread_pool, agent_rows=True)
+    else:
+        pool = make(task_id, env_type="pettingzoo", **kwargs)
     try:
         if view == "single":
             return ParallelEnvView(pool)

@@ -183,6 +183,12 @@ class _GymStyle(BasePool):
     _info_masks = True  # gymnasium's `_key` masks in info
 
     def __init__(self, spec: EnvSpec, render_mode: str | None = None, thread_pool: Any = None):
+        if getattr(spec, "agents", ()) and spec.autoreset_mode == AutoresetMode.SAME_STEP:
+            raise ValueError(
+                "autoreset_mode='same_step' is not available for PettingZoo envs in this front-end: its final_obs and "
+                "final_info have a row per env, and a PettingZoo env's agents end one by one; use "
+                "make_pettingzoo(..., view='agent_rows', autoreset_mode='same_step') (a row per agent), or 'next_step'"
+            )
         BasePool.__init__(self, spec, render_mode, thread_pool)
         if not self.is_async:  # reset_mask's unchanged rows (async pools refuse reset_mask)
             self._kept = KeptRows(self.schema, self.num_envs, self.max_num_players, self._sync_fast)

@@ -21,6 +21,7 @@ import copy
 import typing as _typing
 import warnings
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 from gymnasium import spaces as gym_spaces
@@ -239,11 +240,15 @@ class PettingZooPool(BasePool):
     `infos[agent]` holds `env_id`, `elapsed_step`, `active` and the env's info arrays (per player: the agent's row).
     """
 
-    def __init__(self, spec: EnvSpec, render_mode: str | None = None, thread_pool: Any = None):
-        if spec.autoreset_mode == AutoresetMode.SAME_STEP:
+    def __init__(
+        self, spec: EnvSpec, render_mode: str | None = None, thread_pool: Any = None, *, agent_rows: bool = False
+    ):
+        # agent_rows: the pool serves `AgentRowsEnv`, whose rows carry same-step autoreset's final observations
+        if spec.autoreset_mode == AutoresetMode.SAME_STEP and not agent_rows:
             raise ValueError(
                 "env_type='pettingzoo' has no final observation of an ended episode (PettingZoo's API has none): "
-                "autoreset_mode='same_step' is not available with it; use 'next_step' or 'disabled'"
+                "autoreset_mode='same_step' is not available with it; use 'next_step' or 'disabled' (or "
+                "make_pettingzoo(..., view='agent_rows'), whose rows have final observations)"
             )
         BasePool.__init__(self, spec, render_mode, thread_pool)
         players = self.max_num_players
@@ -568,6 +573,12 @@ class AgentRowsEnv(VectorEnv):
     episode ends; then every row of the env resets at its next step (next_step autoreset). `info` holds per row
     `env_id`, `agent` (its index in possible_agents), `active`, `elapsed_step` and the env's info arrays, each with
     gymnasium's `_key` mask.
+
+    With `autoreset_mode="same_step"` an env whose episode ends returns its reset rows at once, with gymnasium's
+    `info["final_obs"]` (one per row, None where the row is not done) and `info["final_info"]` (the step's info of
+    the done rows); a row whose agent leaves before its env ends is done there too, its last observation both its
+    observation and its final one, and is done again (terminated, zeros) when its env ends, so that every row's
+    episode ends with its env's. `parallel_pool.translate.Translator` (SB3's agent-rows VecEnv) reads this form.
     """
 
     def __init__(self, pool: PettingZooPool):
@@ -601,13 +612,17 @@ class AgentRowsEnv(VectorEnv):
         self._agent = np.tile(np.arange(self.num_agents), pool.num_envs)
         self._true = np.ones(self.num_envs, dtype=bool)
         self._true.flags.writeable = False
+        # a sync vector env of rows, as the pools' translator reads one
+        self.autoreset_mode = pool.autoreset_mode
+        self.batch_size = self.num_envs
+        self.is_async = False
 
-    def _rows(self, g: AgentGrid) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
-        p = self.num_agents
+    def _flat(self, a: np.ndarray) -> np.ndarray:
+        """A grid array (n, P, ...) as rows (n * P, ...), env-major."""
+        return a.reshape((a.shape[0] * self.num_agents,) + a.shape[2:])
 
-        def flat(a: np.ndarray) -> np.ndarray:
-            return a.reshape((a.shape[0] * p,) + a.shape[2:])
-
+    def _info(self, g: AgentGrid) -> dict[str, Any]:
+        p, flat = self.num_agents, self._flat
         info: dict[str, Any] = {
             "env_id": np.repeat(g.env_id, p),
             "agent": self._agent,
@@ -618,12 +633,68 @@ class AgentRowsEnv(VectorEnv):
         info.update((k, np.repeat(v, p, axis=0)) for k, v in g.env_info.items())
         for key in list(info):
             info["_" + key] = self._true
-        return tree_map(flat, g.obs), flat(g.reward), flat(g.terminated), flat(g.truncated), info
+        return info
+
+    def _rows(self, arrays: Sequence[np.ndarray]) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """A raw batch of the pool as rows."""
+        pool, schema, flat = self.pool, self.pool.schema, self._flat
+        ended = (arrays[schema.terminated] | arrays[schema.truncated]) if schema.has_final else None
+        if ended is None or not ended.any():
+            g = pool.grid(arrays)
+            obs, terminated, truncated = tree_map(flat, g.obs), flat(g.terminated), flat(g.truncated)
+            info = self._info(g)
+            done = terminated | truncated
+            if ended is not None and done.any():  # agents that left envs that go on: their observation is their last
+                self._add_final(info, done, obs, info)
+            return obs, flat(g.reward), terminated, truncated, info
+        # same-step autoreset: the ended envs' rows hold their reset; the step itself (its elapsed step, info and the
+        # agents' end flags) is in the final: copies
+        env_id, players = arrays[schema.env_id], pool.max_num_players
+        left_before = pool._left[env_id]
+        ended_rows = np.isin(arrays[schema.players_env_id], env_id[ended])
+        step = list(arrays)
+        step[schema.elapsed_step] = np.where(
+            ended, arrays[schema.index["final:elapsed_step"]], step[schema.elapsed_step]
+        )
+        for key, i in schema.info_at:
+            mask = ended_rows if schema.fields[i].per_player else ended
+            final = arrays[schema.index["final:info:" + key]]
+            step[i] = np.where(mask.reshape(mask.shape + (1,) * (final.ndim - 1)), final, arrays[i])
+        g = pool.grid(step)  # the step's ends and active mask, and the envs' bookkeeping
+        pool._left[env_id[ended]] = False  # their new episodes
+        reset = agent_grid(schema, arrays, players, pool.num_envs, left_before)  # the ended envs' reset rows
+        last = list(arrays)
+        for k in schema.obs_keys:
+            last[schema.index[schema.obs_name(k)]] = arrays[schema.index["final:" + schema.obs_name(k)]]
+        env_ended = np.repeat(ended, self.num_agents)
+        obs = tree_map(flat, g.obs)
+        last_obs = tree_map(  # the ended envs' final rows; elsewhere the rows themselves (agents that left)
+            lambda f, o: np.where(env_ended.reshape((-1,) + (1,) * (o.ndim - 1)), flat(f), o),
+            agent_grid(schema, last, players, pool.num_envs, left_before).obs,
+            obs,
+        )
+        # a row whose agent left earlier ends with its env (terminated, zeros its last observation): no row's
+        # return runs on into the env's next episode
+        dead = env_ended & flat(g.exists & ~g.active)
+        terminated, truncated = flat(g.terminated) | dead, flat(g.truncated)
+        info = self._info(reset)
+        self._add_final(info, terminated | truncated, last_obs, self._info(g))
+        return obs, flat(g.reward), terminated, truncated, info
+
+    def _add_final(self, info: dict[str, Any], done: np.ndarray, last_obs: Any, step_info: dict[str, Any]) -> None:
+        """Gymnasium's same-step keys: the done rows' last observations and their step's info."""
+        final_obs = np.full(self.num_envs, None, dtype=object)
+        for r in np.flatnonzero(done):
+            final_obs[r] = tree_map(itemgetter(r), last_obs)
+        final_info = {k: v for k, v in step_info.items() if not k.startswith("_")}
+        final_info.update({"_" + k: done for k in list(final_info)})
+        info["final_obs"], info["_final_obs"] = final_obs, done
+        info["final_info"], info["_final_info"] = final_info, done
 
     def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Reset every env; seed: None, an int s (env i gets s + i) or one seed per env (not per row)."""
         _warn_options(options)
-        obs, _, _, _, info = self._rows(self.pool.grid(self.pool._reset_raw(None, seed)))
+        obs, _, _, _, info = self._rows(self.pool._reset_raw(None, seed))
         return obs, info
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
@@ -646,7 +717,7 @@ class AgentRowsEnv(VectorEnv):
                 cols.append(a.reshape((n, p) + a.shape[1:])[:, j])
             per_agent[agent] = cols[0] if len(names) == 1 else dict(zip(names, cols))
         rows = self.pool.player_actions(per_agent, n, self.pool._players)
-        return self._rows(self.pool.grid(self.pool.step_arrays(rows)))
+        return self._rows(self.pool.step_arrays(rows))
 
     def render(self) -> Any:
         """The envs' frames (one per env, not per row); needs render_mode="rgb_array"."""

@@ -416,11 +416,6 @@ class PythonEnvSpec(EnvSpec):
         seed = random_seed() if seed is None else _int_key("seed", seed, 0)
         limit = _int_key("max_episode_steps", common.get("max_episode_steps", own_limit or NO_LIMIT), 1)
         mode = autoreset_mode_name(common.get("autoreset_mode", "next_step"))
-        if self.agents and mode == "same_step":
-            raise ValueError(
-                "autoreset_mode='same_step' is not available for PettingZoo envs: the front-ends' final_obs and "
-                "final_info have a row per env, not per player; use 'next_step' or 'disabled'"
-            )
         self.config_dict: dict[str, Any] = {
             "num_envs": n,
             "batch_size": batch,

@@ -97,8 +97,9 @@ class Translator:
     """Wraps a pool made with ``autoreset_mode="same_step"`` (gymnasium front-end) and returns `Transition`s.
 
     Args:
-        env: a pool from ``parallel_pool.make(task_id, env_type="gymnasium", autoreset_mode="same_step", ...)``.
-            Use `Translator.make` to create one.
+        env: a pool from ``parallel_pool.make(task_id, env_type="gymnasium", autoreset_mode="same_step", ...)``
+            (use `Translator.make` to create one), or the agents-as-rows view of a multi-player pool,
+            ``parallel_pool.make_pettingzoo(..., view="agent_rows", autoreset_mode="same_step")`` (a row per agent).
         final_obs_key: info key that receives the final observation of a finished episode (SB3:
             ``"terminal_observation"``); None adds none.
         truncated_key: info key set on every row to ``truncated and not terminated`` (SB3: ``"TimeLimit.truncated"``);
@@ -117,18 +118,21 @@ class Translator:
                 "give the adapter the task id and it makes one, or make it with parallel_pool.make(task_id, "
                 "autoreset_mode='same_step', ...)"
             )
-        if getattr(env.spec, "max_num_players", 1) != 1:
+        # rows that are players of several envs have no per-row final observation (the agents-as-rows view of a
+        # multi-player pool, `make_pettingzoo(view="agent_rows")`, has: one player per row)
+        if getattr(env, "max_num_players", 1) != 1:
             raise ValueError(
-                f"{env.spec.task_id} is a multi-player env ({env.spec.max_num_players} players); "
-                "framework adapters support single-player envs only"
+                f"{env.spec.task_id} is a multi-player env ({env.max_num_players} players); "
+                "framework adapters support single-player envs only, or a multi-player env's agents as rows "
+                "(make_pettingzoo(..., view='agent_rows', autoreset_mode='same_step'))"
             )
         self.env = env
-        self.spec = env.spec
+        self.spec = env.spec  # the pool's EnvSpec; None for the agents-as-rows view (its pool has it)
         self.num_envs: int = env.num_envs
         self.batch_size: int = env.batch_size
         self.is_async: bool = env.is_async
-        self.single_observation_space = env.spec.observation_space
-        self.single_action_space = env.spec.action_space
+        self.single_observation_space = env.single_observation_space
+        self.single_action_space = env.single_action_space
         self.final_obs_key = final_obs_key
         self.truncated_key = truncated_key
         self.explicit_reset = explicit_reset
@@ -237,7 +241,9 @@ class Translator:
 
     def step(self, actions: Any, env_id: Any = None) -> Transition:
         """Step env_id (default: all; sync pools) and translate the result."""
-        return self._translate(self.env.step(self.action(actions), env_id))
+        actions = self.action(actions)
+        # (the agents-as-rows view steps every row: its step takes no env_id)
+        return self._translate(self.env.step(actions) if env_id is None else self.env.step(actions, env_id))
 
     def send(self, actions: Any, env_id: Any = None) -> None:
         self.env.send(self.action(actions), env_id)

@@ -284,6 +284,7 @@ def main(argv: list[str] | None = None) -> list[Path]:
     written = []
     for task in sorted({r.task for r in runs}):
         png = out / f"{task}.png"
+        png.parent.mkdir(parents=True, exist_ok=True)  # a namespaced id ("MPE/simple_spread-v3") is a folder
         plot(runs, task, a.window, scores.get(task), png)
         written.append(png)
     text = table(runs, scores, a.window)

@@ -3,6 +3,6 @@
 Needs ``pip install parallel-pool[sb3]``.
 """
 
-from .vec_env import ParallelPoolVecEnv, make_vec_env
+from .vec_env import AgentRowsVecEnv, ParallelPoolVecEnv, make_vec_env
 
-__all__ = ["ParallelPoolVecEnv", "make_vec_env"]
+__all__ = ["AgentRowsVecEnv", "ParallelPoolVecEnv", "make_vec_env"]

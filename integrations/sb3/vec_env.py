@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
+import parallel_pool
+from parallel_pool.multi_agent import AgentRowsEnv
 from parallel_pool.pool import BasePool
 from parallel_pool.schema import tree_map
 from parallel_pool.translate import Translator
@@ -63,6 +65,8 @@ class ParallelPoolVecEnv(VecEnv):
         TypeError: something that is neither a task id, a callable nor a pool.
     """
 
+    _rows_per_env = 1  # the VecEnv's rows of one env of the pool
+
     def __init__(self, task_id: Any = None, *, env_fn: Any = None, **kwargs: Any):
         keys = dict(final_obs_key="terminal_observation", truncated_key="TimeLimit.truncated")
         if isinstance(task_id, BasePool):
@@ -103,7 +107,7 @@ class ParallelPoolVecEnv(VecEnv):
         if all(s is None for s in seeds):
             seed = None
         elif all(s is not None for s in seeds):
-            seed = np.asarray(seeds, dtype=np.int64)
+            seed = np.asarray(seeds[:: self._rows_per_env], dtype=np.int64)  # one per env of the pool
         else:
             raise ValueError(f"give a seed for every env or for none, got {seeds}")
         obs, self.reset_infos = self._tr.reset(seed=seed)
@@ -203,6 +207,112 @@ class ParallelPoolVecEnv(VecEnv):
 
     def __repr__(self) -> str:
         return f"ParallelPoolVecEnv({self.task_id!r}, num_envs={self.num_envs})"
+
+
+class AgentRowsVecEnv(ParallelPoolVecEnv):
+    """An SB3 ``VecEnv`` with a row per agent of every env of a multi-agent pool: one policy shared by the agents.
+
+    SB3 trains it unchanged: what SuperSuit's ``pettingzoo_env_to_vec_env_v1`` + ``concat_vec_envs_v1`` give SB3.
+
+    ``num_envs`` is the pool's envs x agents; row ``e * num_agents + j`` is agent ``possible_agents[j]`` of env
+    ``e``; the spaces are one agent's (every agent must have the same ones). When an env's episode ends, all its rows
+    are done and return the next episode's first observations, ``infos[r]["terminal_observation"]`` holding each
+    row's last one (``"TimeLimit.truncated"`` as in ``ParallelPoolVecEnv``). ``infos[r]`` also holds ``env_id``,
+    ``agent`` (the index j), ``active`` and ``elapsed_step``. An agent that leaves before its env ends (PettingZoo
+    envs) is done at that step; its row then reads zeros with reward 0 and ``active`` False, and is done again
+    (terminated) when the env ends, so that no return runs on into the env's next episode.
+
+        venv = AgentRowsVecEnv("MPE/simple_spread-v3", num_envs=8)  # 24 rows
+        venv = AgentRowsVecEnv(env_fn=pettingzoo_parallel_env_fn, num_envs=8)  # in worker processes
+        model = stable_baselines3.PPO("MlpPolicy", venv).learn(100_000)
+
+    Args:
+        task_id: a multi-agent task id (``MPE/simple_spread-v3``, a C++ multi-player env), a callable returning a
+            PettingZoo env (as ``env_fn``), or a view made by ``parallel_pool.make_pettingzoo(..., view="agent_rows",
+            autoreset_mode="same_step")``.
+        env_fn: a callable returning a PettingZoo ``ParallelEnv`` (or an AEC env PettingZoo can convert).
+        **kwargs: ``parallel_pool.make_pettingzoo``'s arguments (``num_envs`` counts envs, not rows; ``seed``, the
+            task's own keys), when the VecEnv makes the pool.
+
+    Raises:
+        ValueError: agents with other spaces, an async pool, another autoreset mode, config keys given with a view.
+        TypeError: something that is neither a task id, a callable nor an agents-as-rows view.
+    """
+
+    def __init__(self, task_id: Any = None, *, env_fn: Any = None, **kwargs: Any):
+        keys = dict(final_obs_key="terminal_observation", truncated_key="TimeLimit.truncated")
+        if isinstance(task_id, AgentRowsEnv):
+            if kwargs or env_fn is not None:
+                raise ValueError(
+                    f"config keys {sorted(kwargs)} (or env_fn) configure a pool the VecEnv makes, but a made view was "
+                    "given: pass the task id (or env_fn) and the keys instead"
+                )
+            rows = task_id
+        elif isinstance(task_id, str) or env_fn is not None or callable(task_id):
+            if not isinstance(task_id, str) and env_fn is None:
+                task_id, env_fn = None, task_id
+            kwargs.setdefault("autoreset_mode", "same_step")  # another mode: the translator says what to pass
+            rows = parallel_pool.make_pettingzoo(task_id, view="agent_rows", env_fn=env_fn, **kwargs)
+        else:
+            raise TypeError(
+                "AgentRowsVecEnv takes a multi-agent task id (AgentRowsVecEnv('MPE/simple_spread-v3', num_envs=8)), "
+                "env_fn=<callable returning a PettingZoo env>, or a view made by parallel_pool.make_pettingzoo(..., "
+                f"view='agent_rows', autoreset_mode='same_step'); got {task_id!r}"
+            )
+        try:
+            self._tr = Translator(rows, **keys)
+        except Exception:
+            if rows is not task_id:  # the view made here (a view given stays the caller's)
+                rows.close()
+            raise
+        self.rows = rows
+        self.pool = rows.pool
+        self.num_agents: int = rows.num_agents
+        self._rows_per_env = rows.num_agents
+        self.task_id = self.pool.spec.task_id
+        self._config = dict(self.pool.config)
+        self._actions: Any = None
+        VecEnv.__init__(self, rows.num_envs, rows.single_observation_space, rows.single_action_space)
+
+    def step_async(self, actions: np.ndarray) -> None:
+        """Keep one action per row for ``step_wait`` (every row of every env steps together)."""
+        self._actions = actions
+
+    def step_wait(self) -> VecEnvStepReturn:
+        """The step's ``(obs, rewards, dones, infos)``, rows of ended envs already reset (SB3's convention)."""
+        actions, self._actions = self._actions, None
+        t = self._tr.step(actions)
+        for i, info in t.reset_infos.items():
+            self.reset_infos[i] = info
+        return t.obs, t.reward.astype(np.float32), t.done, t.infos
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        """A row's attribute: its spaces, ``render_mode``, ``spec``, ``metadata`` or a config key of its env."""
+        if attr_name in self._config:  # config keys may differ per env: each row reads its env's
+            envs = [i // self.num_agents for i in self._get_indices(indices)]
+            return [self.pool.get_config(e)[attr_name] for e in envs]
+        return ParallelPoolVecEnv.get_attr(self, attr_name, indices)
+
+    def env_method(self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs) -> list[Any]:
+        """``get_config()`` of each row's env; the other per-env methods act on a whole env, not on one agent.
+
+        Raises:
+            AttributeError: another method name (the message says why).
+        """
+        if method_name != "get_config":
+            raise AttributeError(
+                f"{self.task_id}: a row is one agent of an env; the env's agents reset together when its episode ends, "
+                f"and there is no per-row method {method_name!r} (available: ['get_config']; per-env methods: "
+                "parallel_pool.make_pettingzoo's pool)"
+            )
+        return [self.pool.get_config(i // self.num_agents) for i in self._get_indices(indices)]
+
+    def get_images(self) -> Sequence[np.ndarray | None]:
+        """Each env's RGB frame, one per env (not per row); needs render_mode="rgb_array"."""
+        return ParallelPoolVecEnv.get_images(self)
+
+    def __repr__(self) -> str:
+        return f"AgentRowsVecEnv({self.task_id!r}, num_envs={self.num_envs}, num_agents={self.num_agents})"
 
 
 def make_vec_env(

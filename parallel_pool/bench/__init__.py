@@ -17,6 +17,7 @@ The focused cases live in parallel_pool/bench/suites/ and take their own options
     parallel-pool bench --case box2d      # LunarLander, BipedalWalker: vs EnvPool vs gymnasium AsyncVectorEnv
     parallel-pool bench --case vizdoom    # ViZDoom: ParallelPool vs EnvPool vs vizdoom's gymnasium wrapper
     parallel-pool bench --case minigrid   # MiniGrid/BabyAI: ParallelPool vs EnvPool vs minigrid in AsyncVectorEnv
+    parallel-pool bench --case mpe        # MPE: ParallelPool vs mpe2 in AsyncVectorEnv and SuperSuit's vector env
     parallel-pool bench --case contention # async ParallelPool / EnvPool under competing load
     parallel-pool bench --case scaling    # 1..cores threads: fraction of linear scaling, ours vs EnvPool / ALE
 
@@ -52,6 +53,7 @@ CASES = {
     "shared-threads": "parallel_pool.bench.suites.shared_threads",
     "minigrid": "parallel_pool.bench.suites.minigrid",
     "scaling": "parallel_pool.bench.suites.scaling",
+    "mpe": "parallel_pool.bench.suites.mpe",
 }
 
 FULL_TIMING = {"warmup": 0.5, "duration": 1.0, "repeats": 5, "action_batches": 64}

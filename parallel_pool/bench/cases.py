@@ -20,6 +20,7 @@ RUNNERS: dict[str, str] = {
     "gym_sync": "gymnasium SyncVectorEnv",
     "gym_async": "gymnasium AsyncVectorEnv",
     "for_loop": "for-loop over gymnasium envs",
+    "supersuit": "SuperSuit's vector env (a PettingZoo env's agents as rows)",
 }
 POOL_RUNNERS = ("parallel_pool", "envpool", "ale_vector")  # these run in both sync and async mode
 

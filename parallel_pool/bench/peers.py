@@ -222,6 +222,47 @@ def make_dm_control_env(task_id: str, seed: int = 0) -> Any:
     return suite.load(domain, task, task_kwargs={"random": seed})
 
 
+# ---- MPE: mpe2 (the package our C++ MPE family is aligned with), for the mpe case. Module level: picklable for
+# the worker processes of AsyncVectorEnv and SuperSuit.
+
+
+def mpe2_parallel_env(task_id: str) -> Any:
+    """mpe2's PettingZoo ParallelEnv of one of our MPE ids ("MPE/simple_spread-v3": `mpe2.simple_spread_v3`), with
+    mpe2's defaults (as our ids have them)."""
+    import importlib
+
+    name = task_id.removeprefix("MPE/").replace("-v", "_v")
+    return importlib.import_module(f"mpe2.{name}").parallel_env()
+
+
+def mpe2_joint_env(task_id: str) -> Any:
+    """One mpe2 env as a gymnasium.Env, what gymnasium's vector envs can step: observations stacked one row per
+    agent, one action per agent (MultiDiscrete), the agents' rewards summed, the episode over when every agent's is
+    (mpe2's agents end together). The agents-as-rows equivalent of a PettingZoo env for AsyncVectorEnv."""
+    import gymnasium as gym
+    import numpy as np
+
+    class JointAgents(gym.Env):
+        def __init__(self) -> None:
+            self.env = mpe2_parallel_env(task_id)
+            self.agents = list(self.env.possible_agents)
+            obs, act = self.env.observation_space(self.agents[0]), self.env.action_space(self.agents[0])
+            k = len(self.agents)
+            self.observation_space = gym.spaces.Box(-np.inf, np.inf, (k,) + obs.shape, obs.dtype)
+            self.action_space = gym.spaces.MultiDiscrete([act.n] * k)
+
+        def reset(self, *, seed: Any = None, options: Any = None) -> Any:
+            obs, _ = self.env.reset(seed=seed)
+            return np.stack([obs[a] for a in self.agents]), {}
+
+        def step(self, action: Any) -> Any:
+            obs, rew, term, trunc, _ = self.env.step({a: int(action[j]) for j, a in enumerate(self.agents)})
+            stacked = np.stack([obs[a] for a in self.agents])
+            return stacked, float(sum(rew.values())), all(term.values()), any(trunc.values()), {}
+
+    return JointAgents()
+
+
 # ---- envs written in Python (the python-envs case): one builder each, used by our pool (env_fn=) and by the
 # gymnasium vectorizers alike. Module level: picklable for the worker processes.
 

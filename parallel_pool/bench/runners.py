@@ -32,14 +32,20 @@ NUM_ACTION_BATCHES = 64  # distinct random action batches, cycled through
 def random_actions(
     space: Any, rows: int, seed: int = 0, batches: int = NUM_ACTION_BATCHES, binary: bool = False
 ) -> list[np.ndarray]:
-    """`batches` arrays of `rows` random actions from a single-env gymnasium space (Discrete or Box); `binary`:
-    each entry 0 or 1 (a Box of buttons)."""
+    """`batches` arrays of `rows` random actions from a single-env gymnasium space (Discrete, MultiDiscrete or Box);
+    `binary`: each entry 0 or 1 (a Box of buttons)."""
     import gymnasium as gym
 
     rng = np.random.default_rng(seed)
     if isinstance(space, gym.spaces.Discrete):
         lo = int(space.start)
         return [rng.integers(lo, lo + int(space.n), size=rows).astype(np.int32) for _ in range(batches)]
+    if isinstance(space, gym.spaces.MultiDiscrete):  # mpe2's agents as one gymnasium env: one move per agent
+        start = np.asarray(space.start)
+        return [
+            (start + rng.integers(0, space.nvec, size=(rows,) + space.shape)).astype(space.dtype)
+            for _ in range(batches)
+        ]
     if isinstance(space, gym.spaces.Box):
         if binary:
             return [rng.integers(0, 2, size=(rows,) + space.shape).astype(space.dtype) for _ in range(batches)]
@@ -177,6 +183,10 @@ def _import_deps(case: dict) -> None:
 
     if case["runner"] == "envpool":
         import envpool  # noqa: F401
+    if case.get("peer") == "mpe2":
+        import mpe2  # noqa: F401
+    if case["runner"] == "supersuit":
+        import supersuit  # noqa: F401
     if case.get("call") == "xla":
         import jax  # noqa: F401
     if case["runner"] == "ale_vector":
@@ -259,11 +269,12 @@ def _pool(case: dict) -> Runner:
     single = getattr(env, "single_action_space", None)
     single = env.action_space if single is None else single  # EnvPool's action_space is the single-env one
     binary = bool(case.get("binary_actions"))
+    p = getattr(env, "max_num_players", 1)  # a multi-player env's actions: one per player row (still env steps)
     if call == "xla":
-        return _xla_scan(env, random_actions(single, b, binary=binary)[0], case)
+        return _xla_scan(env, random_actions(single, b * p, binary=binary)[0], case)
     if case["mode"] == "async":
-        return AsyncSendRecv(env, random_actions(single, b, binary=binary), b)
-    actions = random_actions(single, n, binary=binary)
+        return AsyncSendRecv(env, random_actions(single, b * p, binary=binary), b)
+    actions = random_actions(single, n * p, binary=binary)
     if call == "send_recv":
         send, recv = env.send, env.recv
 
@@ -423,6 +434,31 @@ def _adapter(case: dict) -> Runner:
 ADAPTER_RUNNERS = ("translator", "sb3", "sb3_dummy", "tianshou", "tianshou_dummy")
 
 
+def _mpe2(case: dict) -> Runner:
+    """mpe2's env of an MPE id, n envs, one call = one step of each (n env steps, every agent acting): "gym_async":
+    AsyncVectorEnv over the env as one gymnasium.Env (peers.mpe2_joint_env), a process per env; "supersuit":
+    SuperSuit's agents-as-rows vector env (pettingzoo_env_to_vec_env_v1 + concat_vec_envs_v1) on num_threads
+    processes (0: the cores)."""
+    runner, n = case["runner"], case["num_envs"]
+    if runner == "gym_async":
+        from gymnasium.vector import AsyncVectorEnv
+
+        env = AsyncVectorEnv([functools.partial(peers.mpe2_joint_env, case["task"])] * n, shared_memory=True)
+        actions = random_actions(env.single_action_space, n)
+        return Calls(env.step, actions, n, functools.partial(env.reset, seed=0), env.close)
+    if runner == "supersuit":
+        import os
+
+        import supersuit
+
+        procs = min(n, case["num_threads"] or len(os.sched_getaffinity(0)))
+        rows = supersuit.pettingzoo_env_to_vec_env_v1(peers.mpe2_parallel_env(case["task"]))
+        env = supersuit.concat_vec_envs_v1(rows, n, num_cpus=procs, base_class="gymnasium")
+        actions = random_actions(env.action_space, env.num_envs)  # a row per agent of every env
+        return Calls(env.step, actions, n, functools.partial(env.reset, seed=0), env.close)
+    raise ValueError(f"runner {runner!r} does not run mpe2's envs")
+
+
 def _peer(task: str) -> peers.Peer:
     peer, why_not = peers.gymnasium_peer(task)
     if peer is None:
@@ -456,6 +492,8 @@ def build(case: dict) -> Runner:
         if mode == "sync":
             return Calls(env.step, actions, n, functools.partial(env.reset, seed=0), env.close)
         return AleAsync(env, actions, b)
+    if case.get("peer") == "mpe2":  # mpe2's env of an MPE id, in AsyncVectorEnv or SuperSuit's vector env
+        return _mpe2(case)
     if "env_fn" in case:  # an env written in Python: the gymnasium vectorizers and the plain loop over its builder
         fn = peers.PYTHON_ENVS[case["env_fn"]][0]
         if runner == "gym_async":

@@ -245,6 +245,7 @@ def test_case_choices_and_help(capsys):
         "shared-threads",
         "minigrid",
         "scaling",
+        "mpe",
     }
     with pytest.raises(SystemExit):
         bench_main(["--help"])
@@ -277,6 +278,22 @@ def test_case_minigrid_quick(capsys):
     out = _bench_case(capsys, "--case", "minigrid", "--quick", "--num-envs", "4")
     rows = re.findall(r"^(ParallelPool|EnvPool|AsyncVectorEnv) .*?\s+(\d+)\s+([\d.]+)$", out, re.M)
     assert rows and rows[0][0] == "ParallelPool" and all(int(sps) > 0 for _, sps, _ in rows)
+
+
+def test_case_mpe_quick(capsys):
+    """Our C++ MPE sync and async against mpe2 in AsyncVectorEnv and SuperSuit's vector env, env steps counted alike:
+    the agent steps are the env steps x 3, and our sync row carries the ratio."""
+    out = _bench_case(capsys, "--case", "mpe", "--quick", "--num-envs", "2")
+    rows = re.findall(
+        r"^(ParallelPool (?:sync|async)|mpe2 \S+) .*?\s+(\d+)\s+(\d+)\s+([\d.]+)\s*([\d.]+x)?$", out, re.M
+    )
+    names = [r[0] for r in rows]
+    assert names[:2] == ["ParallelPool sync", "ParallelPool async"]
+    if _has("mpe2"):
+        assert "mpe2 AsyncVectorEnv" in names and (not _has("supersuit") or "mpe2 SuperSuit" in names)
+        assert rows[0][4].endswith("x")
+    for _, sps, agent_sps, _, _ in rows:
+        assert int(sps) > 0 and int(agent_sps) == pytest.approx(3 * int(sps), abs=3)
 
 
 def test_case_adapters_quick(capsys):

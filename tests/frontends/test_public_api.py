@@ -51,7 +51,7 @@ PUBLIC = {
     "parallel_pool.gymnasium_registry": {"NAMESPACE", "SingleEnv", "gymnasium_id", "register_envs"},
     "parallel_pool.signing": {"KEY_FILE_ENV", "key_file", "snapshot_key", "sign", "verified"},
     "parallel_pool.integrations": set(),
-    "parallel_pool.integrations.sb3": {"ParallelPoolVecEnv", "make_vec_env"},
+    "parallel_pool.integrations.sb3": {"AgentRowsVecEnv", "ParallelPoolVecEnv", "make_vec_env"},
     "parallel_pool.integrations.tianshou": {"ParallelPoolVectorEnv"},
     "parallel_pool.integrations.acme": {"BatchedEnvironment", "BatchedEnvironmentLoop"},
     "parallel_pool.integrations.rl_games": {"ParallelPoolRLGamesEnv", "register", "VECENV_TYPE", "ENV_NAME"},
