@@ -566,8 +566,11 @@ class AgentRowsEnv(VectorEnv):
 
     num_envs is the pool's envs x agents; row `e * num_agents + j` is agent j (`possible_agents[j]`) of env e
     (env-major, agent-minor, the engine's own player-row order). `single_observation_space` / `single_action_space`
-    are one agent's: every agent must have the same spaces (a shared policy). What parameter-sharing trainers take
-    (SuperSuit's pettingzoo_env_to_vec_env_v1 + concat_vec_envs_v1 make the same rows).
+    are one agent's: every agent must have the same spaces (a shared policy), except in an env whose engine rows are
+    padded to its largest agent (MPE): there the rows and spaces are the padded ones, each agent reading its own
+    prefix of a Box action, and a Discrete action past an agent's own is its action 0 (SuperSuit's
+    pad_observations_v0 + pad_action_space_v0). What parameter-sharing trainers take (SuperSuit's
+    pettingzoo_env_to_vec_env_v1 + concat_vec_envs_v1 make the same rows).
 
     A row of an agent that has left its env reads zeros with reward 0 and `info["active"]` False until the env's
     episode ends; then every row of the env resets at its next step (next_step autoreset). `info` holds per row
@@ -595,16 +598,24 @@ class AgentRowsEnv(VectorEnv):
             if pool.observation_space(a) != pool.observation_space(first)
             or pool.action_space(a) != pool.action_space(first)
         ]
-        if other:
+        # an env whose player table gives its agents other sizes (MPE) has engine rows padded to the largest: those
+        # rows are the shared policy's spaces, as SuperSuit's pad_observations_v0 + pad_action_space_v0 make them
+        self._padded = bool(other) and bool(pool._obs_sizes)
+        if other and not self._padded:
             raise ValueError(
                 f"agents {other} have other spaces than {first!r}: the agents-as-rows view gives every row one "
-                "agent's spaces (a shared policy)"
+                "agent's spaces (a shared policy); SuperSuit's pad_observations_v0 and pad_action_space_v0 make an "
+                "env's agents alike"
             )
         self.pool = pool
         self.num_agents = len(agents)
         self.num_envs = pool.num_envs * self.num_agents
-        self.single_observation_space = copy.deepcopy(pool.observation_space(first))
-        self.single_action_space = copy.deepcopy(pool.action_space(first))
+        if self._padded:
+            self.single_observation_space = copy.deepcopy(pool.spec.observation_space)
+            self.single_action_space = copy.deepcopy(pool.spec.action_space)
+        else:
+            self.single_observation_space = copy.deepcopy(pool.observation_space(first))
+            self.single_action_space = copy.deepcopy(pool.action_space(first))
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.metadata = {"autoreset_mode": pool.autoreset_mode, "render_modes": pool.metadata["render_modes"]}
@@ -714,10 +725,21 @@ class AgentRowsEnv(VectorEnv):
                         f"actions{'' if len(names) == 1 else f'[{name!r}]'} must have one row per agent of every env "
                         f"({self.num_envs} = {n} envs x {p} agents), got shape {a.shape}"
                     )
-                cols.append(a.reshape((n, p) + a.shape[1:])[:, j])
+                col = a.reshape((n, p) + a.shape[1:])[:, j]
+                cols.append(self._own_action(agent, col) if self._padded else col)
             per_agent[agent] = cols[0] if len(names) == 1 else dict(zip(names, cols))
         rows = self.pool.player_actions(per_agent, n, self.pool._players)
         return self._rows(self.pool.step_arrays(rows))
+
+    def _own_action(self, agent: Any, col: np.ndarray) -> np.ndarray:
+        """A padded row's action as `agent`'s own: a Box's first values (the rest are padding); a Discrete value past
+        the agent's own actions is its action 0, as SuperSuit's pad_action_space_v0 reads it (a shared policy samples
+        from the largest agent's actions; its probability mass there is the no-op's)."""
+        space = self.pool.action_space(agent)
+        if isinstance(space, gym_spaces.Discrete):
+            col = np.asarray(col)
+            return np.where((col >= space.start + space.n) | (col < space.start), space.start, col)
+        return np.asarray(col)[:, : space.shape[0]]
 
     def render(self) -> Any:
         """The envs' frames (one per env, not per row); needs render_mode="rgb_array"."""

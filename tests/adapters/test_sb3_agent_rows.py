@@ -153,6 +153,49 @@ def test_mpe_rows_are_the_next_step_views_rows_reset_in_the_same_step():
         ref.close()
 
 
+@pytest.mark.parametrize("continuous", [False, True])
+def test_agents_that_differ_share_the_padded_rows(continuous):
+    """simple_speaker_listener: the speaker has 3 actions and 3 observations, the listener 5 and 11. The rows are
+    the engine's padded ones (one shared policy's spaces); a row's action past its agent's own is that agent's
+    action 0 (SuperSuit's pad_action_space_v0), a Box row's padding is ignored: the same episode as the gymnasium
+    face given the agents' own actions."""
+    task, kw = "MPE/simple_speaker_listener-v4", dict(num_envs=2, seed=4, continuous_actions=continuous)
+    view = pp.make_pettingzoo(task, view="agent_rows", **kw)
+    ref = pp.make(task, **kw)
+    try:
+        assert view.single_observation_space.shape == (11,) and view.num_envs == 4
+        if continuous:
+            assert view.single_action_space.shape == (5,)
+        else:
+            assert view.single_action_space.n == 5
+        obs, _ = view.reset()
+        np.testing.assert_array_equal(obs, ref.reset()[0])
+        rng = np.random.default_rng(0)
+        for t in range(30):  # through the end of an episode (max_cycles 25)
+            act = rng.uniform(0, 1, (4, 5)).astype(np.float32) if continuous else rng.integers(0, 5, 4)
+            own = act.copy()
+            if continuous:
+                own[0::2, 3:] = rng.uniform(0, 1, (2, 2))  # the speaker's padding: anything
+            else:
+                own[0::2] = np.where(act[0::2] >= 3, 0, act[0::2])  # speaker rows (agent 0 of each env)
+            obs, rew, term, trunc, _ = view.step(act)
+            r_obs, r_rew, r_term, r_trunc, _ = ref.step(own)
+            np.testing.assert_array_equal(obs, r_obs, err_msg=f"step {t}")
+            np.testing.assert_array_equal(rew, r_rew, err_msg=f"step {t}")
+            np.testing.assert_array_equal(trunc, np.repeat(r_trunc, 2))
+    finally:
+        view.close()
+        ref.close()
+    if not continuous:
+        with pytest.raises(Exception, match="speaker_0"):  # the gymnasium face keeps refusing such an action
+            env = pp.make(task, num_envs=1)
+            try:
+                env.reset()
+                env.step(np.array([4, 0]))
+            finally:
+                env.close()
+
+
 def test_sb3_vec_env_calls_seeds_and_wrappers():
     venv = AgentRowsVecEnv("MPE/simple_spread-v3", num_envs=2, max_cycles=4)
     assert venv.seed(11) == list(range(11, 17))  # SB3 gives a seed per row; each env takes its first row's
@@ -235,10 +278,10 @@ def test_refusals_name_what_to_pass():
         pp.make(env_fn=Relay, num_envs=1, autoreset_mode="same_step")
 
 
-@pytest.mark.parametrize("source", ["MPE/simple_spread-v3", "mpe2", "relay"])
+@pytest.mark.parametrize("source", ["MPE/simple_spread-v3", "MPE/simple_speaker_listener-v4", "mpe2", "relay"])
 def test_ppo_trains_a_shared_policy(source):
-    """SB3's PPO, unchanged, over the C++ MPE env, mpe2's own (a PettingZoo package env in the pool's worker
-    processes) and the test env whose agent leaves mid-episode."""
+    """SB3's PPO, unchanged, over the C++ MPE env (one whose agents differ: padded rows), mpe2's own (a PettingZoo
+    package env in the pool's worker processes) and the test env whose agent leaves mid-episode."""
     kw = dict(num_envs=2, seed=0)
     if source == "mpe2":
         spread = pytest.importorskip("mpe2.simple_spread_v3")

@@ -300,6 +300,39 @@ def test_single_env_view_of_rps_and_its_aec_env():
         parallel_seed_test(lambda fn=fn: pp.make_pettingzoo(env_fn=fn, view="single"))
 
 
+@pytest.mark.parametrize("name", ["knights_archers_zombies_v11", "cooperative_pong_v6"])
+def test_butterfly_envs_through_the_single_and_batched_faces(name):
+    """Two of PettingZoo's butterfly games (their AEC-native parallel envs, pygame-drawn, agents that die in Knights
+    Archers Zombies): the single-env view passes PettingZoo's API test and plays the game's own episode step for
+    step; the batched face steps two of them."""
+    pytest.importorskip("pygame")
+    import importlib
+
+    module = importlib.import_module(f"pettingzoo.butterfly.{name}")
+    view = pp.make_pettingzoo(env_fn=module.parallel_env, view="single")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            parallel_api_test(view, num_cycles=20)
+        assert not _api_warnings(caught), _api_warnings(caught)
+        _assert_same_results(
+            _run_episode(view, seed=3, steps=30), _run_episode(module.parallel_env(), seed=3, steps=30)
+        )
+    finally:
+        view.close()
+    env = pp.make_pettingzoo(env_fn=module.parallel_env, num_envs=2, seed=0)
+    try:
+        obs, infos = env.reset()
+        assert set(obs) == set(env.possible_agents)
+        for agent in env.possible_agents:
+            assert obs[agent].shape == (2, *env.observation_space(agent).shape)
+        for _ in range(3):
+            obs, rew, term, trunc, infos = env.step({a: np.zeros(2, np.int64) for a in env.possible_agents})
+            assert all(rew[a].shape == (2,) for a in env.possible_agents)
+    finally:
+        env.close()
+
+
 def test_aec_env_is_converted_or_refused_at_make():
     pytest.importorskip("pygame")
     from pettingzoo.classic.rps import rps

@@ -493,8 +493,8 @@ def test_an_action_past_its_agents_own_range_is_refused(task_id, row, action, wo
 @pytest.mark.parametrize("task_id", IDS)
 def test_pettingzoo_single_env_has_mpe2s_agents(task_id):
     """The PettingZoo face gives each agent mpe2's name, spaces and observations (its rows sliced back), takes each
-    agent's own action shape, and passes PettingZoo's parallel_api_test."""
-    from pettingzoo.test import parallel_api_test
+    agent's own action shape, and passes PettingZoo's parallel_api_test and parallel_seed_test."""
+    from pettingzoo.test import parallel_api_test, parallel_seed_test
 
     for continuous in (False, True):
         view = pp.make_pettingzoo(task_id, view="single", num_envs=1, continuous_actions=continuous, seed=0)
@@ -527,6 +527,8 @@ def test_pettingzoo_single_env_has_mpe2s_agents(task_id):
         finally:
             view.close()
             ref.close()
+        kw = dict(view="single", num_envs=1, continuous_actions=continuous)
+        parallel_seed_test(lambda kw=kw: pp.make_pettingzoo(task_id, **kw), num_cycles=30)
 
 
 def test_pettingzoo_batched_face_slices_and_pads_each_agents_rows():
