@@ -256,6 +256,16 @@ inline int NeighborSlots(const Config& c, const std::string& key, int all) {
   return n == 0 ? all : n;
 }
 
+// What an agent observes of one kind of entity (mpe2's num_*_neighbors keys): every one in mpe2's order (nearest
+// false), or the `slots` nearest; `slots` entities' room in the observation either way.
+struct Neighbors {
+  bool nearest = false;
+  int slots = 0;
+};
+inline Neighbors NeighborsOf(const Config& c, const std::string& key, int all) {
+  return {IntInRange(c, key, 0, 256) > 0, NeighborSlots(c, key, all)};
+}
+
 // A scenario's local_ratio key: a proportion (mpe2 asserts 0 <= local_ratio <= 1).
 inline double LocalRatio(const Config& c) {
   const double r = c.Get<double>("local_ratio");
@@ -387,6 +397,7 @@ class MpeEnv : public Env {
     for (const AgentSpec& a : agents_) obs_dim = std::max(obs_dim, static_cast<size_t>(a.obs_size));
     obs_.assign(obs_dim, 0.0);
     dist_.assign(static_cast<size_t>(world_.num_entities()), 0.0);
+    seen_.reserve(static_cast<size_t>(world_.num_entities()));
   }
 
   // Scenario.reset_world: the draws from rng_, in mpe2's order. Velocities and utterances start at zero.
@@ -444,6 +455,23 @@ class MpeEnv : public Env {
     }
     return at;
   }
+  // The landmarks agent i observes (`which`), their positions relative to it written at obs[at] with zeros in the
+  // slots past them; returns the next index. seen_ holds them after (entity indices).
+  int ObserveLandmarks(int i, const Neighbors& which, double* obs, int at) const {
+    seen_.clear();
+    for (int l = 0; l < world_.num_landmarks(); ++l) seen_.push_back(world_.num_agents() + l);
+    Nearest(i, seen_, which.nearest, which.slots);
+    return RelativePositions(i, seen_, which.slots, obs, at);
+  }
+  // The same for the agents other than i; seen_ holds them after (agent indices, mpe2's order or nearest first).
+  int ObserveOtherAgents(int i, const Neighbors& which, double* obs, int at) const {
+    seen_.clear();
+    for (int j = 0; j < world_.num_agents(); ++j) {
+      if (j != i) seen_.push_back(j);
+    }
+    Nearest(i, seen_, which.nearest, which.slots);
+    return RelativePositions(i, seen_, which.slots, obs, at);
+  }
   // mpe2's is_collision: closer than the sum of their sizes.
   static bool Colliding(const Entity& a, const Entity& b) { return World::Dist(a, b) < a.size + b.size; }
 
@@ -466,6 +494,7 @@ class MpeEnv : public Env {
   }
 
   World world_;
+  mutable std::vector<int> seen_;  // the entities the last ObserveLandmarks / ObserveOtherAgents wrote, in order
   int steps_ = 0;
   int max_cycles_;
   bool continuous_;

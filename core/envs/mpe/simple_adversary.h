@@ -35,10 +35,8 @@ class SimpleAdversaryEnv : public MpeEnv {
 
   SimpleAdversaryEnv(const Config& c, int env_id, uint64_t seed) : MpeEnv(c, env_id, seed, -1.0) {
     const int n = IntInRange(c, "N", 1, kMaxN);
-    agents_nearest_ = c.Get<int>("num_agent_neighbors") > 0;
-    landmarks_nearest_ = c.Get<int>("num_landmark_neighbors") > 0;
-    agents_seen_ = NeighborSlots(c, "num_agent_neighbors", n);
-    landmarks_seen_ = NeighborSlots(c, "num_landmark_neighbors", n);
+    agents_ = NeighborsOf(c, "num_agent_neighbors", n);
+    landmarks_ = NeighborsOf(c, "num_landmark_neighbors", n);
     world_.Build(n + 1, n, 2);
     for (int i = 0; i < n + 1; ++i) {
       world_.agent(i).collide = false;
@@ -50,7 +48,6 @@ class SimpleAdversaryEnv : public MpeEnv {
       world_.landmark(l).movable = false;
       world_.landmark(l).size = 0.08;
     }
-    order_.reserve(static_cast<size_t>(n + 1));
     Init(Agents(c));
   }
 
@@ -76,16 +73,8 @@ class SimpleAdversaryEnv : public MpeEnv {
     if (i != 0) {
       for (int k = 0; k < 2; ++k) obs[at++] = world_.landmark(goal_).pos[k] - agent.pos[k];
     }
-    order_.clear();
-    for (int l = 0; l < world_.num_landmarks(); ++l) order_.push_back(world_.num_agents() + l);
-    Nearest(i, order_, landmarks_nearest_, landmarks_seen_);
-    at = RelativePositions(i, order_, landmarks_seen_, obs, at);
-    order_.clear();
-    for (int j = 0; j < world_.num_agents(); ++j) {
-      if (j != i) order_.push_back(j);
-    }
-    Nearest(i, order_, agents_nearest_, agents_seen_);
-    RelativePositions(i, order_, agents_seen_, obs, at);
+    at = ObserveLandmarks(i, landmarks_, obs, at);
+    ObserveOtherAgents(i, agents_, obs, at);
   }
 
   std::vector<double> ScenarioState() const override { return {static_cast<double>(goal_)}; }
@@ -98,9 +87,7 @@ class SimpleAdversaryEnv : public MpeEnv {
   double GoalDistance(int j) const { return World::Dist(world_.agent(j), world_.landmark(goal_)); }
 
   int goal_ = 0;
-  bool agents_nearest_ = false, landmarks_nearest_ = false;
-  int agents_seen_ = 0, landmarks_seen_ = 0;
-  mutable std::vector<int> order_;  // scratch of Observation
+  Neighbors agents_, landmarks_;
 };
 
 }  // namespace pp::mpe

@@ -43,13 +43,10 @@ class SimpleSpreadEnv : public MpeEnv {
   }
 
   SimpleSpreadEnv(const Config& c, int env_id, uint64_t seed)
-      : MpeEnv(c, env_id, seed, LocalRatio(c)),
-        terminate_on_success_(c.Get<bool>("terminate_on_success")),
-        agents_nearest_(c.Get<int>("num_agent_neighbors") > 0),
-        landmarks_nearest_(c.Get<int>("num_landmark_neighbors") > 0) {
+      : MpeEnv(c, env_id, seed, LocalRatio(c)), terminate_on_success_(c.Get<bool>("terminate_on_success")) {
     const int n = IntInRange(c, "N", 1, kMaxN);
-    agents_seen_ = NeighborSlots(c, "num_agent_neighbors", n - 1);
-    landmarks_seen_ = NeighborSlots(c, "num_landmark_neighbors", n);
+    agents_ = NeighborsOf(c, "num_agent_neighbors", n - 1);
+    landmarks_ = NeighborsOf(c, "num_landmark_neighbors", n);
     world_.Build(n, n, 2);
     for (int i = 0; i < n; ++i) {
       world_.agent(i).size = 0.15;
@@ -57,7 +54,6 @@ class SimpleSpreadEnv : public MpeEnv {
       world_.landmark(i).collide = false;
       world_.landmark(i).movable = false;
     }
-    order_.reserve(static_cast<size_t>(n));
     Init(Agents(c));
   }
 
@@ -96,19 +92,11 @@ class SimpleSpreadEnv : public MpeEnv {
     obs[at++] = agent.pos[1];
     // the landmarks, then the other agents' positions, then their utterances, each in mpe2's order; the slots past
     // the observed entities (nearest-neighbor observations of fewer entities than slots) are zeros
-    order_.clear();
-    for (int l = 0; l < world_.num_landmarks(); ++l) order_.push_back(world_.num_agents() + l);
-    Nearest(i, order_, landmarks_nearest_, landmarks_seen_);
-    at = RelativePositions(i, order_, landmarks_seen_, obs, at);
-    order_.clear();
-    for (int j = 0; j < world_.num_agents(); ++j) {
-      if (j != i) order_.push_back(j);
-    }
-    Nearest(i, order_, agents_nearest_, agents_seen_);
-    at = RelativePositions(i, order_, agents_seen_, obs, at);
-    for (int s = 0; s < agents_seen_; ++s) {
-      const bool seen = s < static_cast<int>(order_.size());
-      for (int k = 0; k < world_.dim_c(); ++k) obs[at++] = seen ? world_.c(order_[static_cast<size_t>(s)])[k] : 0.0;
+    at = ObserveLandmarks(i, landmarks_, obs, at);
+    at = ObserveOtherAgents(i, agents_, obs, at);
+    for (int s = 0; s < agents_.slots; ++s) {
+      const bool seen = s < static_cast<int>(seen_.size());
+      for (int k = 0; k < world_.dim_c(); ++k) obs[at++] = seen ? world_.c(seen_[static_cast<size_t>(s)])[k] : 0.0;
     }
   }
 
@@ -122,9 +110,7 @@ class SimpleSpreadEnv : public MpeEnv {
     return best;
   }
   bool terminate_on_success_;
-  bool agents_nearest_, landmarks_nearest_;
-  int agents_seen_ = 0, landmarks_seen_ = 0;
-  mutable std::vector<int> order_;  // scratch of Observation
+  Neighbors agents_, landmarks_;
 };
 
 }  // namespace pp::mpe

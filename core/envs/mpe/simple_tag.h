@@ -53,14 +53,12 @@ class SimpleTagEnv : public MpeEnv {
   SimpleTagEnv(const Config& c, int env_id, uint64_t seed)
       : MpeEnv(c, env_id, seed, -1.0),
         num_adversaries_(IntInRange(c, "num_adversaries", 0, kMax)),
-        terminate_on_success_(c.Get<bool>("terminate_on_success")),
-        agents_nearest_(c.Get<int64_t>("num_agent_neighbors") > 0),
-        landmarks_nearest_(c.Get<int64_t>("num_landmark_neighbors") > 0) {
+        terminate_on_success_(c.Get<bool>("terminate_on_success")) {
     const int good = IntInRange(c, "num_good", 1, kMax);
     const int obstacles = IntInRange(c, "num_obstacles", 0, kMax);
     const int agents = num_adversaries_ + good;
-    agent_slots_ = NeighborSlots(c, "num_agent_neighbors", agents - 1);
-    landmark_slots_ = NeighborSlots(c, "num_landmark_neighbors", obstacles);
+    agents_ = NeighborsOf(c, "num_agent_neighbors", agents - 1);
+    landmarks_ = NeighborsOf(c, "num_landmark_neighbors", obstacles);
     world_.Build(agents, obstacles, 2);
     for (int i = 0; i < agents; ++i) {
       const bool adversary = i < num_adversaries_;
@@ -74,7 +72,6 @@ class SimpleTagEnv : public MpeEnv {
       world_.landmark(l).movable = false;
       world_.landmark(l).size = 0.2;
     }
-    order_.reserve(static_cast<size_t>(std::max(agents, obstacles)));
     Init(Agents(c));
   }
 
@@ -118,36 +115,26 @@ class SimpleTagEnv : public MpeEnv {
     obs[at++] = agent.vel[1];
     obs[at++] = agent.pos[0];
     obs[at++] = agent.pos[1];
-    order_.clear();
-    for (int l = 0; l < world_.num_landmarks(); ++l) order_.push_back(world_.num_agents() + l);
-    Nearest(i, order_, landmarks_nearest_, landmark_slots_);
-    at = RelativePositions(i, order_, landmark_slots_, obs, at);
-    order_.clear();
-    for (int j = 0; j < world_.num_agents(); ++j) {
-      if (j != i) order_.push_back(j);
-    }
-    Nearest(i, order_, agents_nearest_, agent_slots_);
-    at = RelativePositions(i, order_, agent_slots_, obs, at);
-    if (!agents_nearest_) {  // the good agents' velocities only
-      for (int j : order_) {
+    at = ObserveLandmarks(i, landmarks_, obs, at);
+    at = ObserveOtherAgents(i, agents_, obs, at);
+    if (!agents_.nearest) {  // the good agents' velocities only
+      for (int j : seen_) {
         if (j < num_adversaries_) continue;
         for (int k = 0; k < 2; ++k) obs[at++] = world_.agent(j).vel[k];
       }
       return;
     }
     // padded_velocities: one slot per agent slot, zeros for adversaries and past the agents seen
-    for (int s = 0; s < agent_slots_; ++s) {
-      const bool good = s < static_cast<int>(order_.size()) && order_[static_cast<size_t>(s)] >= num_adversaries_;
-      for (int k = 0; k < 2; ++k) obs[at++] = good ? world_.agent(order_[static_cast<size_t>(s)]).vel[k] : 0.0;
+    for (int s = 0; s < agents_.slots; ++s) {
+      const bool good = s < static_cast<int>(seen_.size()) && seen_[static_cast<size_t>(s)] >= num_adversaries_;
+      for (int k = 0; k < 2; ++k) obs[at++] = good ? world_.agent(seen_[static_cast<size_t>(s)]).vel[k] : 0.0;
     }
   }
 
  private:
   int num_adversaries_;
   bool terminate_on_success_;
-  bool agents_nearest_, landmarks_nearest_;
-  int agent_slots_ = 0, landmark_slots_ = 0;
-  mutable std::vector<int> order_;  // scratch of Observation
+  Neighbors agents_, landmarks_;
 };
 
 }  // namespace pp::mpe
