@@ -94,12 +94,11 @@ def unknown_gymnasium_id(task_id: str) -> str:
     import gymnasium
     from gymnasium.envs.registration import find_highest_version, get_env_id, parse_env_id
 
-    from parallel_pool.gymnasium_registry import NAMESPACE
-
     module, _, gym_id = task_id.rpartition(":")
     prefix = f"{module}:" if module else ""
-    # the pool's own ids (registered for gymnasium.make) run as C++ envs: no suggestion for backend="python"
-    ids = [i for i in gymnasium.registry if not i.startswith(NAMESPACE)]
+    # the pool's own ids (registered for gymnasium.make, entry points in this package) run as C++ envs: no
+    # suggestion for backend="python"
+    ids = [i for i, s in gymnasium.registry.items() if not str(s.entry_point).startswith("parallel_pool.")]
     try:
         ns, name, _ = parse_env_id(gym_id)
     except gymnasium.error.Error:
