@@ -53,8 +53,10 @@ from parallel_pool.process_protocol import (
     ABORT,
     COMMIT,
     CONFIG,
+    EXTRA,
     GET_STATE,
     HEADER,
+    INFO,
     INTERRUPTIBLE,
     NUMBER,
     READY,
@@ -258,8 +260,11 @@ class ProcessEngine(SendRecvEngine):
         # row e * players + j); every other array one row per env
         self.players: int = spec.max_num_players
         self._per_player = [pp for *_, pp in self.output_specs]
+        # the object arrays (each env's info entries without a typed column) live in this process, filled from the
+        # workers' answers; every other array in the shared segment
+        shared = [spec for spec in self.output_specs if spec[1] != "object"]
         self._layout = Layout(
-            [(n, dt, s, self.num_envs * (self.players if pp else 1)) for n, dt, s, pp in self.output_specs]
+            [(n, dt, s, self.num_envs * (self.players if pp else 1)) for n, dt, s, pp in shared]
             + [(n, dt, s, self.num_envs * self.players) for n, dt, s, _, _ in self._action_specs]
         )
         # named after this process (pp_<pid>_<random>), so that a segment left by a killed process can be proven
@@ -273,7 +278,12 @@ class ProcessEngine(SendRecvEngine):
         orphans.claim(_SHM_DIR + self._shm.name)
         orphans.claim(multiprocessing.util.get_temp_dir())
         views = self._layout.views(self._shm.buf)
+        for name, dtype, *_ in self.output_specs:
+            if dtype == "object":
+                views[name] = np.full(self.num_envs, None, dtype=object)
         self._out = [views[name] for name, *_ in self.output_specs]
+        # (the step's, the final step's) object rows, where the workers' INFO answers go
+        self._rest = tuple(views[p + EXTRA] for p in ("", "final:") if p + EXTRA in views)
         self._act = [views[name] for name, *_ in self._action_specs]
         self._all = np.arange(self.num_envs, dtype=np.int32)
         self._owner = np.zeros(self.num_envs, dtype=np.int64)
@@ -305,7 +315,12 @@ class ProcessEngine(SendRecvEngine):
     def _start(self, p: _Proc) -> None:
         parent_end, child_end = self._ctx.Pipe(duplex=True)
         first, count = int(p.ids[0]), len(p.ids)
-        config = dict(self._config, env_kwargs=self._env_kwargs[first : first + count], agents=self._spec.agents)
+        config = dict(
+            self._config,
+            env_kwargs=self._env_kwargs[first : first + count],
+            agents=self._spec.agents,
+            info_extra=bool(self._spec.engine_spec.get("info_extra")),
+        )
         p.process = self._ctx.Process(
             target=worker_main,
             args=(child_end, self._shm.name, self._layout, self._env_fn_bytes, first, count, config),
@@ -342,6 +357,8 @@ class ProcessEngine(SendRecvEngine):
         if p.process.pid is not None:
             p.process.join(0)
         self._lost = [lost for lost in self._lost if lost[0] is not p.ids]  # the new worker's envs are not lost
+        for rows in self._rest:  # the new worker knows nothing of the old one's entries
+            rows[p.ids] = None
         try:
             self._start(p)
             self._wait_ready(p)
@@ -547,7 +564,13 @@ class ProcessEngine(SendRecvEngine):
                 self._replies[number] = pickle.loads(body[1:]) if body[:1] == VALUE else RuntimeError(_tracebacks(body))
             return
         self._pending[ids] = False
-        if body:
+        if body[:1] == INFO:
+            errors, rest = pickle.loads(body[1:])
+            self._errors.extend(errors)
+            for e, values in rest.items():
+                for rows, value in zip(self._rest, values):
+                    rows[e] = value
+        elif body:
             self._errors.extend(pickle.loads(body[1:]))
         if self._sync:
             self._done[ids] = True

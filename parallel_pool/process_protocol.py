@@ -4,7 +4,10 @@ answers on each worker's pipe, their framing, the shared-memory layout of the ba
 A command: HEADER (op, its number, n), then n int32 env ids, then the op's payload (RESET: n int64 seeds, -1 for
 none; CONFIG and SET_STATE: a pickled list, one item per env). An answer: NUMBER (the number of the command it
 answers), then OK, or ERR and a pickled list of (env id, traceback or message), or (REPLIES and CONFIG) VALUE and the
-pickled value. A starting worker sends READY, or ERR and its traceback, once."""
+pickled value, or (STEP and RESET) INFO and a pickled (errors, {env id: info entries}, {env id: final info entries}):
+the entries of each env's info that have no typed column (strings, nested dicts, keys seen after the start, values
+of another dtype than their column's), sent for the envs that have some or had some in their last answer (None
+then). A starting worker sends READY, or ERR and its traceback, once."""
 
 from __future__ import annotations
 
@@ -25,18 +28,28 @@ REPLIES = (RENDER, GET_STATE, SET_STATE)  # commands whose answer is a value the
 INTERRUPTIBLE = (RENDER, GET_STATE)  # REPLIES whose wait Ctrl-C may cut short: they change no env
 HEADER = struct.Struct("<BQI")  # op, the command's number, number of envs
 NUMBER = struct.Struct("<Q")  # an answer starts with the number of the command it answers
-OK, ERR, VALUE, READY = b"", b"E", b"V", b"R"
+OK, ERR, VALUE, READY, INFO = b"", b"E", b"V", b"R", b"I"
 ALIGN = 64
 FRAME = struct.Struct("!i")  # multiprocessing.Connection's framing: a message's length (-1: an 8-byte one follows)
 FRAME_LONG = struct.Struct("!Q")
 CHUNK = 1 << 16
 
 
+# info keys the batch has of its own (or that gymnasium's vector envs add): an env's entries of these names are not
+# carried
+OWN_INFO = frozenset({"env_id", "elapsed_step", "players", "final_obs", "final_info"})
+EXTRA = "info_extra"  # the batch's object array of each env's info entries without a typed column (a dict or None)
+
+
 def output_arrays(raw: dict[str, Any], same_step: bool) -> list[tuple[str, str, tuple[int, ...], bool]]:
-    """The batch's output specs (names, dtypes, row shapes, per_player), as `_core.Engine.output_specs` gives them."""
+    """The batch's output specs (names, dtypes, row shapes, per_player), as `_core.Engine.output_specs` gives them,
+    and for a gymnasium env (not a PettingZoo one, whose info arrays are the pool's own flags) each info column's
+    `info_mask:<key>` (which rows' info had the key) and, last, the object array EXTRA (parallel_pool.schema)."""
     single = len(raw["obs"]) == 1 and raw["obs"][0]["name"] == "obs"
     obs = [("obs" if single else "obs:" + a["name"], a["dtype"], tuple(a["shape"]), True) for a in raw["obs"]]
     info = [("info:" + a["name"], a["dtype"], tuple(a["shape"]), bool(a["per_player"])) for a in raw["info"]]
+    if raw.get("info_extra"):
+        info += [("info_mask:" + a["name"], "bool", (), False) for a in raw["info"]]
     out = (
         obs
         + info
@@ -52,6 +65,8 @@ def output_arrays(raw: dict[str, Any], same_step: bool) -> list[tuple[str, str, 
     if same_step:
         out += [("final:" + name, dt, shape, pp) for name, dt, shape, pp in obs + info]
         out.append(("final:elapsed_step", "int32", (), False))
+    if raw.get("info_extra"):  # last: the arrays before them are those jax can hold (parallel_pool.xla)
+        out += [(prefix + EXTRA, "object", (), False) for prefix in ("", "final:")[: 1 + same_step]]
     return out
 
 

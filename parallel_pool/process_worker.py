@@ -7,8 +7,10 @@ Semantics are those of the C++ engine and of gymnasium's SyncVectorEnv: env i's 
 (a reset with seeds gives those), later autoresets are unseeded; truncated = the env's own truncation, or
 elapsed_step >= max_episode_steps without termination; next-step autoreset ignores the action of the step after an
 episode ends and returns the reset observation with reward 0; same-step autoreset keeps the finished episode's last
-observation in the final: rows. An observation or info value that does not fit its array (_misfit) is an env's
-exception.
+observation in the final: rows. An observation value that does not fit its array (_misfit) is an env's exception.
+An info entry goes into its typed column where it has one and fits it; every other entry (strings, nested dicts, a
+key without a column, a value of another dtype or shape than its column's) goes to the parent in the answer, as
+gymnasium's vector envs carry it (parallel_pool.process_protocol).
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ from parallel_pool.process_protocol import (
     ERR,
     GET_STATE,
     HEADER,
+    INFO,
     NUMBER,
     OK,
+    OWN_INFO,
     READY,
     RENDER,
     REPLIES,
@@ -112,6 +116,12 @@ class _Worker:
         self.elapsed = [0] * count
         self.needs_reset = [True] * count  # fresh, after an episode ended (next_step) or after an env error
         self.seeded = [False] * count
+        self.extra_info = bool(config.get("info_extra"))  # carry the entries without a column (not PettingZoo's)
+        # this command's entries without a column, by env id (the step's info; a finished episode's final info), and
+        # the envs whose last answer had some (their parent rows are cleared when they have none)
+        self.rest: dict[int, dict[Any, Any]] = {}
+        self.final_rest: dict[int, dict[Any, Any]] = {}
+        self.had_rest: set[int] = set()
         obs_space, act_space = self._spaces(self.envs[0])
         self.made = (_layers(self.envs[0]), obs_space, act_space)  # what env_fn makes: a restored env must match
         self.held: tuple[list[int], list[tuple[Any, tuple]]] | None = None  # set_state's checked envs, until commit
@@ -155,8 +165,12 @@ class _Worker:
         self.obs_fields = fields("")
         self.final_fields = fields("final:") if self.mode == "same_step" else []
         names = [n[len("info:") :] for n in self.v if n.startswith("info:")]
-        self.info_fields = [(k, self.v["info:" + k]) for k in names]
-        self.final_info_fields = [(k, self.v["final:info:" + k]) for k in names] if self.final_fields else []
+        self.info_fields = [(k, self.v["info:" + k], self.v.get("info_mask:" + k)) for k in names]
+        self.final_info_fields = (
+            [(k, self.v["final:info:" + k], self.v.get("final:info_mask:" + k)) for k in names]
+            if self.final_fields
+            else []
+        )
 
     def _write_obs(
         self, fields: list[tuple[Any, np.ndarray, int, tuple[int, ...]]], e: int, obs: Any, who: str = ""
@@ -172,21 +186,45 @@ class _Worker:
                     raise _BadValue(f"{who or f'env {e}'}: observation {'obs' if key is None else key!r} {why}")
             rows[e] = value
 
-    def _write_info(self, fields: list[tuple[str, np.ndarray]], e: int, info: dict[str, Any]) -> None:
-        """The carried info entries; one the env left out of this info reads 0 (False)."""
-        for key, rows in fields:
+    def _write_info(
+        self, fields: list[tuple[str, np.ndarray, np.ndarray | None]], e: int, info: dict[str, Any]
+    ) -> dict[Any, Any] | None:
+        """The entries with a column into row e (a column whose key the info lacks reads 0, its mask False); returns
+        the other entries (None: none), which the answer carries."""
+        written = 0
+        misfits: list[str] = []
+        for key, rows, mask in fields:
             if key not in info:
                 rows[e] = 0
+                if mask is not None:
+                    mask[e] = False
                 continue
-            why = _misfit(info[key], rows.dtype, rows.shape[1:])
-            if why:
+            value = info[key]
+            if (type(value) is np.ndarray and value.dtype == rows.dtype and value.shape == rows.shape[1:]) or (
+                _misfit(value, rows.dtype, rows.shape[1:]) is None
+            ):
+                rows[e] = value
+                if mask is not None:
+                    mask[e] = True
+                written += 1
+                continue
+            if mask is None:  # no other way to carry it
+                why = _misfit(value, rows.dtype, rows.shape[1:])
                 raise _BadValue(f"env {e}: info[{key!r}] {why} (the info array the pool carries; see info_keys=)")
-            rows[e] = info[key]
+            rows[e], mask[e] = 0, False  # another dtype or shape than its column's: carried as the other entries
+            misfits.append(key)
+        if not self.extra_info or len(info) == written:
+            return None
+        taken = {key for key, _, _ in fields}.difference(misfits)
+        rest = {k: v for k, v in info.items() if k not in taken and k not in OWN_INFO}
+        return rest or None
 
     def _write(self, e: int, obs: Any, reward: float, term: bool, trunc: bool, info: dict[str, Any]) -> None:
         v = self.v
         self._write_obs(self.obs_fields, e, obs)
-        self._write_info(self.info_fields, e, info)
+        rest = self._write_info(self.info_fields, e, info)
+        if rest is not None:
+            self.rest[e] = rest
         v["reward"][e] = reward
         v["terminated"][e] = term
         v["truncated"][e] = trunc
@@ -232,7 +270,9 @@ class _Worker:
         trunc = bool(trunc) or (self.elapsed[k] >= self.limit and not term)
         if (term or trunc) and self.mode == "same_step":
             self._write_obs(self.final_fields, e, obs)
-            self._write_info(self.final_info_fields, e, info)
+            rest = self._write_info(self.final_info_fields, e, info)
+            if rest is not None:
+                self.final_rest[e] = rest
             self.v["final:elapsed_step"][e] = self.elapsed[k]
             self.reset(e, None)  # writes the reset observation; the step's own values follow
             v = self.v
@@ -387,10 +427,42 @@ class _Worker:
                 except Exception:
                     errors.append((e, traceback.format_exc()))
                     self.failed(e)
+            if self.rest or self.final_rest or self.had_rest:
+                reply = answer + INFO + self._rest_answer(ids, errors)
+            else:
+                reply = answer + (ERR + pickle.dumps(errors) if errors else OK)
             try:
-                conn.send_bytes(answer + (ERR + pickle.dumps(errors) if errors else OK))
+                conn.send_bytes(reply)
             except OSError:  # the parent closed the pool while this command ran
                 return
+
+    def _rest_answer(self, ids: list[int], errors: list[tuple[int, str]]) -> bytes:
+        """INFO's payload: (errors, {env id: (entries, final entries)}) for the envs of `ids` that have entries
+        without a column or had some in their last answer; an env whose entries do not pickle is an env error."""
+        rest: dict[int, tuple[Any, Any]] = {}
+        for e in ids:
+            now, final = self.rest.pop(e, None), self.final_rest.pop(e, None)
+            if now is not None or final is not None:
+                self.had_rest.add(e)
+                rest[e] = (now, final)
+            elif e in self.had_rest:
+                self.had_rest.discard(e)
+                rest[e] = (None, None)
+        self.rest.clear()
+        self.final_rest.clear()
+        try:
+            return pickle.dumps((errors, rest))
+        except Exception:  # some env's entries do not pickle: that env's error, the others' entries still go
+            for e, entries in rest.items():
+                try:
+                    pickle.dumps(entries)
+                except Exception as err:
+                    errors.append(
+                        (e, f"env {e}: an info entry cannot be sent to the pool ({type(err).__name__}: {err})")
+                    )
+                    rest[e] = (None, None)
+                    self.had_rest.discard(e)
+        return pickle.dumps((errors, rest))
 
 
 class _AgentsWorker(_Worker):

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from parallel_pool.process_protocol import OWN_INFO
 from parallel_pool.registry import autoreset_mode_name
 from parallel_pool.spec import EnvSpec, autoreset_mode
 
@@ -162,9 +163,9 @@ def space_arrays(space: Any, single_name: str) -> tuple[list[dict[str, Any]], An
     return [leaf], space
 
 
-# info keys the batch has of its own (or that gymnasium's vector envs add): an env's entries of these names are not
-# carried as info arrays
-_RESERVED_INFO = frozenset({"env_id", "elapsed_step", "players", "final_obs", "final_info", "episode"})
+# info keys that get no typed column: the batch's own (OWN_INFO, not carried at all), and "episode", "info" (the dm
+# front-end's field of the other entries) and `_key` names, which travel as the other entries do
+_RESERVED_INFO = OWN_INFO | {"episode", "info"}
 
 
 def _info_array(key: str, value: Any) -> dict[str, Any] | None:
@@ -406,6 +407,8 @@ class PythonEnvSpec(EnvSpec):
             "info": info_arrays,
             "max_players": max(1, len(self.agents)),
             "reward_dtype": "float64",
+            # every other info entry travels to the batch's object array (a PettingZoo env's infos are not carried)
+            "info_extra": not self.agents,
         }
         self.reward_threshold = threshold
         self.max_episode_steps = limit

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Field", "Schema", "action_list", "tree_map"]
+__all__ = ["Field", "Schema", "action_list", "row_info", "tree_map"]
 
 
 def tree_map(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:
@@ -26,6 +26,20 @@ def tree_map(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:
     if isinstance(tree, dict):
         return {k: f(v, *(r[k] for r in rest)) for k, v in tree.items()}
     return f(tree, *rest)
+
+
+def row_info(info: dict[str, Any], i: int, skip: Any = ()) -> dict[str, Any]:
+    """Row i of a batched info dict as one env's info: the keys whose `_key` mask is True in row i (every key
+    without a mask), nested dicts alike; the masks themselves left out."""
+    out = {}
+    for key, value in info.items():
+        if key in skip or (type(key) is str and key[:1] == "_" and key[1:] in info):
+            continue
+        mask = info.get(f"_{key}")
+        if mask is not None and not mask[i]:
+            continue
+        out[key] = row_info(value, i) if isinstance(value, dict) else value[i]
+    return out
 
 
 @dataclass(frozen=True)
@@ -71,6 +85,17 @@ class Schema:
             if all(p + "info:" + k in self.index for k in self.info_keys)
         }
         self.info_at: tuple[tuple[str, int], ...] = self._info_at[""]  # (key, index) of the env's own info arrays
+        # a Python env's batch (parallel_pool.process_protocol): which rows' info had each key ("info_mask:<key>";
+        # a C++ env's every row has every key), and each row's entries without a typed column (an object array
+        # "info_extra" of dicts or None)
+        self._mask_at = {
+            p: tuple(
+                (k, self.index[p + "info_mask:" + k]) for k in self.info_keys if p + "info_mask:" + k in self.index
+            )
+            for p in ("", "final:")
+        }
+        self.mask_at: tuple[tuple[str, int], ...] = self._mask_at[""]
+        self.extra: int | None = self.index.get("info_extra")
 
     def obs_name(self, key: str) -> str:
         """The engine's name of observation key `key`."""
@@ -86,6 +111,15 @@ class Schema:
     def info(self, arrays: Sequence[Any], prefix: str = "") -> dict[str, Any]:
         """The env's own info arrays (without env_id / elapsed_step / players), by key."""
         return {k: arrays[i] for k, i in self._info_at[prefix]}
+
+    def masks(self, arrays: Sequence[Any], prefix: str = "") -> dict[str, Any]:
+        """The info keys' row masks ("_<key>") where the batch has them (Python envs), by mask name."""
+        return {"_" + k: arrays[i] for k, i in self._mask_at[prefix]}
+
+    def extra_rows(self, arrays: Sequence[Any], prefix: str = "") -> Any:
+        """The object array of each row's info entries without a typed column, or None (C++ envs)."""
+        i = self.index.get(prefix + "info_extra")
+        return None if i is None else arrays[i]
 
     def field(self, name: str) -> Field:
         """The output array called `name`."""

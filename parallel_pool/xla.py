@@ -120,7 +120,7 @@ def _check_usable(env: Any, on_host: bool) -> None:
             "this build of parallel_pool has no XLA support: jaxlib's FFI headers were not found when it was "
             f"compiled; {_INSTALL_HINT} (jaxlib must be importable while building)"
         )
-    text = [f.name for f in env.schema.fields if f.dtype.kind not in "biuf"]
+    text = [f.name for f in env.schema.fields if f.dtype.kind not in "biufO"]
     if text:  # a Python env's Text observation (fixed-width strings): jax has no string arrays
         raise ValueError(
             f"env.xla(): the arrays {text} hold strings, which jax arrays cannot; leave them out of the env"
@@ -155,7 +155,8 @@ class _XlaCalls:
         self.engine = env.engine
         self.task_id = env.spec.task_id
         self.engine_id = np.int64(0 if handle is None else handle)
-        self.outputs = [(f.name, f.dtype, f.shape) for f in env.schema.fields]
+        # the typed arrays: a Python env's object arrays of info entries (last in the batch) stay out of jax
+        self.outputs = [(f.name, f.dtype, f.shape) for f in env.schema.fields if f.dtype != object]
         self.actions = [(a["name"], np.dtype(a["dtype"]), tuple(a["shape"])) for a in env.spec.action_arrays]
         self.action_names = [name for name, _, _ in self.actions]
         self.num_envs, self.batch_size, self.is_async = env.num_envs, env.batch_size, env.is_async

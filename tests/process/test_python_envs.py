@@ -547,7 +547,7 @@ def test_xla_async_recv_send_in_scan():
 
 class WithInfo(gym.Env):
     """Info entries of every kind: a float in reset and step infos, an int array and a bool only in step infos (a
-    step-only key reads 0 in the reset rows, as SyncVectorEnv's zero-filled arrays), a string (not carried)."""
+    step-only key reads 0 in the reset rows, as SyncVectorEnv's zero-filled arrays), a string."""
 
     observation_space = spaces.Box(-10.0, 10.0, (1,), np.float32)
     action_space = spaces.Discrete(2)
@@ -579,7 +579,7 @@ def test_env_info_entries_are_carried_as_sync_vector_env_has_them(mode):
         _, info = env.reset(seed=2)
         _, rinfo = ref.reset(seed=2)
         np.testing.assert_array_equal(info["score"], rinfo["score"])
-        assert "label" not in info and "hits" in info
+        assert info["label"].tolist() == ["start"] * 3 and "hits" in info  # a string: carried as an object array
         ref.action_space.seed(2)
         finals = 0
         for t in range(30):
@@ -604,11 +604,13 @@ def test_env_info_entries_are_carried_as_sync_vector_env_has_them(mode):
 
 def test_info_keys_can_be_chosen_or_declared():
     env = pp.make(env_fn=WithInfo, num_envs=2, num_threads=1, info_keys=["won"])
-    assert env.spec.config.info_keys == ("won",) and "score" not in env.reset()[1]
+    _, info = env.reset()
+    assert env.spec.config.info_keys == ("won",) and info["score"].dtype == np.float64  # no column, still carried
     env.close()
     env = pp.make(env_fn=WithInfo, num_envs=2, num_threads=1, info_keys={"late": ("float32", ()), "won": ("bool", ())})
     _, info = env.reset()
     assert info["late"].dtype == np.float32 and not info["late"].any()  # declared, absent so far: 0
+    assert not info["_late"].any()  # and no row has it
     env.close()
     with pytest.raises(ValueError, match="label"):
         pp.make(env_fn=WithInfo, num_envs=2, info_keys=["label"])  # a string: not an array of numbers
