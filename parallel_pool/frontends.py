@@ -596,6 +596,11 @@ class DmPool(BasePool, dm_env.Environment):
                 "env_type='dm' steps a finished env into a new episode (next_step autoreset); "
                 f"autoreset_mode={spec.config_dict['autoreset_mode']!r} is not available with it"
             )
+        if getattr(spec, "obs_paths", None) is not None:
+            raise ValueError(
+                "env_type='dm' presents the observation as one namedtuple of arrays; this env's observation space "
+                "nests Dict/Tuple spaces: use env_type='gymnasium' (nested dicts)"
+            )
         super().__init__(spec, render_mode, thread_pool)
         self._state_type, self._players_type = dm_state_types(spec)
 

@@ -278,12 +278,15 @@ class ProcessEngine(SendRecvEngine):
         orphans.claim(_SHM_DIR + self._shm.name)
         orphans.claim(multiprocessing.util.get_temp_dir())
         views = self._layout.views(self._shm.buf)
-        for name, dtype, *_ in self.output_specs:
-            if dtype == "object":
-                views[name] = np.full(self.num_envs, None, dtype=object)
+        # the object arrays (observation leaves of Python objects, info entries without a typed column), filled
+        # from the workers' INFO answers
+        self._objects = {
+            name: np.full(self.num_envs * (self.players if pp else 1), None, dtype=object)
+            for name, dtype, _, pp in self.output_specs
+            if dtype == "object"
+        }
+        views.update(self._objects)
         self._out = [views[name] for name, *_ in self.output_specs]
-        # (the step's, the final step's) object rows, where the workers' INFO answers go
-        self._rest = tuple(views[p + EXTRA] for p in ("", "final:") if p + EXTRA in views)
         self._act = [views[name] for name, *_ in self._action_specs]
         self._all = np.arange(self.num_envs, dtype=np.int32)
         self._owner = np.zeros(self.num_envs, dtype=np.int64)
@@ -357,8 +360,9 @@ class ProcessEngine(SendRecvEngine):
         if p.process.pid is not None:
             p.process.join(0)
         self._lost = [lost for lost in self._lost if lost[0] is not p.ids]  # the new worker's envs are not lost
-        for rows in self._rest:  # the new worker knows nothing of the old one's entries
-            rows[p.ids] = None
+        for name in (EXTRA, "final:" + EXTRA):  # the new worker knows nothing of the old one's info entries
+            if name in self._objects:
+                self._objects[name][p.ids] = None
         try:
             self._start(p)
             self._wait_ready(p)
@@ -565,11 +569,11 @@ class ProcessEngine(SendRecvEngine):
             return
         self._pending[ids] = False
         if body[:1] == INFO:
-            errors, rest = pickle.loads(body[1:])
+            errors, objects = pickle.loads(body[1:])
             self._errors.extend(errors)
-            for e, values in rest.items():
-                for rows, value in zip(self._rest, values):
-                    rows[e] = value
+            for row, values in objects.items():
+                for name, value in values.items():
+                    self._objects[name][row] = value
         elif body:
             self._errors.extend(pickle.loads(body[1:]))
         if self._sync:

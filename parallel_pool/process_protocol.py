@@ -70,6 +70,28 @@ def output_arrays(raw: dict[str, Any], same_step: bool) -> list[tuple[str, str, 
     return out
 
 
+def leaf_paths(space: Any, single_name: str) -> list[tuple[str, tuple[Any, ...], Any]]:
+    """(array name, keys from the value to the leaf, leaf space) of each leaf of a gymnasium space: Dict and Tuple
+    nest to any depth, a leaf's name is its keys joined by "." (a Tuple's keys are "0", "1", ...); a space that is
+    neither is one leaf named `single_name`. The one place that walks a space, for the spec and the workers."""
+    from gymnasium import spaces
+
+    if not isinstance(space, (spaces.Dict, spaces.Tuple)):
+        return [(single_name, (), space)]
+    out: list[tuple[str, tuple[Any, ...], Any]] = []
+
+    def walk(node: Any, path: tuple[Any, ...]) -> None:
+        items = node.spaces.items() if isinstance(node, spaces.Dict) else enumerate(node.spaces)
+        for key, sub in items:
+            if isinstance(sub, (spaces.Dict, spaces.Tuple)):
+                walk(sub, (*path, key))
+            else:
+                out.append((".".join(str(k) for k in (*path, key)), (*path, key), sub))
+
+    walk(space, ())
+    return out
+
+
 class Layout:
     """Where each array's rows sit in the shared segment (picklable: the workers build the same views)."""
 

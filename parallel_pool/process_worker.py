@@ -29,6 +29,7 @@ from parallel_pool.process_protocol import (
     COMMIT,
     CONFIG,
     ERR,
+    EXTRA,
     GET_STATE,
     HEADER,
     INFO,
@@ -42,10 +43,15 @@ from parallel_pool.process_protocol import (
     SNAPSHOT,
     VALUE,
     Layout,
+    leaf_paths,
     read_snapshot,
 )
 
 __all__ = ["worker_main"]
+
+# an observation leaf's field: (keys from the observation to the leaf, the batch's array name, its rows in the shared
+# segment or None for a leaf of Python objects, row shape, leaf space)
+ObsField = tuple[tuple[Any, ...], str, "np.ndarray | None", tuple[int, ...], Any]
 
 
 def worker_main(conn: Any, shm_name: str, layout: Layout, env_fn_bytes: bytes, first: int, count: int, config: dict):
@@ -116,12 +122,14 @@ class _Worker:
         self.elapsed = [0] * count
         self.needs_reset = [True] * count  # fresh, after an episode ended (next_step) or after an env error
         self.seeded = [False] * count
+        self.players: int = len(config["agents"]) or 1  # rows per env of the per-player arrays
         self.extra_info = bool(config.get("info_extra"))  # carry the entries without a column (not PettingZoo's)
         # this command's entries without a column, by env id (the step's info; a finished episode's final info), and
         # the envs whose last answer had some (their parent rows are cleared when they have none)
         self.rest: dict[int, dict[Any, Any]] = {}
         self.final_rest: dict[int, dict[Any, Any]] = {}
         self.had_rest: set[int] = set()
+        self.objects: dict[int, dict[str, Any]] = {}  # this command's rows of object arrays: row -> {array name: value}
         obs_space, act_space = self._spaces(self.envs[0])
         self.made = (_layers(self.envs[0]), obs_space, act_space)  # what env_fn makes: a restored env must match
         self.held: tuple[list[int], list[tuple[Any, tuple]]] | None = None  # set_state's checked envs, until commit
@@ -145,25 +153,24 @@ class _Worker:
         pass
 
     def _bind_obs(self, space: Any) -> None:
-        """The rows of each observation array: (key or None, rows), the key indexing a Dict/Tuple observation."""
-        from gymnasium import spaces
+        """Each observation leaf's field: (keys from the observation to the leaf, the batch's array name, its rows in
+        the shared segment or None for a leaf of Python objects, row shape, leaf space)."""
 
-        def fields(prefix: str) -> list[tuple[Any, np.ndarray, int, tuple[int, ...]]]:
-            # (key, rows, width, row shape): width > 0 for strings (fixed-width rows)
-            return [
-                (k, rows, rows.dtype.itemsize // 4 if rows.dtype.kind == "U" else 0, rows.shape[1:])
-                for k, rows in arrays(prefix)
-            ]
-
-        def arrays(prefix: str) -> list[tuple[Any, np.ndarray]]:
-            if isinstance(space, spaces.Dict):  # the keys the batch holds (Text keys are left out)
-                return [(k, self.v[prefix + "obs:" + k]) for k in space.spaces if prefix + "obs:" + k in self.v]
-            if isinstance(space, spaces.Tuple):
-                return [(i, self.v[prefix + "obs:" + str(i)]) for i in range(len(space.spaces))]
-            return [(None, self.v[prefix + "obs"])]
+        def fields(prefix: str) -> list[ObsField]:
+            out = []
+            for name, path, leaf in leaf_paths(space, "obs"):
+                full = prefix + (name if name == "obs" and not path else "obs:" + name)
+                rows = self.v.get(full)
+                out.append((path, full, rows, () if rows is None else rows.shape[1:], leaf))
+            return out
 
         self.obs_fields = fields("")
         self.final_fields = fields("final:") if self.mode == "same_step" else []
+        from gymnasium import spaces
+
+        self.obs_space = space
+        # a Dict space's key count (a dict observation with as many keys need no key check); -1: not a Dict
+        self.obs_keys = len(space.spaces) if isinstance(space, spaces.Dict) else -1
         names = [n[len("info:") :] for n in self.v if n.startswith("info:")]
         self.info_fields = [(k, self.v["info:" + k], self.v.get("info_mask:" + k)) for k in names]
         self.final_info_fields = (
@@ -173,18 +180,50 @@ class _Worker:
         )
 
     def _write_obs(
-        self, fields: list[tuple[Any, np.ndarray, int, tuple[int, ...]]], e: int, obs: Any, who: str = ""
+        self,
+        fields: list[ObsField],
+        e: int,
+        obs: Any,
+        who: str = "",
     ) -> None:
-        """obs into row e of each field, each value checked (_misfit) unless it is an array of the row's dtype and
-        shape; `who` names the env in an error (default: env e)."""
-        for key, rows, width, shape in fields:
-            value = obs if key is None else obs[key]
+        """obs into row e of each field, each value checked (_misfit; a leaf of Python objects: its space's
+        contains(), as gymnasium's check_env does) unless it is an array of the row's dtype and shape; `who` names
+        the env in an error (default: env e)."""
+        if self.obs_keys >= 0 and (type(obs) is not dict or len(obs) != self.obs_keys):
+            self._check_keys(obs, e, who)
+        for path, name, rows, shape, leaf in fields:
+            value = obs
+            try:
+                for key in path:
+                    value = value[key]
+            except (KeyError, IndexError, TypeError):
+                where = ".".join(str(k) for k in path)
+                raise _BadValue(
+                    f"{who or f'env {e}'}: observation has no {where!r} ({_shown(obs)}); the space is {self.obs_space}"
+                ) from None
+            if rows is None:  # a Python object: carried by the pipe
+                if not _contains(leaf, value):
+                    raise _BadValue(
+                        f"{who or f'env {e}'}: observation {_leaf_name(path)} is {_shown(value)}, not in {leaf}"
+                    )
+                self.objects.setdefault(e, {})[name] = value
+                continue
             # the common case first: an array of the space's own dtype and shape
             if type(value) is not np.ndarray or value.dtype != rows.dtype or value.shape != shape:
-                why = _string_misfit(value, width) if width else _misfit(value, rows.dtype, shape)
+                why = _misfit(value, rows.dtype, shape)
                 if why:
-                    raise _BadValue(f"{who or f'env {e}'}: observation {'obs' if key is None else key!r} {why}")
+                    raise _BadValue(f"{who or f'env {e}'}: observation {_leaf_name(path)} {why}")
             rows[e] = value
+
+    def _check_keys(self, obs: Any, e: int, who: str) -> None:
+        """A Dict space's observation is a dict with the space's keys (gymnasium's check_env; Dict.contains)."""
+        want = list(self.obs_space.spaces)
+        if not isinstance(obs, dict):
+            raise _BadValue(f"{who or f'env {e}'}: observation is {_shown(obs)}, not a dict with the keys {want}")
+        if set(obs) != set(want):
+            raise _BadValue(
+                f"{who or f'env {e}'}: observation has the keys {sorted(map(str, obs))}; its Dict space has {want}"
+            )
 
     def _write_info(
         self, fields: list[tuple[str, np.ndarray, np.ndarray | None]], e: int, info: dict[str, Any]
@@ -427,7 +466,7 @@ class _Worker:
                 except Exception:
                     errors.append((e, traceback.format_exc()))
                     self.failed(e)
-            if self.rest or self.final_rest or self.had_rest:
+            if self.rest or self.final_rest or self.had_rest or self.objects:
                 reply = answer + INFO + self._rest_answer(ids, errors)
             else:
                 reply = answer + (ERR + pickle.dumps(errors) if errors else OK)
@@ -437,32 +476,37 @@ class _Worker:
                 return
 
     def _rest_answer(self, ids: list[int], errors: list[tuple[int, str]]) -> bytes:
-        """INFO's payload: (errors, {env id: (entries, final entries)}) for the envs of `ids` that have entries
-        without a column or had some in their last answer; an env whose entries do not pickle is an env error."""
-        rest: dict[int, tuple[Any, Any]] = {}
+        """INFO's payload: (errors, {row: {object array name: value}}): the observation leaves of Python objects
+        this command wrote, and the info entries without a typed column (process_protocol.EXTRA) of the envs of
+        `ids` that have some or had some in their last answer (None then). An env whose values do not pickle is
+        an env error."""
+        objects, self.objects = self.objects, {}
         for e in ids:
             now, final = self.rest.pop(e, None), self.final_rest.pop(e, None)
             if now is not None or final is not None:
                 self.had_rest.add(e)
-                rest[e] = (now, final)
             elif e in self.had_rest:
                 self.had_rest.discard(e)
-                rest[e] = (None, None)
+            else:
+                continue
+            row = objects.setdefault(e, {})
+            row[EXTRA] = now
+            if self.final_fields:
+                row["final:" + EXTRA] = final
         self.rest.clear()
         self.final_rest.clear()
         try:
-            return pickle.dumps((errors, rest))
-        except Exception:  # some env's entries do not pickle: that env's error, the others' entries still go
-            for e, entries in rest.items():
+            return pickle.dumps((errors, objects))
+        except Exception:  # some env's values do not pickle: that env's error, the others' values still go
+            for r, values in list(objects.items()):
                 try:
-                    pickle.dumps(entries)
+                    pickle.dumps(values)
                 except Exception as err:
-                    errors.append(
-                        (e, f"env {e}: an info entry cannot be sent to the pool ({type(err).__name__}: {err})")
-                    )
-                    rest[e] = (None, None)
+                    e = r // self.players
+                    errors.append((e, f"env {e}: a value cannot be sent to the pool ({type(err).__name__}: {err})"))
+                    del objects[r]
                     self.had_rest.discard(e)
-        return pickle.dumps((errors, rest))
+        return pickle.dumps((errors, objects))
 
 
 class _AgentsWorker(_Worker):
@@ -487,16 +531,17 @@ class _AgentsWorker(_Worker):
     def set_extra(self, k: int, value: Any) -> None:
         self.flags[k][:] = value
 
-    def _write_agents(
-        self, fields: list[tuple[Any, np.ndarray, int, tuple[int, ...]]], e: int, obs: dict[Any, Any]
-    ) -> None:
+    def _write_agents(self, fields: list[ObsField], e: int, obs: dict[Any, Any]) -> None:
         for j, agent in enumerate(self.agents):
             r = e * self.players + j
             if agent in obs:
                 self._write_obs(fields, r, obs[agent], f"env {e} agent {agent!r}")
             else:
-                for _, rows, _, _ in fields:
-                    rows[r] = rows.dtype.type()
+                for _, name, rows, _, _ in fields:
+                    if rows is None:
+                        self.objects.setdefault(r, {})[name] = None
+                    else:
+                        rows[r] = rows.dtype.type()
 
     def _write(self, e: int, obs: Any, reward: Any, term: bool, trunc: bool, info: dict[str, Any]) -> None:
         """A reset's rows (obs: the agents' observations); step() writes its own."""
@@ -582,15 +627,15 @@ def _misfit(value: Any, dtype: np.dtype, shape: tuple[int, ...]) -> str | None:
     return None
 
 
-def _string_misfit(value: Any, width: int) -> str | None:
-    if not isinstance(value, str):
-        return f"is {_shown(value)}, not a str"
-    if len(value) > width:  # numpy would cut it short
-        return (
-            f"is a string of {len(value)} characters; the pool's rows hold {width} (a Text space's max_length, "
-            "else parallel_pool.python_env.STRING_WIDTH)"
-        )
-    return None
+def _contains(space: Any, value: Any) -> bool:
+    try:
+        return bool(space.contains(value))
+    except Exception:  # a space's contains() that raises on a value of another type
+        return False
+
+
+def _leaf_name(path: tuple[Any, ...]) -> str:
+    return repr(".".join(str(k) for k in path)) if path else "'obs'"
 
 
 def _shown(value: Any) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from parallel_pool.process_protocol import OWN_INFO
+from parallel_pool.process_protocol import OWN_INFO, leaf_paths
 from parallel_pool.registry import autoreset_mode_name
 from parallel_pool.spec import EnvSpec, autoreset_mode
 
@@ -94,21 +94,6 @@ def in_gymnasium_registry(task_id: str) -> bool:
         return False
 
 
-STRING_WIDTH = 256  # characters of a string observation whose space has no max_length (MiniGrid's MissionSpace)
-
-
-def _is_string_space(space: Any) -> bool:
-    """A space of strings other than Text (MiniGrid's MissionSpace): its samples are str."""
-    from gymnasium import spaces
-
-    if isinstance(space, (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary, spaces.Dict)):
-        return False
-    try:
-        return isinstance(space.sample(), str)
-    except Exception:
-        return False
-
-
 def _leaf_array(name: str, space: Any) -> dict[str, Any]:
     """One array dict (the C++ spec's form: name, dtype, shape, low, high, per_player) for a leaf space."""
     from gymnasium import spaces
@@ -117,11 +102,10 @@ def _leaf_array(name: str, space: Any) -> dict[str, Any]:
         x = np.asarray(x, dtype=np.float64).ravel()
         return [float(x[0])] if x.size and np.all(x == x[0]) else [float(v) for v in x]
 
-    if isinstance(space, spaces.Text) or _is_string_space(space):
-        # a fixed-width string per env (MiniGrid's "mission"): numpy's unicode dtype, as wide as a Text space's
-        # max_length, else STRING_WIDTH (a longer string is an error in the worker, never cut short)
-        width = int(space.max_length) if isinstance(space, spaces.Text) else STRING_WIDTH
-        return dict(name=name, dtype=f"<U{width}", shape=(), low=[], high=[], per_player=True)
+    if not isinstance(space, (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)):
+        # Text, Graph, Sequence, OneOf and spaces of other types (MiniGrid's MissionSpace): one Python object per
+        # env (an object array, carried by the worker's pipe), as SyncVectorEnv hands them over
+        return dict(name=name, dtype="object", shape=(), low=[], high=[], per_player=True)
     if isinstance(space, spaces.Discrete):
         lo = int(space.start)
         return dict(name=name, dtype=str(space.dtype), shape=(), low=[lo], high=[lo + int(space.n) - 1])
@@ -129,38 +113,47 @@ def _leaf_array(name: str, space: Any) -> dict[str, Any]:
         low, high = space.start, space.start + space.nvec - 1
     elif isinstance(space, spaces.MultiBinary):
         low, high = np.zeros(space.shape), np.ones(space.shape)
-    elif isinstance(space, spaces.Box):
-        low, high = space.low, space.high
     else:
-        raise ValueError(
-            f"space {name!r} is a {type(space).__name__}; Python envs in the pool take Box, Discrete, MultiDiscrete, "
-            "MultiBinary and (observations only) string spaces (Text), or one Dict/Tuple of them"
-        )
+        low, high = space.low, space.high
     return dict(
         name=name, dtype=str(space.dtype), shape=tuple(space.shape), low=flat(low), high=flat(high), per_player=True
     )
 
 
 def space_arrays(space: Any, single_name: str) -> tuple[list[dict[str, Any]], Any]:
-    """(the arrays of `space`, the gymnasium space the batch presents: a Tuple becomes a Dict keyed "0", "1", ...)"""
+    """(the arrays of `space`, one per leaf (process_protocol.leaf_paths), and the gymnasium space the batch
+    presents: a Tuple becomes a Dict keyed "0", "1", ..., at any depth)."""
     from gymnasium import spaces
 
-    if isinstance(space, (spaces.Dict, spaces.Tuple)):
-        items: list[tuple[Any, Any]] = (
-            list(space.spaces.items()) if isinstance(space, spaces.Dict) else list(enumerate(space.spaces))
+    leaves = leaf_paths(space, single_name)
+    names = [name for name, _, _ in leaves]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(
+            f"the space's keys give two leaves the name {twice[0]!r} (nested keys are joined by '.'): rename a key"
         )
-        arrays = []
-        for key, sub in items:
-            if isinstance(sub, (spaces.Dict, spaces.Tuple)):
-                raise ValueError(
-                    f"nested {type(sub).__name__} space under {key!r}: one level of Dict/Tuple is supported"
-                )
-            arrays.append(_leaf_array(str(key), sub))
-        presented = space if isinstance(space, spaces.Dict) else spaces.Dict({str(k): s for k, s in items})
-        return arrays, presented
-    leaf = _leaf_array(single_name, space)
-    leaf["per_player"] = True
-    return [leaf], space
+
+    def presented(node: Any) -> Any:
+        if isinstance(node, spaces.Dict):
+            return spaces.Dict({k: presented(s) for k, s in node.spaces.items()})
+        if isinstance(node, spaces.Tuple):
+            return spaces.Dict({str(i): presented(s) for i, s in enumerate(node.spaces)})
+        return node
+
+    arrays = [_leaf_array(name, sub) for name, _, sub in leaves]
+    flat = all(len(path) == 1 for _, path, _ in leaves)
+    if not isinstance(space, (spaces.Dict, spaces.Tuple)) or (flat and isinstance(space, spaces.Dict)):
+        return arrays, space
+    return arrays, presented(space)
+
+
+def obs_paths(space: Any) -> dict[str, tuple[str, ...]] | None:
+    """Each observation array's place in the batch's nested dicts (keys as str), where the space nests Dict/Tuple
+    spaces; None where the batch's observation is one array or one flat dict."""
+    leaves = leaf_paths(space, "obs")
+    if all(len(path) <= 1 for _, path, _ in leaves):
+        return None
+    return {name: tuple(str(k) for k in path) for name, path, _ in leaves}
 
 
 # info keys that get no typed column: the batch's own (OWN_INFO, not carried at all), and "episode", "info" (the dm
@@ -348,9 +341,18 @@ class PythonEnvSpec(EnvSpec):
             obs_space, act_space = _spaces(env, self.agents)
             obs_arrays, self._obs_space = space_arrays(obs_space, "obs")
             act_arrays, self._act_space = space_arrays(act_space, "action")
-            text = [a["name"] for a in act_arrays if np.dtype(a["dtype"]).kind == "U"]
+            text = [a["name"] for a in act_arrays if a["dtype"] == "object"]
             if text:
-                raise ValueError(f"action {text} is a Text space: the pool's actions are arrays of numbers")
+                raise ValueError(
+                    f"action {text} is a {type(act_space).__name__} space of other than Box, Discrete, MultiDiscrete "
+                    "and MultiBinary leaves: the pool's actions are arrays of numbers"
+                )
+            if obs_paths(act_space) is not None:
+                raise ValueError(
+                    f"the action space {act_space} nests Dict/Tuple spaces: the pool's actions are one array, or one "
+                    "Dict/Tuple of arrays"
+                )
+            self.obs_paths = obs_paths(obs_space)
             self.check_kwargs(self.env_kwargs[1:], obs_arrays, act_arrays)
             if self.agents:  # a PettingZoo env: how each agent's episode ended (its own infos are not carried)
                 if common.get("info_keys"):

@@ -21,10 +21,11 @@ __all__ = ["Field", "Schema", "action_list", "row_info", "tree_map"]
 
 def tree_map(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:
     """`f` applied to an observation-like value, which is either one array or a dict of named arrays (an env with
-    several observation keys): f(tree), or {key: f(tree[key], *(r[key] for r in rest))}. With `rest`, f gets the
-    matching entries of every tree (all of the same form). The one place that knows the two forms."""
+    several observation keys; nested dicts for a Python env's nested spaces): f(tree), or {key: f(tree[key], *(r[key]
+    for r in rest))} at every depth. With `rest`, f gets the matching entries of every tree (all of the same form).
+    The one place that knows the forms."""
     if isinstance(tree, dict):
-        return {k: f(v, *(r[k] for r in rest)) for k, v in tree.items()}
+        return {k: tree_map(f, v, *(r[k] for r in rest)) for k, v in tree.items()}
     return f(tree, *rest)
 
 
@@ -55,7 +56,11 @@ class Field:
 class Schema:
     """Where each part of a result batch sits in the engine's output tuple."""
 
-    def __init__(self, output_specs: Sequence[tuple[str, Any, Sequence[int], bool]]):
+    def __init__(
+        self, output_specs: Sequence[tuple[str, Any, Sequence[int], bool]], obs_paths: dict[str, Any] | None = None
+    ):
+        """`obs_paths`: each observation key's place in nested dicts (a Python env's nested Dict/Tuple space,
+        python_env.obs_paths); None: the observation is one array or one flat dict."""
         self.fields: tuple[Field, ...] = tuple(
             Field(name, np.dtype(dtype), tuple(shape), bool(per_player))
             for name, dtype, shape, per_player in output_specs
@@ -79,6 +84,10 @@ class Schema:
             for p in ("", "final:")
             if p + self.obs_name(self.obs_keys[0]) in self.index
         }
+        # observation leaves of Python objects (a Python env's Text, Graph, Sequence, OneOf...): handed over as a
+        # tuple of one object per row, as gymnasium's SyncVectorEnv does
+        self._objects = frozenset(i for i, f in enumerate(self.fields) if f.dtype == object)
+        self.obs_paths = obs_paths
         self._info_at = {
             p: tuple((k, self.index[p + "info:" + k]) for k in self.info_keys)
             for p in ("", "final:")
@@ -104,9 +113,30 @@ class Schema:
     def obs(self, arrays: Sequence[Any], prefix: str = "") -> Any:
         """The observation (an array, or a dict of arrays) out of `arrays`; prefix="final:" reads the final copy."""
         at = self._obs_at[prefix]
+        if self._objects:
+            return self.present([arrays[i] for _, i in at])
         if self.single_obs:
             return arrays[at[0][1]]
         return {k: arrays[i] for k, i in at}
+
+    def present(self, leaves: Sequence[Any]) -> Any:
+        """The observation of its leaves' arrays (in obs_keys order): one array, a dict, or nested dicts
+        (obs_paths); a leaf of Python objects as a tuple."""
+        if self._objects:
+            objects = [self.fields[self.index[self.obs_name(k)]].dtype == object for k in self.obs_keys]
+            leaves = [tuple(v) if obj and isinstance(v, np.ndarray) else v for v, obj in zip(leaves, objects)]
+        if self.single_obs:
+            return leaves[0]
+        if self.obs_paths is None:
+            return dict(zip(self.obs_keys, leaves))
+        out: dict[str, Any] = {}
+        for key, value in zip(self.obs_keys, leaves):
+            node = out
+            *parents, last = self.obs_paths[key]
+            for p in parents:
+                node = node.setdefault(p, {})
+            node[last] = value
+        return out
 
     def info(self, arrays: Sequence[Any], prefix: str = "") -> dict[str, Any]:
         """The env's own info arrays (without env_id / elapsed_step / players), by key."""

@@ -120,10 +120,11 @@ def _check_usable(env: Any, on_host: bool) -> None:
             "this build of parallel_pool has no XLA support: jaxlib's FFI headers were not found when it was "
             f"compiled; {_INSTALL_HINT} (jaxlib must be importable while building)"
         )
-    text = [f.name for f in env.schema.fields if f.dtype.kind not in "biufO"]
-    if text:  # a Python env's Text observation (fixed-width strings): jax has no string arrays
+    text = [f.name for f in env.schema.fields if f.dtype.kind not in "biuf" and not f.name.endswith("info_extra")]
+    if text:  # a Python env's observation leaves of Python objects (Text, Graph, ...): jax has no such arrays
         raise ValueError(
-            f"env.xla(): the arrays {text} hold strings, which jax arrays cannot; leave them out of the env"
+            f"env.xla(): the arrays {text} hold Python objects (strings, graphs, sequences), which jax arrays "
+            "cannot; leave them out of the env's observation"
         )
     check_xla_spec(env.spec.task_id, env.spec.engine_spec)
 
