@@ -172,6 +172,8 @@ def gym_info(schema: Schema, arrays: Sequence[Any], xp: Any = np, masks: bool = 
 
     With gymnasium's `_key` masks (every row has every key) unless masks=False (EnvPool's gym API has none).
     """
+    if schema.extra is not None:  # a Python env's layout grows as info keys are seen (process_engine)
+        schema.refresh(arrays)
     penv, env_id = arrays[schema.players_env_id], arrays[schema.env_id]
     if masks and xp is np:  # the per-step path: a copy of the shape's template, its None values filled in
         template, player_mask = _info_template(schema, env_id.shape[0], penv.shape[0])
@@ -251,23 +253,28 @@ def dm_state_types(spec: EnvSpec) -> tuple[type, type]:
     return namedtuple("State", spec.dm_state_fields), namedtuple("players", ["env_id"])
 
 
-def dm_result(schema: Schema, arrays: Sequence[Any], state: type, players: type, xp: Any = np) -> dm_env.TimeStep:
+def dm_result(schema: Schema, arrays: Sequence[Any], state: Any, players: type, xp: Any = np) -> dm_env.TimeStep:
     """A raw batch as a batched dm_env.TimeStep.
 
     discount is 0 only where an episode terminated (never on truncation), times the env's own info["discount"]
     where it has one (Atari's zero_discount_on_life_loss).
     """
+    if schema.extra is not None:
+        schema.refresh(arrays)
     obs = schema.obs(arrays)
     values = dict(obs) if isinstance(obs, dict) else {"obs": obs}
     values["env_id"] = arrays[schema.env_id]
     values["elapsed_step"] = arrays[schema.elapsed_step]
     values["players"] = players(arrays[schema.players_env_id])
-    values.update(schema.info(arrays))
-    if schema.extra is not None:  # a Python env's: "info", the masks and the entries without a typed field
+    info = schema.info(arrays)
+    if schema.extra is not None:  # a Python env's: "info", the masks and the entries without a field of State
         extra = schema.masks(arrays)
+        for key in [k for k in info if k not in state._fields]:  # typed arrays of keys seen after make()
+            extra[key] = info.pop(key)
         if xp is np:
             add_entries(extra, arrays[schema.extra])
         values["info"] = extra
+    values.update(info)
     term, trunc = arrays[schema.terminated], arrays[schema.truncated]
     step_type = xp.where(term | trunc, 2, xp.where(values["elapsed_step"] == 0, 0, 1)).astype(xp.int32)
     discount = (~term).astype(xp.float32)

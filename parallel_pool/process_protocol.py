@@ -2,12 +2,13 @@
 answers on each worker's pipe, their framing, the shared-memory layout of the batch, and a snapshot's format.
 
 A command: HEADER (op, its number, n), then n int32 env ids, then the op's payload (RESET: n int64 seeds, -1 for
-none; CONFIG and SET_STATE: a pickled list, one item per env). An answer: NUMBER (the number of the command it
-answers), then OK, or ERR and a pickled list of (env id, traceback or message), or (REPLIES and CONFIG) VALUE and the
-pickled value, or (STEP and RESET) INFO and a pickled (errors, {env id: info entries}, {env id: final info entries}):
-the entries of each env's info that have no typed column (strings, nested dicts, keys seen after the start, values
-of another dtype than their column's), sent for the envs that have some or had some in their last answer (None
-then). A starting worker sends READY, or ERR and its traceback, once."""
+none; CONFIG and SET_STATE: a pickled list, one item per env; COLUMNS: a segment of typed info arrays added since
+the start, to write from now on). An answer: NUMBER (the number of the command it answers), then OK, or ERR and a
+pickled list of (env id, traceback or message), or (REPLIES, CONFIG and COLUMNS) VALUE and the pickled value, or
+(STEP and RESET) INFO and a pickled (errors, {row: {object array name: value}}): the rows of the batch's object
+arrays, which live in the parent (observation leaves of Python objects; EXTRA, each env's info entries without a
+typed array, None for an env that had some in its last answer and has none now). A starting worker sends READY, or
+ERR and its traceback, once."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-STEP, RESET, RENDER, CONFIG, GET_STATE, SET_STATE = 1, 2, 3, 4, 5, 6
+STEP, RESET, RENDER, CONFIG, GET_STATE, SET_STATE, COLUMNS = 1, 2, 3, 4, 5, 6, 7
+# COLUMNS' payload: a pickled (segment name, Layout) of typed info arrays added after the start (info keys seen late)
 SNAPSHOT = "parallel_pool.python-env/1"  # the layout of a Python env's snapshot (ProcessEngine.snapshot)
 # set_state's second phase: SET_STATE's payload (see process_worker._Worker.set_states)
 COMMIT, ABORT = "commit", "abort"
@@ -38,6 +40,31 @@ CHUNK = 1 << 16
 # info keys the batch has of its own (or that gymnasium's vector envs add): an env's entries of these names are not
 # carried
 OWN_INFO = frozenset({"env_id", "elapsed_step", "players", "final_obs", "final_info"})
+# info keys that get no typed column: the batch's own (OWN_INFO, not carried at all), and "episode", "info" (the dm
+# front-end's field of the other entries) and `_key` names, which travel as the other entries do
+RESERVED_INFO = OWN_INFO | {"episode", "info"}
+
+
+def typed_key(key: Any) -> bool:
+    """Whether an info key may get a typed array (the others travel as the other entries do)."""
+    return type(key) is str and key not in RESERVED_INFO and not key.startswith("_")
+
+
+def info_array(key: str, value: Any) -> dict[str, Any] | None:
+    """The array an info entry is carried as (the engine's info spec form), or None where it is not an array of
+    numbers: a Python or numpy bool / int / float, or a numeric ndarray, keeps its dtype (Python's int -> int64,
+    float -> float64) and shape."""
+    if isinstance(value, (bool, np.bool_)):
+        dtype, shape = np.dtype(bool), ()
+    elif isinstance(value, (numbers.Integral, numbers.Real)) and not isinstance(value, np.ndarray):
+        dtype, shape = np.asarray(value).dtype, ()
+    elif isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        dtype, shape = value.dtype, value.shape
+    else:
+        return None
+    return dict(name=key, dtype=str(dtype), shape=tuple(shape), low=[], high=[], per_player=False)
+
+
 EXTRA = "info_extra"  # the batch's object array of each env's info entries without a typed column (a dict or None)
 
 

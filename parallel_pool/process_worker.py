@@ -26,6 +26,7 @@ import numpy as np
 
 from parallel_pool.process_protocol import (
     ABORT,
+    COLUMNS,
     COMMIT,
     CONFIG,
     ERR,
@@ -59,19 +60,10 @@ def worker_main(conn: Any, shm_name: str, layout: Layout, env_fn_bytes: bytes, f
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the parent, which then closes the pool
     _die_with_parent()
     try:
-        import mmap
-
         import cloudpickle
 
         env_fn = cloudpickle.loads(env_fn_bytes)
-        # attach by path, not multiprocessing.shared_memory: that would register the segment with the resource
-        # tracker a second time, and the parent's is the one that removes it (also after the parent's SIGKILL)
-        fd = os.open("/dev/shm/" + shm_name.lstrip("/"), os.O_RDWR)
-        try:
-            buf = mmap.mmap(fd, layout.size)
-        finally:
-            os.close(fd)
-        views = layout.views(buf)
+        views = _attach(shm_name, layout)
         worker = (_AgentsWorker if config["agents"] else _Worker)(env_fn, first, count, views, config)
     except BaseException:
         try:
@@ -90,6 +82,20 @@ def worker_main(conn: Any, shm_name: str, layout: Layout, env_fn_bytes: bytes, f
                 env.close()
         except Exception:
             pass
+
+
+def _attach(shm_name: str, layout: Layout) -> dict[str, np.ndarray]:
+    """The arrays of a shared-memory segment the parent made, attached by path: multiprocessing.shared_memory would
+    register the segment with the resource tracker a second time, and the parent's is the one that removes it (also
+    after the parent's SIGKILL). The views keep the mapping alive."""
+    import mmap
+
+    fd = os.open("/dev/shm/" + shm_name.lstrip("/"), os.O_RDWR)
+    try:
+        buf = mmap.mmap(fd, layout.size)
+    finally:
+        os.close(fd)
+    return layout.views(buf)
 
 
 def _die_with_parent() -> None:
@@ -412,6 +418,16 @@ class _Worker:
         if op == RENDER:
             frames = [self.envs[e - self.first].render() for e in ids]
             return pickle.dumps(np.stack(frames).astype(np.uint8, copy=False))
+        if op == COLUMNS:  # typed arrays of info keys the parent saw late: written from the next step on
+            views = _attach(*pickle.loads(payload))
+            self.v.update(views)
+            for name in views:
+                if name.startswith("info:"):
+                    key = name[len("info:") :]
+                    self.info_fields.append((key, views[name], views["info_mask:" + key]))
+                    if self.final_fields:
+                        self.final_info_fields.append((key, views["final:" + name], views["final:info_mask:" + key]))
+            return pickle.dumps(None)
         if op == CONFIG:  # each env's kwargs for its next reset
             for e, kwargs in zip(ids, pickle.loads(payload)):
                 self.next_kwargs[e - self.first] = kwargs
@@ -437,7 +453,7 @@ class _Worker:
             op, number, n = HEADER.unpack_from(msg)
             answer = NUMBER.pack(number)
             ids = np.frombuffer(msg, dtype=np.int32, count=n, offset=HEADER.size).tolist()
-            if op in REPLIES or op == CONFIG:
+            if op in REPLIES or op in (CONFIG, COLUMNS):
                 payload = msg[HEADER.size + 4 * n :]
                 try:
                     reply = answer + VALUE + self.reply(op, ids, payload)

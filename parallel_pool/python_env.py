@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from parallel_pool.process_protocol import OWN_INFO, leaf_paths
+from parallel_pool.process_protocol import RESERVED_INFO, info_array, leaf_paths, typed_key
 from parallel_pool.registry import autoreset_mode_name
 from parallel_pool.spec import EnvSpec, autoreset_mode
 
@@ -156,26 +156,6 @@ def obs_paths(space: Any) -> dict[str, tuple[str, ...]] | None:
     return {name: tuple(str(k) for k in path) for name, path, _ in leaves}
 
 
-# info keys that get no typed column: the batch's own (OWN_INFO, not carried at all), and "episode", "info" (the dm
-# front-end's field of the other entries) and `_key` names, which travel as the other entries do
-_RESERVED_INFO = OWN_INFO | {"episode", "info"}
-
-
-def _info_array(key: str, value: Any) -> dict[str, Any] | None:
-    """The array an info entry is carried as (the engine's info spec form), or None where it is not an array of
-    numbers: a Python or numpy bool / int / float, or a numeric ndarray, keeps its dtype (Python's int -> int64,
-    float -> float64) and shape."""
-    if isinstance(value, (bool, np.bool_)):
-        dtype, shape = np.dtype(bool), ()
-    elif isinstance(value, (numbers.Integral, numbers.Real)) and not isinstance(value, np.ndarray):
-        dtype, shape = np.asarray(value).dtype, ()
-    elif isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-        dtype, shape = value.dtype, value.shape
-    else:
-        return None
-    return dict(name=key, dtype=str(dtype), shape=tuple(shape), low=[], high=[], per_player=False)
-
-
 def probe_info(env: Any, info_keys: Any) -> list[dict[str, Any]]:
     """The env's info arrays: with info_keys=None, every numeric entry of its first reset's and first step's info
     (one step of a sampled action, on the env built here to read the spaces); with a sequence of names, those of
@@ -211,9 +191,9 @@ def probe_info(env: Any, info_keys: Any) -> list[dict[str, Any]]:
         step_info = {}
     for key, value in step_info.items():
         seen.setdefault(key, value)
-    arrays = {str(k): a for k, v in seen.items() if (a := _info_array(str(k), v)) is not None}
+    arrays = {str(k): a for k, v in seen.items() if (a := info_array(str(k), v)) is not None}
     if info_keys is None:
-        return [a for k, a in arrays.items() if k not in _RESERVED_INFO and not k.startswith("_")]
+        return [a for k, a in arrays.items() if typed_key(k)]
     missing = [k for k in info_keys if k not in arrays]
     if missing:
         raise ValueError(
@@ -224,9 +204,9 @@ def probe_info(env: Any, info_keys: Any) -> list[dict[str, Any]]:
 
 
 def _check_info_names(arrays: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    bad = [a["name"] for a in arrays if a["name"] in _RESERVED_INFO or a["name"].startswith("_")]
+    bad = [a["name"] for a in arrays if a["name"] in RESERVED_INFO or a["name"].startswith("_")]
     if bad:
-        raise ValueError(f"info_keys {bad} are names the batch's info has of its own ({sorted(_RESERVED_INFO)}, _*)")
+        raise ValueError(f"info_keys {bad} are names the batch's info has of its own ({sorted(RESERVED_INFO)}, _*)")
     return arrays
 
 

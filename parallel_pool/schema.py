@@ -60,7 +60,21 @@ class Schema:
         self, output_specs: Sequence[tuple[str, Any, Sequence[int], bool]], obs_paths: dict[str, Any] | None = None
     ):
         """`obs_paths`: each observation key's place in nested dicts (a Python env's nested Dict/Tuple space,
-        python_env.obs_paths); None: the observation is one array or one flat dict."""
+        python_env.obs_paths); None: the observation is one array or one flat dict. `output_specs` is kept: an engine
+        whose layout grows (a Python env's info key seen late gets a typed array, process_engine) appends to it, and
+        `refresh` reads it again."""
+        self._specs = output_specs
+        self._paths = obs_paths
+        self._build()
+
+    def refresh(self, arrays: Sequence[Any]) -> None:
+        """Read the engine's layout again where a batch has more arrays than this schema (it grew since)."""
+        if len(arrays) != len(self.fields) and len(arrays) == len(self._specs):
+            self._build()
+
+    def _build(self) -> None:
+        output_specs = self._specs
+        obs_paths = self._paths
         self.fields: tuple[Field, ...] = tuple(
             Field(name, np.dtype(dtype), tuple(shape), bool(per_player))
             for name, dtype, shape, per_player in output_specs

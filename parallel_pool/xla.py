@@ -154,6 +154,9 @@ class _XlaCalls:
     def __init__(self, env: Any, jax: Any, jnp: Any, handle: int | None):
         self.env, self.jax, self.jnp, self.on_host = env, jax, jnp, handle is None
         self.engine = env.engine
+        fix_layout = getattr(self.engine, "fix_layout", None)  # an engine whose layout grows: traced once, it stays
+        if fix_layout is not None:
+            fix_layout()
         self.task_id = env.spec.task_id
         self.engine_id = np.int64(0 if handle is None else handle)
         # the typed arrays: a Python env's object arrays of info entries (last in the batch) stay out of jax

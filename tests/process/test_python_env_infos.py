@@ -281,3 +281,97 @@ def test_sb3_infos_per_env_have_what_each_env_returned():
         assert successes > 0
     finally:
         venv.close()
+
+
+def _names(env) -> list[str]:
+    return [name for name, *_ in env.engine.output_specs]
+
+
+def test_a_numeric_key_seen_late_gets_a_typed_array_from_then_on():
+    """ "bonus" (an int from the third step on) gets shared-memory arrays when first seen; from then on the workers
+    write it there and it no longer travels by the pipe. Strings never get one."""
+    env = pp.make(env_fn=RichInfo, num_envs=2, num_threads=2, changing=False, autoreset_mode="same_step")
+    try:
+        assert "info:bonus" not in _names(env)
+        env.reset(seed=0)
+        for _ in range(3):
+            *_, info = env.step(np.full(2, 2))
+        assert info["bonus"].tolist() == [30, 30] and info["bonus"].dtype == np.int64
+        assert {"info:bonus", "info_mask:bonus", "final:info:bonus"} <= set(_names(env))
+        assert "info:note" not in _names(env)
+        for t in range(4, 12):
+            *_, term, trunc, info = env.step(np.full(2, 2))
+            if not (term | trunc).any():
+                rows = env.engine._objects["info_extra"]
+                assert all("bonus" not in row for row in rows), f"step {t}: bonus still sent by pipe"
+        assert "info:is_success" in _names(env)  # an end-only key, seen in a final info
+    finally:
+        env.close()
+
+
+def test_keys_that_never_repeat_stop_growing_the_layout(monkeypatch):
+    import parallel_pool.process_engine as process_engine
+
+    class NewKeyEachStep(RichInfo):
+        n = 0
+
+        def step(self, action):
+            obs, r, te, tr, info = super().step(action)
+            self.n += 1
+            return obs, r, False, False, {f"k{self.n}": self.n}
+
+    monkeypatch.setattr(process_engine, "_MAX_GROWN", 2)
+    env = pp.make(env_fn=NewKeyEachStep, num_envs=1, num_threads=1, changing=False, max_episode_steps=100)
+    try:
+        env.reset(seed=0)
+        for t in range(1, 8):
+            *_, info = env.step(np.full(1, 2))
+            assert info[f"k{t}"].tolist() == [t] and info[f"_k{t}"].tolist() == [True]  # carried either way
+        # k1 from the probe at make(), then two grown: k2, k3
+        assert [n for n in _names(env) if n.startswith("info:k")] == ["info:k1", "info:k2", "info:k3"]
+    finally:
+        env.close()
+
+
+def test_a_restarted_worker_writes_the_arrays_added_before(monkeypatch):
+    import os
+    import signal
+
+    env = pp.make(env_fn=RichInfo, num_envs=2, num_threads=2, changing=False)
+    try:
+        env.reset(seed=0)
+        for _ in range(3):
+            env.step(np.full(2, 2))
+        assert "info:bonus" in _names(env)
+        os.kill(env.engine.pids[0], signal.SIGKILL)
+        with pytest.raises(pp.EnvError):
+            for _ in range(3):
+                env.step(np.full(2, 2))
+        env.reset(seed=0)
+        for _ in range(3):
+            *_, info = env.step(np.full(2, 2))
+        assert info["bonus"].tolist() == [30, 30] and info["_bonus"].all()
+        assert all(row is None or "bonus" not in row for row in env.engine._objects["info_extra"])
+    finally:
+        env.close()
+
+
+@pytest.mark.filterwarnings("ignore:parallel_pool xla")
+def test_xla_keeps_the_layout_it_traced():
+    jax = pytest.importorskip("jax")
+    env = pp.make(env_fn=RichInfo, num_envs=2, num_threads=1, changing=False)
+    try:
+        handle, _, _, step = env.xla()
+        env.reset(seed=0)
+        before = _names(env)
+
+        @jax.jit
+        def run(h):
+            return jax.lax.scan(lambda h, _: (step(h, jax.numpy.full(2, 2))[0], None), h, length=5)[0]
+
+        run(handle)
+        seen = [env.step(np.full(2, 2))[4].get("_bonus", np.zeros(2, bool)).any() for _ in range(8)]
+        assert any(seen)  # carried in the object array
+        assert _names(env) == before
+    finally:
+        env.close()
