@@ -586,7 +586,9 @@ class ProcessEngine(SendRecvEngine):
                 self._replies[number] = pickle.loads(body[1:]) if body[:1] == VALUE else RuntimeError(_tracebacks(body))
             return
         self._pending[ids] = False
-        if body[:1] == INFO:
+        if not body:  # OK: the common answer
+            pass
+        elif body[:1] == INFO:
             errors, objects = pickle.loads(body[1:])
             self._errors.extend(errors)
             for row, values in objects.items():
@@ -594,7 +596,7 @@ class ProcessEngine(SendRecvEngine):
                     self._objects[name][row] = value
             if self._grow:
                 self._grow_columns(objects)
-        elif body:
+        else:
             self._errors.extend(pickle.loads(body[1:]))
         if self._sync:
             self._done[ids] = True

@@ -100,7 +100,9 @@ class Schema:
         }
         # observation leaves of Python objects (a Python env's Text, Graph, Sequence, OneOf...): handed over as a
         # tuple of one object per row, as gymnasium's SyncVectorEnv does
-        self._objects = frozenset(i for i, f in enumerate(self.fields) if f.dtype == object)
+        self._objects = tuple(self.fields[self.index[self.obs_name(k)]].dtype == object for k in self.obs_keys)
+        if not any(self._objects):
+            self._objects = ()
         self.obs_paths = obs_paths
         self._info_at = {
             p: tuple((k, self.index[p + "info:" + k]) for k in self.info_keys)
@@ -137,8 +139,7 @@ class Schema:
         """The observation of its leaves' arrays (in obs_keys order): one array, a dict, or nested dicts
         (obs_paths); a leaf of Python objects as a tuple."""
         if self._objects:
-            objects = [self.fields[self.index[self.obs_name(k)]].dtype == object for k in self.obs_keys]
-            leaves = [tuple(v) if obj and isinstance(v, np.ndarray) else v for v, obj in zip(leaves, objects)]
+            leaves = [tuple(v) if obj and isinstance(v, np.ndarray) else v for v, obj in zip(leaves, self._objects)]
         if self.single_obs:
             return leaves[0]
         if self.obs_paths is None:
