@@ -375,3 +375,23 @@ def test_xla_keeps_the_layout_it_traced():
         assert _names(env) == before
     finally:
         env.close()
+
+
+def test_sync_steps_of_some_envs_carry_their_own_infos():
+    env = pp.make(env_fn=RichInfo, num_envs=3, num_threads=2, seed=2, changing=False, autoreset_mode="disabled")
+    refs = [RichInfo(changing=False) for _ in range(3)]
+    try:
+        env.reset()
+        for e, r in enumerate(refs):
+            r.reset(seed=2 + e)
+        for t in range(4):
+            ids = [2, 0] if t % 2 == 0 else [1]
+            *_, info = env.step(np.full(len(ids), 2), env_id=np.array(ids))
+            assert info["env_id"].tolist() == ids
+            for j, e in enumerate(ids):
+                want = refs[e].step(2)[4]
+                got = _row(info, j)
+                assert set(got) == set(want), f"env {e} step {t}: {sorted(got)} != {sorted(want)}"
+                assert got["note"] == want["note"] and got["nested"]["label"] == want["nested"]["label"]
+    finally:
+        env.close()
