@@ -236,6 +236,8 @@ class _Worker:
     ) -> dict[Any, Any] | None:
         """The entries with a column into row e (a column whose key the info lacks reads 0, its mask False); returns
         the other entries (None: none), which the answer carries."""
+        if type(info) is not dict and not isinstance(info, dict):  # gymnasium's check_env asserts it
+            raise _BadValue(f"env {e}: info is {_shown(info)}, not a dict")
         written = 0
         misfits: list[str] = []
         for key, rows, mask in fields:

@@ -57,7 +57,8 @@ class AllSpaces(gym.Env):
 
     def step(self, action):
         self.t += 1
-        return self._obs(), float(action), self.t >= self.length, False, {}
+        info = None if self.bad == "info not a dict" and self.t == 2 else {}
+        return self._obs(), float(action), self.t >= self.length, False, info
 
 
 def assert_same(ours, ref, what):
@@ -146,9 +147,12 @@ def test_async_rows_hold_each_envs_objects():
     [
         ("long text", r"env \d: observation 'text' is 'xxxx.*', not in Text\(1, 12"),
         ("missing key", r"env \d: observation has no 'inner.a'"),
+        ("info not a dict", r"env \d: info is None, not a dict"),
     ],
 )
 def test_an_observation_outside_its_space_is_the_envs_error(bad, message):
+    """As gymnasium's check_env refuses them, with the env and the key named (a KeyError's traceback before, or a
+    string cut to its array's width)."""
     env = pp.make(env_fn=AllSpaces, num_envs=2, num_threads=1, bad=bad, autoreset_mode="disabled")
     try:
         env.reset(seed=0)
