@@ -25,25 +25,29 @@ POOL_KEYS = ("env_id", "elapsed_step", "players")  # the batch's own info keys (
 class RichInfo(gym.Env):
     """A research env's infos: a float every step ("score"); a string ("note"); a key from the third step on
     ("bonus"); a key only at an episode's end ("is_success"); a nested dict with a string and a nested float; and
-    values that change kind mid-episode: "count" int then float, "shape" a scalar then an array, "flip" a number then
-    a str (changing=False leaves those out: in one batch, SyncVectorEnv cuts a float to the int array its first row
-    made, and raises on an array after scalars). Episodes have different lengths (by the seed), so rows differ in
-    which keys they have."""
+    values that change kind as the env runs: "count" int then float, "shape" a scalar then an array, "flip" a number
+    then a str (changing=False leaves those out). They change by the env's count of steps (and of resets, with
+    reset_counts: next-step autoreset spends a vector step on a reset), so that envs stepped together change at once
+    (in one batch, SyncVectorEnv cuts a float to the int array its first row made, and raises on an array after
+    scalars). Episodes have different lengths (by the seed), so rows differ in which keys they have."""
 
     observation_space = spaces.Box(-100.0, 100.0, (1,), np.float32)
     action_space = spaces.Discrete(3)
 
-    def __init__(self, changing: bool = True):
-        self.changing = changing
+    def __init__(self, changing: bool = True, reset_counts: bool = False):
+        self.changing, self.reset_counts = changing, reset_counts
+        self.n = 0
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
+        self.n += self.reset_counts
         self.t, self.x = 0, float(self.np_random.uniform(-1, 1))
         self.length = int(self.np_random.integers(3, 7))
         return np.array([self.x], np.float32), {"score": self.x, "note": "start"}
 
     def step(self, action):
         self.t += 1
+        self.n += 1
         self.x += int(action) - 1 + float(self.np_random.normal(0, 0.1))
         info = {
             "score": self.x,
@@ -51,9 +55,9 @@ class RichInfo(gym.Env):
             "nested": {"label": "n" * self.t, "deep": {"v": self.x * 2}},
         }
         if self.changing:
-            info["count"] = self.t if self.t < 3 else self.t + 0.5
-            info["shape"] = 1.0 if self.t < 4 else np.array([1.0, float(self.t)])
-            info["flip"] = 7 if self.t < 5 else "seven"
+            info["count"] = self.n if self.n < 3 else self.n + 0.5
+            info["shape"] = 1.0 if self.n < 4 else np.array([1.0, float(self.n)])
+            info["flip"] = 7 if self.n < 5 else "seven"
         if self.t >= 3:
             info["bonus"] = self.t * 10
         done = self.t >= self.length
@@ -115,8 +119,9 @@ def _assert_step(ours, ref, t):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_every_info_entry_equals_sync_vector_env(mode):
-    env = pp.make(env_fn=RichInfo, num_envs=4, num_threads=2, autoreset_mode=mode, changing=False)
-    ref = SyncVectorEnv([lambda: RichInfo(changing=False)] * 4, autoreset_mode=autoreset_mode(mode))
+    counts = mode == "next_step"
+    env = pp.make(env_fn=RichInfo, num_envs=4, num_threads=2, autoreset_mode=mode, reset_counts=counts)
+    ref = SyncVectorEnv([lambda: RichInfo(reset_counts=counts)] * 4, autoreset_mode=autoreset_mode(mode))
     seen: set[str] = set()
     try:
         _, info = env.reset(seed=5)
@@ -136,7 +141,9 @@ def test_every_info_entry_equals_sync_vector_env(mode):
                 _, rinfo = ref.reset(options={"reset_mask": done})
                 assert_info_equal(info, rinfo, f"reset_mask info at step {t}")
                 np.testing.assert_array_equal(info["_note"], done)
-        assert {"bonus", "is_success", "nested", "note"} <= seen
+        assert {"bonus", "is_success", "nested", "note", "count", "shape", "flip"} <= seen
+        # the kinds changed: int then float (widened), scalar then array, number then str (object arrays)
+        assert out[4]["count"].dtype == np.float64 and out[4]["flip"].dtype == object
     finally:
         env.close()
         ref.close()
@@ -313,11 +320,8 @@ def test_keys_that_never_repeat_stop_growing_the_layout(monkeypatch):
     import parallel_pool.process_engine as process_engine
 
     class NewKeyEachStep(RichInfo):
-        n = 0
-
         def step(self, action):
-            obs, r, te, tr, info = super().step(action)
-            self.n += 1
+            obs, r, te, tr, info = super().step(action)  # (self.n: the env's steps)
             return obs, r, False, False, {f"k{self.n}": self.n}
 
     monkeypatch.setattr(process_engine, "_MAX_GROWN", 2)
