@@ -83,7 +83,8 @@ class PoolActor:
             from parallel_pool.python_env import PythonEnvSpec
 
             assert isinstance(task, PythonEnvSpec)
-            self.pool = ProcessEngine(task.with_config(**kwargs))
+            # one layout for every actor (the driver joins their batches): keys seen late travel as objects
+            self.pool = ProcessEngine(task.with_config(**kwargs), grow=False)
         self.offset = first_id
         names = [name for name, *_ in self.pool.output_specs]
         self._id_fields = [names.index("env_id"), names.index("players.env_id")]

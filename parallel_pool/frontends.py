@@ -23,7 +23,7 @@ from gymnasium.vector.utils import batch_space
 from numpy import ndarray  # a module global: `np.ndarray` is a slow attribute load per call (numpy's module)
 
 from parallel_pool.pool import BasePool, KeptRows
-from parallel_pool.schema import Schema, tree_map
+from parallel_pool.schema import Schema, row_info, tree_map
 from parallel_pool.spec import AutoresetMode, EnvSpec
 
 
@@ -65,6 +65,102 @@ def _info_template(schema: Schema, n: int, player_rows: int) -> tuple[dict[str, 
     return cached
 
 
+# ---- info entries without a typed column (envs written in Python): gymnasium's vector convention ---------------
+
+
+def _new_array(value: Any, n: int) -> np.ndarray:
+    """The batch array gymnasium's VectorEnv._add_info starts for a key's first value.
+
+    Zeros of a number's type or an array's dtype and shape, else an object array of None.
+    """
+    if type(value) in (int, float, bool) or isinstance(value, (np.number, np.bool_)):
+        return np.zeros(n, dtype=np.asarray(value).dtype)
+    if isinstance(value, np.ndarray):
+        return np.zeros((n, *value.shape), dtype=value.dtype)
+    return np.full(n, None, dtype=object)
+
+
+def _fits(array: np.ndarray, value: Any) -> bool:
+    """Whether `value` goes into a row of `array` unchanged (no cut digits, no other shape)."""
+    if isinstance(value, dict):
+        return False
+    try:
+        a = np.asarray(value)
+    except Exception:  # a ragged sequence
+        return False
+    if a.shape != array.shape[1:] or a.dtype == object:
+        return False
+    if type(value) is int and array.dtype.kind in "iu":  # a Python int: by its value, not int64
+        info = np.iinfo(array.dtype)
+        return bool(info.min <= value <= info.max)
+    return bool(np.can_cast(a.dtype, array.dtype, "safe"))
+
+
+def _widened(array: np.ndarray, value: Any, mask: Any) -> np.ndarray:
+    """`array` made able to hold `value`.
+
+    Numbers of the same shape widen it (int then float: float64); anything else makes it an object array of the rows
+    (None where `mask` says a row has no value).
+    """
+    if not isinstance(value, dict):
+        try:
+            a = np.asarray(value)
+        except Exception:
+            a = np.asarray(None)
+        if a.dtype.kind in "biuf" and array.dtype.kind in "biuf" and a.shape == array.shape[1:]:
+            return array.astype(np.result_type(array.dtype, a.dtype))
+    out = np.full(len(array), None, dtype=object)
+    for j in range(len(array)) if mask is None else np.flatnonzero(mask):
+        out[j] = array[j]
+    return out
+
+
+def _add_entry(info: dict[str, Any], key: Any, value: Any, i: int, n: int, masks: bool) -> None:
+    old = info.get(key)
+    mask = info.get(f"_{key}")
+    if isinstance(value, dict) and (old is None or isinstance(old, dict)):
+        sub = {} if old is None else old
+        for k, v in value.items():
+            _add_entry(sub, k, v, i, n, masks)
+        info[key] = sub
+    else:
+        if old is None:
+            array = _new_array(value, n)
+        elif isinstance(old, dict):  # a dict in other rows, another value here: one object per row
+            array = np.full(n, None, dtype=object)
+            for j in range(n) if mask is None else np.flatnonzero(mask).tolist():
+                array[j] = row_info(old, j)
+        elif old.dtype != object and not _fits(old, value):
+            array = _widened(old, value, mask)
+        else:
+            array = old if old.flags.writeable else old.copy()
+        array[i] = value
+        info[key] = array
+    if masks:
+        if mask is None:
+            mask = np.zeros(n, dtype=bool)
+        elif not mask.flags.writeable:
+            mask = mask.copy()
+        mask[i] = True
+        info[f"_{key}"] = mask
+
+
+def add_entries(info: dict[str, Any], rows: Any, masks: bool = True) -> None:
+    """Each row's info entries without a typed column into the batch's info dict.
+
+    `rows`: an object array of dicts or None. As gymnasium's vector envs add an env's info (VectorEnv._add_info): a
+    number or an array in an array of the batch (zeros in the other rows), anything else in an object array (None),
+    nested dicts alike, with each key's `_key` mask (masks=False: none). A value that its key's array cannot hold as
+    it is widens the array (an int array takes a float: float64) or makes it an object array (another shape, a str
+    after numbers).
+    """
+    n = len(rows)
+    for i, row in enumerate(rows.tolist()):
+        if row:
+            for key, value in row.items():
+                _add_entry(info, key, value, i, n, masks)
+
+
 def _zero_where_not(xp: Any, done: Any, value: Any) -> Any:
     """`value` with the rows where `done` is False zeroed (gymnasium's final_info for envs that did not finish)."""
     cond = done.reshape(done.shape + (1,) * (value.ndim - 1))
@@ -76,6 +172,8 @@ def gym_info(schema: Schema, arrays: Sequence[Any], xp: Any = np, masks: bool = 
 
     With gymnasium's `_key` masks (every row has every key) unless masks=False (EnvPool's gym API has none).
     """
+    if schema.extra is not None:  # a Python env's layout grows as info keys are seen (process_engine)
+        schema.refresh(arrays)
     penv, env_id = arrays[schema.players_env_id], arrays[schema.env_id]
     if masks and xp is np:  # the per-step path: a copy of the shape's template, its None values filled in
         template, player_mask = _info_template(schema, env_id.shape[0], penv.shape[0])
@@ -84,6 +182,10 @@ def gym_info(schema: Schema, arrays: Sequence[Any], xp: Any = np, masks: bool = 
         info["players"] = {"env_id": penv, "_env_id": player_mask}
         for key, i in schema.info_at:
             info[key] = arrays[i]
+        if schema.extra is not None:  # a Python env's: which rows had each key, and the entries without a column
+            for key, i in schema.mask_at:
+                info["_" + key] = arrays[i]
+            add_entries(info, arrays[schema.extra])
         return info
     players = {"env_id": penv}
     info = {"env_id": env_id, "elapsed_step": arrays[schema.elapsed_step], "players": players}
@@ -92,6 +194,9 @@ def gym_info(schema: Schema, arrays: Sequence[Any], xp: Any = np, masks: bool = 
     if masks:
         key_masks, players["_env_id"] = _info_masks(schema, env_id.shape[0], penv.shape[0], xp)
         info.update(key_masks)
+        info.update(schema.masks(arrays))
+    if schema.extra is not None and xp is np:  # (inside jax: the typed arrays only)
+        add_entries(info, arrays[schema.extra], masks)
     return info
 
 
@@ -121,9 +226,12 @@ def _add_final(schema: Schema, arrays: Sequence[Any], info: dict[str, Any], done
         "elapsed_step": _zero_where_not(xp, done, arrays[schema.index["final:elapsed_step"]]),
         "_elapsed_step": done,
     }
+    had = schema.masks(arrays, "final:")
     for key, value in schema.info(arrays, "final:").items():
         final_info[key] = _zero_where_not(xp, done, value)
-        final_info["_" + key] = done
+        final_info["_" + key] = done & had["_" + key] if had else done
+    if not dense and schema.extra is not None:
+        add_entries(final_info, np.where(done, schema.extra_rows(arrays, "final:"), None))
     info["final_obs"], info["_final_obs"] = final_obs, done
     info["final_info"], info["_final_info"] = final_info, done
 
@@ -145,18 +253,28 @@ def dm_state_types(spec: EnvSpec) -> tuple[type, type]:
     return namedtuple("State", spec.dm_state_fields), namedtuple("players", ["env_id"])
 
 
-def dm_result(schema: Schema, arrays: Sequence[Any], state: type, players: type, xp: Any = np) -> dm_env.TimeStep:
+def dm_result(schema: Schema, arrays: Sequence[Any], state: Any, players: type, xp: Any = np) -> dm_env.TimeStep:
     """A raw batch as a batched dm_env.TimeStep.
 
     discount is 0 only where an episode terminated (never on truncation), times the env's own info["discount"]
     where it has one (Atari's zero_discount_on_life_loss).
     """
+    if schema.extra is not None:
+        schema.refresh(arrays)
     obs = schema.obs(arrays)
     values = dict(obs) if isinstance(obs, dict) else {"obs": obs}
     values["env_id"] = arrays[schema.env_id]
     values["elapsed_step"] = arrays[schema.elapsed_step]
     values["players"] = players(arrays[schema.players_env_id])
-    values.update(schema.info(arrays))
+    info = schema.info(arrays)
+    if schema.extra is not None:  # a Python env's: "info", the masks and the entries without a field of State
+        extra = schema.masks(arrays)
+        for key in [k for k in info if k not in state._fields]:  # typed arrays of keys seen after make()
+            extra[key] = info.pop(key)
+        if xp is np:
+            add_entries(extra, arrays[schema.extra])
+        values["info"] = extra
+    values.update(info)
     term, trunc = arrays[schema.terminated], arrays[schema.truncated]
     step_type = xp.where(term | trunc, 2, xp.where(values["elapsed_step"] == 0, 0, 1)).astype(xp.int32)
     discount = (~term).astype(xp.float32)
@@ -303,22 +421,33 @@ class _GymStyle(BasePool):
             )
         arrays = self._reset_raw(ids, seed)
         full_obs, owner = self._kept.rows()
+        reset = gym_info(self.schema, arrays)  # the reset envs' rows, with their masks
         info: dict[str, Any] = {"players": {"env_id": owner, "_env_id": mask[owner]}, "_players": mask.copy()}
-        per_env = {
-            "env_id": arrays[self.schema.env_id],
-            "elapsed_step": arrays[self.schema.elapsed_step],
-            **{k: arrays[i] for k, i in self.schema.info_at if not self.schema.fields[i].per_player},
-        }
-        for key, value in per_env.items():
-            full = np.zeros((self.num_envs,) + value.shape[1:], dtype=value.dtype)
-            full[ids] = value
-            info[key], info["_" + key] = full, mask.copy()
-        for key, i in self.schema.info_at:  # per-player info (a PettingZoo env's agent flags): a row per player
-            if self.schema.fields[i].per_player:
-                full = np.zeros((len(owner),) + arrays[i].shape[1:], dtype=arrays[i].dtype)
-                full[mask[owner]] = arrays[i]
-                info[key], info["_" + key] = full, mask[owner]
+        per_player = {k for k, i in self.schema.info_at if self.schema.fields[i].per_player}
+        for key, value in reset.items():
+            if key in ("players", "_players") or (type(key) is str and key[:1] == "_" and key[1:] in reset):
+                continue
+            # per-player info (a PettingZoo env's agent flags) has a row per player, the rest a row per env
+            rows = mask[owner] if key in per_player else ids
+            size = len(owner) if key in per_player else self.num_envs
+            info[key] = _scattered(value, rows, size)
+            had = reset.get(f"_{key}")
+            full_mask = np.zeros(size, dtype=bool)
+            full_mask[rows] = True if had is None else had
+            info[f"_{key}"] = full_mask
         return full_obs, info
+
+
+def _scattered(value: Any, rows: Any, n: int) -> Any:
+    """A batched info value of some rows (an array, or a dict of them with masks) as one of n rows.
+
+    `value`'s rows at `rows`, zeros (None; False for masks) elsewhere.
+    """
+    if isinstance(value, dict):
+        return {k: _scattered(v, rows, n) for k, v in value.items()}
+    full = np.full(n, None, dtype=object) if value.dtype == object else np.zeros((n, *value.shape[1:]), value.dtype)
+    full[rows] = value
+    return full
 
 
 class GymnasiumPool(_GymStyle, VectorEnv):  # type: ignore[misc]
@@ -479,6 +608,11 @@ class DmPool(BasePool, dm_env.Environment):
             raise ValueError(
                 "env_type='dm' steps a finished env into a new episode (next_step autoreset); "
                 f"autoreset_mode={spec.config_dict['autoreset_mode']!r} is not available with it"
+            )
+        if getattr(spec, "obs_paths", None) is not None:
+            raise ValueError(
+                "env_type='dm' presents the observation as one namedtuple of arrays; this env's observation space "
+                "nests Dict/Tuple spaces: use env_type='gymnasium' (nested dicts)"
             )
         super().__init__(spec, render_mode, thread_pool)
         self._state_type, self._players_type = dm_state_types(spec)

@@ -63,7 +63,11 @@ class KeptRows:
         # one player per env: the rows of a batch of every env in env order belong to envs 0..n-1 (nothing to copy)
         self._ids, self._one_player = ids, max_num_players == 1
         # the per-call fast path's case, decided once: one observation array, one player per env
-        self._only_at = self._obs_at[0] if len(self._obs_at) == 1 and max_num_players == 1 else -1
+        self._only_at = (
+            self._obs_at[0]
+            if len(self._obs_at) == 1 and max_num_players == 1 and schema.fields[self._obs_at[0]].dtype != object
+            else -1
+        )
         # before the first reset: zeros, as SyncVectorEnv holds then
         self._owner = np.repeat(ids, max_num_players)
         fields = [schema.fields[i] for i in self._obs_at]
@@ -189,8 +193,7 @@ class KeptRows:
     def rows(self) -> tuple[Any, np.ndarray]:
         """(the observation of every env, in the front-end's form; the env of each row): copies for the caller."""
         self._settle()
-        obs = [o.copy() for o in self._obs]
-        return (obs[0] if self._schema.single_obs else dict(zip(self._schema.obs_keys, obs))), self._owner.copy()
+        return self._schema.present([o.copy() for o in self._obs]), self._owner.copy()
 
 
 class BasePool:
@@ -214,7 +217,7 @@ class BasePool:
         self.spec = spec
         self.render_mode = render_mode
         self._engine = self._new_engine(spec)
-        self.schema = Schema(self._engine.output_specs)
+        self.schema = Schema(self._engine.output_specs, getattr(spec, "obs_paths", None))
         self.num_envs: int = self._engine.num_envs
         self.batch_size: int = self._engine.batch_size
         self.is_async: bool = self.batch_size < self.num_envs

@@ -51,10 +51,13 @@ from parallel_pool import orphans
 from parallel_pool.engine import SendRecvEngine, env_error, usable_cores
 from parallel_pool.process_protocol import (
     ABORT,
+    COLUMNS,
     COMMIT,
     CONFIG,
+    EXTRA,
     GET_STATE,
     HEADER,
+    INFO,
     INTERRUPTIBLE,
     NUMBER,
     READY,
@@ -65,9 +68,11 @@ from parallel_pool.process_protocol import (
     STEP,
     VALUE,
     Layout,
+    info_array,
     output_arrays,
     read_answer,
     read_snapshot,
+    typed_key,
 )
 from parallel_pool.process_worker import worker_main
 
@@ -82,6 +87,9 @@ _CLOSE_WAIT_S = 1.0  # close(): how long workers get to exit on their own before
 # yields the core on every poll, and is off when there are more workers than cores, where spinning cost 8%.
 # PARALLEL_POOL_WORKER_SPIN_US overrides it (0: off).
 _SPIN_S = 200e-6
+# info keys seen after the start that get a typed array: an env whose keys change every step (a step number in the
+# key) would otherwise grow the layout without end; the others travel in the object array
+_MAX_GROWN = 64
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -221,7 +229,9 @@ def _context() -> Any:
 class ProcessEngine(SendRecvEngine):
     """The envs of a `PythonEnvSpec` in `num_threads` worker processes; the calls of `_core.Engine`."""
 
-    def __init__(self, spec: Any):
+    def __init__(self, spec: Any, grow: bool = True):
+        """`grow`: give a numeric info key seen after the start a typed array (off for a Ray actor's engine, whose
+        batches are joined with the other actors' of one fixed layout)."""
         from multiprocessing import shared_memory
 
         import cloudpickle
@@ -258,8 +268,11 @@ class ProcessEngine(SendRecvEngine):
         # row e * players + j); every other array one row per env
         self.players: int = spec.max_num_players
         self._per_player = [pp for *_, pp in self.output_specs]
+        # the object arrays (each env's info entries without a typed column) live in this process, filled from the
+        # workers' answers; every other array in the shared segment
+        shared = [spec for spec in self.output_specs if spec[1] != "object"]
         self._layout = Layout(
-            [(n, dt, s, self.num_envs * (self.players if pp else 1)) for n, dt, s, pp in self.output_specs]
+            [(n, dt, s, self.num_envs * (self.players if pp else 1)) for n, dt, s, pp in shared]
             + [(n, dt, s, self.num_envs * self.players) for n, dt, s, _, _ in self._action_specs]
         )
         # named after this process (pp_<pid>_<random>), so that a segment left by a killed process can be proven
@@ -273,7 +286,20 @@ class ProcessEngine(SendRecvEngine):
         orphans.claim(_SHM_DIR + self._shm.name)
         orphans.claim(multiprocessing.util.get_temp_dir())
         views = self._layout.views(self._shm.buf)
+        # the object arrays (observation leaves of Python objects, info entries without a typed column), filled
+        # from the workers' INFO answers
+        self._objects = {
+            name: np.full(self.num_envs * (self.players if pp else 1), None, dtype=object)
+            for name, dtype, _, pp in self.output_specs
+            if dtype == "object"
+        }
+        views.update(self._objects)
         self._out = [views[name] for name, *_ in self.output_specs]
+        # numeric info keys seen after the start get typed arrays (_grow_columns) while `_grow`; keys seen so far
+        self._grow = grow and EXTRA in self._objects
+        self._seen: set[Any] = {a["name"] for a in spec.engine_spec["info"]}
+        self._grown: list[tuple[Any, Layout]] = []  # (segment, its layout) of each growth
+        self._grown_keys = 0
         self._act = [views[name] for name, *_ in self._action_specs]
         self._all = np.arange(self.num_envs, dtype=np.int32)
         self._owner = np.zeros(self.num_envs, dtype=np.int64)
@@ -305,7 +331,12 @@ class ProcessEngine(SendRecvEngine):
     def _start(self, p: _Proc) -> None:
         parent_end, child_end = self._ctx.Pipe(duplex=True)
         first, count = int(p.ids[0]), len(p.ids)
-        config = dict(self._config, env_kwargs=self._env_kwargs[first : first + count], agents=self._spec.agents)
+        config = dict(
+            self._config,
+            env_kwargs=self._env_kwargs[first : first + count],
+            agents=self._spec.agents,
+            info_extra=bool(self._spec.engine_spec.get("info_extra")),
+        )
         p.process = self._ctx.Process(
             target=worker_main,
             args=(child_end, self._shm.name, self._layout, self._env_fn_bytes, first, count, config),
@@ -342,9 +373,17 @@ class ProcessEngine(SendRecvEngine):
         if p.process.pid is not None:
             p.process.join(0)
         self._lost = [lost for lost in self._lost if lost[0] is not p.ids]  # the new worker's envs are not lost
+        for shm, layout in self._grown:  # its envs' rows of the arrays added since the start: none until written
+            for rows in layout.views(shm.buf).values():
+                rows[p.ids] = 0
+        for name in (EXTRA, "final:" + EXTRA):  # the new worker knows nothing of the old one's info entries
+            if name in self._objects:
+                self._objects[name][p.ids] = None
         try:
             self._start(p)
             self._wait_ready(p)
+            for shm, layout in self._grown:
+                self._command(p, COLUMNS, p.ids[:0], pickle.dumps((shm.name, layout)))
         except BaseException:  # a failed or interrupted start: the envs' next reset starts another worker
             if p.process.pid is not None:
                 p.process.kill()
@@ -540,19 +579,73 @@ class ProcessEngine(SendRecvEngine):
             return
         p.inflight.popleft()
         body = memoryview(msg)[NUMBER.size :]  # a view: a large answer is not copied
-        if op == CONFIG:
-            return  # nothing to wait for: the values were stored (the call itself cannot fail)
+        if op in (CONFIG, COLUMNS):
+            return  # nothing to wait for: the values were stored (a worker that fails to add columns sends by pipe)
         if op in REPLIES:
             if number in self._awaited:  # else the call that sent it was interrupted: its answer is stale
                 self._replies[number] = pickle.loads(body[1:]) if body[:1] == VALUE else RuntimeError(_tracebacks(body))
             return
         self._pending[ids] = False
-        if body:
+        if not body:  # OK: the common answer
+            pass
+        elif body[:1] == INFO:
+            errors, objects = pickle.loads(body[1:])
+            self._errors.extend(errors)
+            for row, values in objects.items():
+                for name, value in values.items():
+                    self._objects[name][row] = value
+            if self._grow:
+                self._grow_columns(objects)
+        else:
             self._errors.extend(pickle.loads(body[1:]))
         if self._sync:
             self._done[ids] = True
         else:
             self._ready.extend(ids.tolist())
+
+    def _grow_columns(self, objects: dict[int, dict[str, Any]]) -> None:
+        """Typed arrays for the numeric info keys in `objects` (a worker's answer) seen for the first time, as the
+        start's probe gives them (python_env.info_array; up to _MAX_GROWN keys). The arrays go into a segment of
+        their own, before the object arrays of the batch layout (output_specs grows in place: Schema.refresh), and
+        every worker writes them from its next step on (COLUMNS). This answer's values of them stay in the object
+        array, which the front-end adds to the same arrays."""
+        from multiprocessing import shared_memory
+
+        new = []
+        for values in objects.values():
+            for name in (EXTRA, "final:" + EXTRA):
+                for key, value in (values.get(name) or {}).items():
+                    if key in self._seen:
+                        continue
+                    self._seen.add(key)
+                    spec = info_array(key, value) if typed_key(key) and self._grown_keys < _MAX_GROWN else None
+                    if spec is not None:
+                        self._grown_keys += 1
+                        new += [
+                            ("info:" + key, spec["dtype"], tuple(spec["shape"]), False),
+                            ("info_mask:" + key, "bool", (), False),
+                        ]
+        if not new:
+            return
+        if self._config["autoreset_mode"] == "same_step":
+            new += [("final:" + name, dtype, shape, pp) for name, dtype, shape, pp in new]
+        layout = Layout([(name, dtype, shape, self.num_envs) for name, dtype, shape, _ in new])
+        shm = shared_memory.SharedMemory(name=f"pp_{os.getpid()}_{secrets.token_hex(8)}", create=True, size=layout.size)
+        orphans.claim(_SHM_DIR + shm.name)
+        self._grown.append((shm, layout))
+        views = layout.views(shm.buf)
+        at = next(i for i, (name, *_) in enumerate(self.output_specs) if name == EXTRA)
+        self.output_specs[at:at] = new
+        self._out[at:at] = [views[name] for name, *_ in new]
+        self._per_player[at:at] = [False] * len(new)
+        for p in self._procs:
+            if not p.dead:
+                self._command(p, COLUMNS, p.ids[:0], pickle.dumps((shm.name, layout)))
+
+    def fix_layout(self) -> None:
+        """Keep the batch layout as it is from now on (env.xla() traces its arrays once): info keys seen later travel
+        in the object array."""
+        self._grow = False
 
     def _raise_faults(self, batch_kept: bool) -> None:
         if self._lost:
@@ -890,6 +983,14 @@ class ProcessEngine(SendRecvEngine):
                         p.process.kill()
                         p.process.join(1.0)
         self._out = self._act = []  # the views into the segment go first, or it cannot be unmapped
+        for shm, _ in getattr(self, "_grown", []) if os.getpid() == self._pid else []:
+            try:
+                shm.close()
+            except BufferError:
+                pass
+            shm.unlink()
+            orphans.release(_SHM_DIR + shm.name)
+        self._grown = []
         if self._shm is not None and os.getpid() == self._pid:
             try:
                 self._shm.close()

@@ -7,8 +7,10 @@ Semantics are those of the C++ engine and of gymnasium's SyncVectorEnv: env i's 
 (a reset with seeds gives those), later autoresets are unseeded; truncated = the env's own truncation, or
 elapsed_step >= max_episode_steps without termination; next-step autoreset ignores the action of the step after an
 episode ends and returns the reset observation with reward 0; same-step autoreset keeps the finished episode's last
-observation in the final: rows. An observation or info value that does not fit its array (_misfit) is an env's
-exception.
+observation in the final: rows. An observation value that does not fit its array (_misfit) is an env's exception.
+An info entry goes into its typed column where it has one and fits it; every other entry (strings, nested dicts, a
+key without a column, a value of another dtype or shape than its column's) goes to the parent in the answer, as
+gymnasium's vector envs carry it (parallel_pool.process_protocol).
 """
 
 from __future__ import annotations
@@ -25,13 +27,17 @@ import numpy as np
 from parallel_pool import env_state
 from parallel_pool.process_protocol import (
     ABORT,
+    COLUMNS,
     COMMIT,
     CONFIG,
     ERR,
+    EXTRA,
     GET_STATE,
     HEADER,
+    INFO,
     NUMBER,
     OK,
+    OWN_INFO,
     READY,
     RENDER,
     REPLIES,
@@ -39,10 +45,15 @@ from parallel_pool.process_protocol import (
     SNAPSHOT,
     VALUE,
     Layout,
+    leaf_paths,
     read_snapshot,
 )
 
 __all__ = ["worker_main"]
+
+# an observation leaf's field: (keys from the observation to the leaf, the batch's array name, its rows in the shared
+# segment or None for a leaf of Python objects, row shape, leaf space)
+ObsField = tuple[tuple[Any, ...], str, "np.ndarray | None", tuple[int, ...], Any]
 
 
 def worker_main(conn: Any, shm_name: str, layout: Layout, env_fn_bytes: bytes, first: int, count: int, config: dict):
@@ -50,19 +61,10 @@ def worker_main(conn: Any, shm_name: str, layout: Layout, env_fn_bytes: bytes, f
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the parent, which then closes the pool
     _die_with_parent()
     try:
-        import mmap
-
         import cloudpickle
 
         env_fn = cloudpickle.loads(env_fn_bytes)
-        # attach by path, not multiprocessing.shared_memory: that would register the segment with the resource
-        # tracker a second time, and the parent's is the one that removes it (also after the parent's SIGKILL)
-        fd = os.open("/dev/shm/" + shm_name.lstrip("/"), os.O_RDWR)
-        try:
-            buf = mmap.mmap(fd, layout.size)
-        finally:
-            os.close(fd)
-        views = layout.views(buf)
+        views = _attach(shm_name, layout)
         worker = (_AgentsWorker if config["agents"] else _Worker)(env_fn, first, count, views, config)
     except BaseException:
         try:
@@ -81,6 +83,20 @@ def worker_main(conn: Any, shm_name: str, layout: Layout, env_fn_bytes: bytes, f
                 env.close()
         except Exception:
             pass
+
+
+def _attach(shm_name: str, layout: Layout) -> dict[str, np.ndarray]:
+    """The arrays of a shared-memory segment the parent made, attached by path: multiprocessing.shared_memory would
+    register the segment with the resource tracker a second time, and the parent's is the one that removes it (also
+    after the parent's SIGKILL). The views keep the mapping alive."""
+    import mmap
+
+    fd = os.open("/dev/shm/" + shm_name.lstrip("/"), os.O_RDWR)
+    try:
+        buf = mmap.mmap(fd, layout.size)
+    finally:
+        os.close(fd)
+    return layout.views(buf)
 
 
 def _die_with_parent() -> None:
@@ -113,6 +129,14 @@ class _Worker:
         self.elapsed = [0] * count
         self.needs_reset = [True] * count  # fresh, after an episode ended (next_step) or after an env error
         self.seeded = [False] * count
+        self.players: int = len(config["agents"]) or 1  # rows per env of the per-player arrays
+        self.extra_info = bool(config.get("info_extra"))  # carry the entries without a column (not PettingZoo's)
+        # this command's entries without a column, by env id (the step's info; a finished episode's final info), and
+        # the envs whose last answer had some (their parent rows are cleared when they have none)
+        self.rest: dict[int, dict[Any, Any]] = {}
+        self.final_rest: dict[int, dict[Any, Any]] = {}
+        self.had_rest: set[int] = set()
+        self.objects: dict[int, dict[str, Any]] = {}  # this command's rows of object arrays: row -> {array name: value}
         obs_space, act_space = self._spaces(self.envs[0])
         self.made = (_layers(self.envs[0]), obs_space, act_space)  # what env_fn makes: a restored env must match
         self.held: tuple[list[int], list[tuple[Any, tuple]]] | None = None  # set_state's checked envs, until commit
@@ -136,58 +160,119 @@ class _Worker:
         pass
 
     def _bind_obs(self, space: Any) -> None:
-        """The rows of each observation array: (key or None, rows), the key indexing a Dict/Tuple observation."""
-        from gymnasium import spaces
+        """Each observation leaf's field: (keys from the observation to the leaf, the batch's array name, its rows in
+        the shared segment or None for a leaf of Python objects, row shape, leaf space)."""
 
-        def fields(prefix: str) -> list[tuple[Any, np.ndarray, int, tuple[int, ...]]]:
-            # (key, rows, width, row shape): width > 0 for strings (fixed-width rows)
-            return [
-                (k, rows, rows.dtype.itemsize // 4 if rows.dtype.kind == "U" else 0, rows.shape[1:])
-                for k, rows in arrays(prefix)
-            ]
-
-        def arrays(prefix: str) -> list[tuple[Any, np.ndarray]]:
-            if isinstance(space, spaces.Dict):  # the keys the batch holds (Text keys are left out)
-                return [(k, self.v[prefix + "obs:" + k]) for k in space.spaces if prefix + "obs:" + k in self.v]
-            if isinstance(space, spaces.Tuple):
-                return [(i, self.v[prefix + "obs:" + str(i)]) for i in range(len(space.spaces))]
-            return [(None, self.v[prefix + "obs"])]
+        def fields(prefix: str) -> list[ObsField]:
+            out = []
+            for name, path, leaf in leaf_paths(space, "obs"):
+                full = prefix + (name if name == "obs" and not path else "obs:" + name)
+                rows = self.v.get(full)
+                out.append((path, full, rows, () if rows is None else rows.shape[1:], leaf))
+            return out
 
         self.obs_fields = fields("")
         self.final_fields = fields("final:") if self.mode == "same_step" else []
+        from gymnasium import spaces
+
+        self.obs_space = space
+        # a Dict space's key count (a dict observation with as many keys need no key check); -1: not a Dict
+        self.obs_keys = len(space.spaces) if isinstance(space, spaces.Dict) else -1
         names = [n[len("info:") :] for n in self.v if n.startswith("info:")]
-        self.info_fields = [(k, self.v["info:" + k]) for k in names]
-        self.final_info_fields = [(k, self.v["final:info:" + k]) for k in names] if self.final_fields else []
+        self.info_fields = [(k, self.v["info:" + k], self.v.get("info_mask:" + k)) for k in names]
+        self.final_info_fields = (
+            [(k, self.v["final:info:" + k], self.v.get("final:info_mask:" + k)) for k in names]
+            if self.final_fields
+            else []
+        )
 
     def _write_obs(
-        self, fields: list[tuple[Any, np.ndarray, int, tuple[int, ...]]], e: int, obs: Any, who: str = ""
+        self,
+        fields: list[ObsField],
+        e: int,
+        obs: Any,
+        who: str = "",
     ) -> None:
-        """obs into row e of each field, each value checked (_misfit) unless it is an array of the row's dtype and
-        shape; `who` names the env in an error (default: env e)."""
-        for key, rows, width, shape in fields:
-            value = obs if key is None else obs[key]
+        """obs into row e of each field, each value checked (_misfit; a leaf of Python objects: its space's
+        contains(), as gymnasium's check_env does) unless it is an array of the row's dtype and shape; `who` names
+        the env in an error (default: env e)."""
+        if self.obs_keys >= 0 and (type(obs) is not dict or len(obs) != self.obs_keys):
+            self._check_keys(obs, e, who)
+        for path, name, rows, shape, leaf in fields:
+            value = obs
+            try:
+                for key in path:
+                    value = value[key]
+            except (KeyError, IndexError, TypeError):
+                where = ".".join(str(k) for k in path)
+                raise _BadValue(
+                    f"{who or f'env {e}'}: observation has no {where!r} ({_shown(obs)}); the space is {self.obs_space}"
+                ) from None
+            if rows is None:  # a Python object: carried by the pipe
+                if not _contains(leaf, value):
+                    raise _BadValue(
+                        f"{who or f'env {e}'}: observation {_leaf_name(path)} is {_shown(value)}, not in {leaf}"
+                    )
+                self.objects.setdefault(e, {})[name] = value
+                continue
             # the common case first: an array of the space's own dtype and shape
             if type(value) is not np.ndarray or value.dtype != rows.dtype or value.shape != shape:
-                why = _string_misfit(value, width) if width else _misfit(value, rows.dtype, shape)
+                why = _misfit(value, rows.dtype, shape)
                 if why:
-                    raise _BadValue(f"{who or f'env {e}'}: observation {'obs' if key is None else key!r} {why}")
+                    raise _BadValue(f"{who or f'env {e}'}: observation {_leaf_name(path)} {why}")
             rows[e] = value
 
-    def _write_info(self, fields: list[tuple[str, np.ndarray]], e: int, info: dict[str, Any]) -> None:
-        """The carried info entries; one the env left out of this info reads 0 (False)."""
-        for key, rows in fields:
+    def _check_keys(self, obs: Any, e: int, who: str) -> None:
+        """A Dict space's observation is a dict with the space's keys (gymnasium's check_env; Dict.contains)."""
+        want = list(self.obs_space.spaces)
+        if not isinstance(obs, dict):
+            raise _BadValue(f"{who or f'env {e}'}: observation is {_shown(obs)}, not a dict with the keys {want}")
+        if set(obs) != set(want):
+            raise _BadValue(
+                f"{who or f'env {e}'}: observation has the keys {sorted(map(str, obs))}; its Dict space has {want}"
+            )
+
+    def _write_info(
+        self, fields: list[tuple[str, np.ndarray, np.ndarray | None]], e: int, info: dict[str, Any]
+    ) -> dict[Any, Any] | None:
+        """The entries with a column into row e (a column whose key the info lacks reads 0, its mask False); returns
+        the other entries (None: none), which the answer carries."""
+        if type(info) is not dict and not isinstance(info, dict):  # gymnasium's check_env asserts it
+            raise _BadValue(f"env {e}: info is {_shown(info)}, not a dict")
+        written = 0
+        misfits: list[str] = []
+        for key, rows, mask in fields:
             if key not in info:
                 rows[e] = 0
+                if mask is not None:
+                    mask[e] = False
                 continue
-            why = _misfit(info[key], rows.dtype, rows.shape[1:])
-            if why:
+            value = info[key]
+            if (type(value) is np.ndarray and value.dtype == rows.dtype and value.shape == rows.shape[1:]) or (
+                _misfit(value, rows.dtype, rows.shape[1:]) is None
+            ):
+                rows[e] = value
+                if mask is not None:
+                    mask[e] = True
+                written += 1
+                continue
+            if mask is None:  # no other way to carry it
+                why = _misfit(value, rows.dtype, rows.shape[1:])
                 raise _BadValue(f"env {e}: info[{key!r}] {why} (the info array the pool carries; see info_keys=)")
-            rows[e] = info[key]
+            rows[e], mask[e] = 0, False  # another dtype or shape than its column's: carried as the other entries
+            misfits.append(key)
+        if not self.extra_info or len(info) == written:
+            return None
+        taken = {key for key, _, _ in fields}.difference(misfits)
+        rest = {k: v for k, v in info.items() if k not in taken and k not in OWN_INFO}
+        return rest or None
 
     def _write(self, e: int, obs: Any, reward: float, term: bool, trunc: bool, info: dict[str, Any]) -> None:
         v = self.v
         self._write_obs(self.obs_fields, e, obs)
-        self._write_info(self.info_fields, e, info)
+        rest = self._write_info(self.info_fields, e, info)
+        if rest is not None:
+            self.rest[e] = rest
         v["reward"][e] = reward
         v["terminated"][e] = term
         v["truncated"][e] = trunc
@@ -233,7 +318,9 @@ class _Worker:
         trunc = bool(trunc) or (self.elapsed[k] >= self.limit and not term)
         if (term or trunc) and self.mode == "same_step":
             self._write_obs(self.final_fields, e, obs)
-            self._write_info(self.final_info_fields, e, info)
+            rest = self._write_info(self.final_info_fields, e, info)
+            if rest is not None:
+                self.final_rest[e] = rest
             self.v["final:elapsed_step"][e] = self.elapsed[k]
             self.reset(e, None)  # writes the reset observation; the step's own values follow
             v = self.v
@@ -349,6 +436,16 @@ class _Worker:
         if op == RENDER:
             frames = [self.envs[e - self.first].render() for e in ids]
             return pickle.dumps(np.stack(frames).astype(np.uint8, copy=False))
+        if op == COLUMNS:  # typed arrays of info keys the parent saw late: written from the next step on
+            views = _attach(*pickle.loads(payload))
+            self.v.update(views)
+            for name in views:
+                if name.startswith("info:"):
+                    key = name[len("info:") :]
+                    self.info_fields.append((key, views[name], views["info_mask:" + key]))
+                    if self.final_fields:
+                        self.final_info_fields.append((key, views["final:" + name], views["final:info_mask:" + key]))
+            return pickle.dumps(None)
         if op == CONFIG:  # each env's kwargs for its next reset
             for e, kwargs in zip(ids, pickle.loads(payload)):
                 self.next_kwargs[e - self.first] = kwargs
@@ -374,7 +471,7 @@ class _Worker:
             op, number, n = HEADER.unpack_from(msg)
             answer = NUMBER.pack(number)
             ids = np.frombuffer(msg, dtype=np.int32, count=n, offset=HEADER.size).tolist()
-            if op in REPLIES or op == CONFIG:
+            if op in REPLIES or op in (CONFIG, COLUMNS):
                 payload = msg[HEADER.size + 4 * n :]
                 try:
                     reply = answer + VALUE + self.reply(op, ids, payload)
@@ -403,10 +500,47 @@ class _Worker:
                 except Exception:
                     errors.append((e, traceback.format_exc()))
                     self.failed(e)
+            if self.rest or self.final_rest or self.had_rest or self.objects:
+                reply = answer + INFO + self._rest_answer(ids, errors)
+            else:
+                reply = answer + (ERR + pickle.dumps(errors) if errors else OK)
             try:
-                conn.send_bytes(answer + (ERR + pickle.dumps(errors) if errors else OK))
+                conn.send_bytes(reply)
             except OSError:  # the parent closed the pool while this command ran
                 return
+
+    def _rest_answer(self, ids: list[int], errors: list[tuple[int, str]]) -> bytes:
+        """INFO's payload: (errors, {row: {object array name: value}}): the observation leaves of Python objects
+        this command wrote, and the info entries without a typed column (process_protocol.EXTRA) of the envs of
+        `ids` that have some or had some in their last answer (None then). An env whose values do not pickle is
+        an env error."""
+        objects, self.objects = self.objects, {}
+        for e in ids:
+            now, final = self.rest.pop(e, None), self.final_rest.pop(e, None)
+            if now is not None or final is not None:
+                self.had_rest.add(e)
+            elif e in self.had_rest:
+                self.had_rest.discard(e)
+            else:
+                continue
+            row = objects.setdefault(e, {})
+            row[EXTRA] = now
+            if self.final_fields:
+                row["final:" + EXTRA] = final
+        self.rest.clear()
+        self.final_rest.clear()
+        try:
+            return pickle.dumps((errors, objects))
+        except Exception:  # some env's values do not pickle: that env's error, the others' values still go
+            for r, values in list(objects.items()):
+                try:
+                    pickle.dumps(values)
+                except Exception as err:
+                    e = r // self.players
+                    errors.append((e, f"env {e}: a value cannot be sent to the pool ({type(err).__name__}: {err})"))
+                    del objects[r]
+                    self.had_rest.discard(e)
+        return pickle.dumps((errors, objects))
 
 
 class _AgentsWorker(_Worker):
@@ -431,16 +565,17 @@ class _AgentsWorker(_Worker):
     def set_extra(self, k: int, value: Any) -> None:
         self.flags[k][:] = value
 
-    def _write_agents(
-        self, fields: list[tuple[Any, np.ndarray, int, tuple[int, ...]]], e: int, obs: dict[Any, Any]
-    ) -> None:
+    def _write_agents(self, fields: list[ObsField], e: int, obs: dict[Any, Any]) -> None:
         for j, agent in enumerate(self.agents):
             r = e * self.players + j
             if agent in obs:
                 self._write_obs(fields, r, obs[agent], f"env {e} agent {agent!r}")
             else:
-                for _, rows, _, _ in fields:
-                    rows[r] = rows.dtype.type()
+                for _, name, rows, _, _ in fields:
+                    if rows is None:
+                        self.objects.setdefault(r, {})[name] = None
+                    else:
+                        rows[r] = rows.dtype.type()
 
     def _write(self, e: int, obs: Any, reward: Any, term: bool, trunc: bool, info: dict[str, Any]) -> None:
         """A reset's rows (obs: the agents' observations); step() writes its own."""
@@ -526,15 +661,15 @@ def _misfit(value: Any, dtype: np.dtype, shape: tuple[int, ...]) -> str | None:
     return None
 
 
-def _string_misfit(value: Any, width: int) -> str | None:
-    if not isinstance(value, str):
-        return f"is {_shown(value)}, not a str"
-    if len(value) > width:  # numpy would cut it short
-        return (
-            f"is a string of {len(value)} characters; the pool's rows hold {width} (a Text space's max_length, "
-            "else parallel_pool.python_env.STRING_WIDTH)"
-        )
-    return None
+def _contains(space: Any, value: Any) -> bool:
+    try:
+        return bool(space.contains(value))
+    except Exception:  # a space's contains() that raises on a value of another type
+        return False
+
+
+def _leaf_name(path: tuple[Any, ...]) -> str:
+    return repr(".".join(str(k) for k in path)) if path else "'obs'"
 
 
 def _shown(value: Any) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from parallel_pool.process_protocol import RESERVED_INFO, info_array, leaf_paths, typed_key
 from parallel_pool.registry import autoreset_mode_name
 from parallel_pool.spec import EnvSpec, autoreset_mode
 
@@ -128,21 +129,6 @@ def in_gymnasium_registry(task_id: str) -> bool:
         return False
 
 
-STRING_WIDTH = 256  # characters of a string observation whose space has no max_length (MiniGrid's MissionSpace)
-
-
-def _is_string_space(space: Any) -> bool:
-    """A space of strings other than Text (MiniGrid's MissionSpace): its samples are str."""
-    from gymnasium import spaces
-
-    if isinstance(space, (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary, spaces.Dict)):
-        return False
-    try:
-        return isinstance(space.sample(), str)
-    except Exception:
-        return False
-
-
 def _leaf_array(name: str, space: Any) -> dict[str, Any]:
     """One array dict (the C++ spec's form: name, dtype, shape, low, high, per_player) for a leaf space."""
     from gymnasium import spaces
@@ -151,11 +137,10 @@ def _leaf_array(name: str, space: Any) -> dict[str, Any]:
         x = np.asarray(x, dtype=np.float64).ravel()
         return [float(x[0])] if x.size and np.all(x == x[0]) else [float(v) for v in x]
 
-    if isinstance(space, spaces.Text) or _is_string_space(space):
-        # a fixed-width string per env (MiniGrid's "mission"): numpy's unicode dtype, as wide as a Text space's
-        # max_length, else STRING_WIDTH (a longer string is an error in the worker, never cut short)
-        width = int(space.max_length) if isinstance(space, spaces.Text) else STRING_WIDTH
-        return dict(name=name, dtype=f"<U{width}", shape=(), low=[], high=[], per_player=True)
+    if not isinstance(space, (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)):
+        # Text, Graph, Sequence, OneOf and spaces of other types (MiniGrid's MissionSpace): one Python object per
+        # env (an object array, carried by the worker's pipe), as SyncVectorEnv hands them over
+        return dict(name=name, dtype="object", shape=(), low=[], high=[], per_player=True)
     if isinstance(space, spaces.Discrete):
         lo = int(space.start)
         return dict(name=name, dtype=str(space.dtype), shape=(), low=[lo], high=[lo + int(space.n) - 1])
@@ -163,58 +148,47 @@ def _leaf_array(name: str, space: Any) -> dict[str, Any]:
         low, high = space.start, space.start + space.nvec - 1
     elif isinstance(space, spaces.MultiBinary):
         low, high = np.zeros(space.shape), np.ones(space.shape)
-    elif isinstance(space, spaces.Box):
-        low, high = space.low, space.high
     else:
-        raise ValueError(
-            f"space {name!r} is a {type(space).__name__}; Python envs in the pool take Box, Discrete, MultiDiscrete, "
-            "MultiBinary and (observations only) string spaces (Text), or one Dict/Tuple of them"
-        )
+        low, high = space.low, space.high
     return dict(
         name=name, dtype=str(space.dtype), shape=tuple(space.shape), low=flat(low), high=flat(high), per_player=True
     )
 
 
 def space_arrays(space: Any, single_name: str) -> tuple[list[dict[str, Any]], Any]:
-    """(the arrays of `space`, the gymnasium space the batch presents: a Tuple becomes a Dict keyed "0", "1", ...)"""
+    """(the arrays of `space`, one per leaf (process_protocol.leaf_paths), and the gymnasium space the batch
+    presents: a Tuple becomes a Dict keyed "0", "1", ..., at any depth)."""
     from gymnasium import spaces
 
-    if isinstance(space, (spaces.Dict, spaces.Tuple)):
-        items: list[tuple[Any, Any]] = (
-            list(space.spaces.items()) if isinstance(space, spaces.Dict) else list(enumerate(space.spaces))
+    leaves = leaf_paths(space, single_name)
+    names = [name for name, _, _ in leaves]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(
+            f"the space's keys give two leaves the name {twice[0]!r} (nested keys are joined by '.'): rename a key"
         )
-        arrays = []
-        for key, sub in items:
-            if isinstance(sub, (spaces.Dict, spaces.Tuple)):
-                raise ValueError(
-                    f"nested {type(sub).__name__} space under {key!r}: one level of Dict/Tuple is supported"
-                )
-            arrays.append(_leaf_array(str(key), sub))
-        presented = space if isinstance(space, spaces.Dict) else spaces.Dict({str(k): s for k, s in items})
-        return arrays, presented
-    leaf = _leaf_array(single_name, space)
-    leaf["per_player"] = True
-    return [leaf], space
+
+    def presented(node: Any) -> Any:
+        if isinstance(node, spaces.Dict):
+            return spaces.Dict({k: presented(s) for k, s in node.spaces.items()})
+        if isinstance(node, spaces.Tuple):
+            return spaces.Dict({str(i): presented(s) for i, s in enumerate(node.spaces)})
+        return node
+
+    arrays = [_leaf_array(name, sub) for name, _, sub in leaves]
+    flat = all(len(path) == 1 for _, path, _ in leaves)
+    if not isinstance(space, (spaces.Dict, spaces.Tuple)) or (flat and isinstance(space, spaces.Dict)):
+        return arrays, space
+    return arrays, presented(space)
 
 
-# info keys the batch has of its own (or that gymnasium's vector envs add): an env's entries of these names are not
-# carried as info arrays
-_RESERVED_INFO = frozenset({"env_id", "elapsed_step", "players", "final_obs", "final_info", "episode"})
-
-
-def _info_array(key: str, value: Any) -> dict[str, Any] | None:
-    """The array an info entry is carried as (the engine's info spec form), or None where it is not an array of
-    numbers: a Python or numpy bool / int / float, or a numeric ndarray, keeps its dtype (Python's int -> int64,
-    float -> float64) and shape."""
-    if isinstance(value, (bool, np.bool_)):
-        dtype, shape = np.dtype(bool), ()
-    elif isinstance(value, (numbers.Integral, numbers.Real)) and not isinstance(value, np.ndarray):
-        dtype, shape = np.asarray(value).dtype, ()
-    elif isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-        dtype, shape = value.dtype, value.shape
-    else:
+def obs_paths(space: Any) -> dict[str, tuple[str, ...]] | None:
+    """Each observation array's place in the batch's nested dicts (keys as str), where the space nests Dict/Tuple
+    spaces; None where the batch's observation is one array or one flat dict."""
+    leaves = leaf_paths(space, "obs")
+    if all(len(path) <= 1 for _, path, _ in leaves):
         return None
-    return dict(name=key, dtype=str(dtype), shape=tuple(shape), low=[], high=[], per_player=False)
+    return {name: tuple(str(k) for k in path) for name, path, _ in leaves}
 
 
 def probe_info(env: Any, info_keys: Any) -> list[dict[str, Any]]:
@@ -252,9 +226,9 @@ def probe_info(env: Any, info_keys: Any) -> list[dict[str, Any]]:
         step_info = {}
     for key, value in step_info.items():
         seen.setdefault(key, value)
-    arrays = {str(k): a for k, v in seen.items() if (a := _info_array(str(k), v)) is not None}
+    arrays = {str(k): a for k, v in seen.items() if (a := info_array(str(k), v)) is not None}
     if info_keys is None:
-        return [a for k, a in arrays.items() if k not in _RESERVED_INFO and not k.startswith("_")]
+        return [a for k, a in arrays.items() if typed_key(k)]
     missing = [k for k in info_keys if k not in arrays]
     if missing:
         raise ValueError(
@@ -265,9 +239,9 @@ def probe_info(env: Any, info_keys: Any) -> list[dict[str, Any]]:
 
 
 def _check_info_names(arrays: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    bad = [a["name"] for a in arrays if a["name"] in _RESERVED_INFO or a["name"].startswith("_")]
+    bad = [a["name"] for a in arrays if a["name"] in RESERVED_INFO or a["name"].startswith("_")]
     if bad:
-        raise ValueError(f"info_keys {bad} are names the batch's info has of its own ({sorted(_RESERVED_INFO)}, _*)")
+        raise ValueError(f"info_keys {bad} are names the batch's info has of its own ({sorted(RESERVED_INFO)}, _*)")
     return arrays
 
 
@@ -382,9 +356,18 @@ class PythonEnvSpec(EnvSpec):
             obs_space, act_space = _spaces(env, self.agents)
             obs_arrays, self._obs_space = space_arrays(obs_space, "obs")
             act_arrays, self._act_space = space_arrays(act_space, "action")
-            text = [a["name"] for a in act_arrays if np.dtype(a["dtype"]).kind == "U"]
+            text = [a["name"] for a in act_arrays if a["dtype"] == "object"]
             if text:
-                raise ValueError(f"action {text} is a Text space: the pool's actions are arrays of numbers")
+                raise ValueError(
+                    f"action {text} is a {type(act_space).__name__} space of other than Box, Discrete, MultiDiscrete "
+                    "and MultiBinary leaves: the pool's actions are arrays of numbers"
+                )
+            if obs_paths(act_space) is not None:
+                raise ValueError(
+                    f"the action space {act_space} nests Dict/Tuple spaces: the pool's actions are one array, or one "
+                    "Dict/Tuple of arrays"
+                )
+            self.obs_paths = obs_paths(obs_space)
             self.check_kwargs(self.env_kwargs[1:], obs_arrays, act_arrays)
             if self.agents:  # a PettingZoo env: how each agent's episode ended (its own infos are not carried)
                 if common.get("info_keys"):
@@ -436,6 +419,8 @@ class PythonEnvSpec(EnvSpec):
             "info": info_arrays,
             "max_players": max(1, len(self.agents)),
             "reward_dtype": "float64",
+            # every other info entry travels to the batch's object array (a PettingZoo env's infos are not carried)
+            "info_extra": not self.agents,
         }
         self.reward_threshold = threshold
         self.max_episode_steps = limit

@@ -214,12 +214,14 @@ class EnvSpec:
     def dm_state_fields(self) -> list[str]:
         """The fields of the dm front-end's observation (EnvPool's `State`).
 
-        The observation keys, env_id, elapsed_step, players, then the env's info keys.
+        The observation keys, env_id, elapsed_step, players, then the env's info keys; for an env written in Python,
+        last, "info": the `_key` masks and the entries without a typed array (gymnasium's vector convention).
         """
         return (
             [a["name"] for a in self.engine_spec["obs"]]
             + ["env_id", "elapsed_step", "players"]
             + [a["name"] for a in self.engine_spec["info"]]
+            + (["info"] if self.engine_spec.get("info_extra") else [])
         )
 
     def observation_spec(self) -> Any:
@@ -234,6 +236,8 @@ class EnvSpec:
         values["env_id"] = specs.Array((), np.int32, name="env_id")
         values["elapsed_step"] = specs.Array((), np.int32, name="elapsed_step")
         values["players"] = Players(specs.Array((), np.int32, name="env_id"))
+        if "info" in State._fields:  # entries of any type and number: no spec
+            values["info"] = {}
         return State(**values)
 
     def action_spec(self) -> Any:

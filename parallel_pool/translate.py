@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from parallel_pool.schema import tree_map
+from parallel_pool.schema import row_info, tree_map
 
 __all__ = ["Translator", "Transition", "final_value", "successor_obs"]
 
@@ -183,13 +183,26 @@ class Translator:
         return actions
 
     # ---- per-env records --------------------------------------------------------------------------------
-    def _flat_info(self, info: dict) -> list[tuple[str, np.ndarray]]:
-        return [(k, v) for k, v in info.items() if not k.startswith("_") and k not in self._skip]
+    def _flat_info(self, info: dict) -> list[tuple[Any, Any, Any, bool]]:
+        """(key, batched value, its `_key` mask or None where every row has it, nested) of each key, once a batch."""
+        flat = []
+        for k, v in info.items():
+            if k in self._skip or (type(k) is str and k[:1] == "_" and k[1:] in info):
+                continue
+            mask = info.get(f"_{k}")
+            nested = isinstance(v, dict)
+            flat.append((k, v, None if mask is None or (not nested and mask.all()) else mask, nested))
+        return flat
 
-    def records(self, info: dict, n: int) -> list[dict]:
-        """The batched info dict as one dict per row (scalars as numpy scalars, arrays as row views)."""
+    def records(self, info: dict, n: int, rows: Any = None) -> list[dict]:
+        """The batched info dict as one dict per row (of `rows`, default all n): the keys the row's env returned
+        (those whose `_key` mask is True in that row), scalars as numpy scalars, arrays as row views, nested dicts
+        alike."""
         flat = self._flat_info(info)
-        return [{k: v[i] for k, v in flat} for i in range(n)]
+        return [
+            {k: (row_info(v, i) if nested else v[i]) for k, v, mask, nested in flat if mask is None or mask[i]}
+            for i in (range(n) if rows is None else rows)
+        ]
 
     # ---- calls ------------------------------------------------------------------------------------------
     def reset(self, env_id: Any = None, seed: Any = None) -> tuple[Any, list[dict]]:
@@ -275,22 +288,16 @@ class Translator:
             return Transition(obs, obs, reward, terminated, truncated, env_id, infos)
 
         final_obs = info["final_obs"]
-        final_info = info["final_info"]
-        step_flat = self._flat_info(info)
-        final_flat = dict(self._flat_info(final_info))
-        infos = []
+        infos = self.records(info, n)
         reset_infos: dict[int, dict] = {}
-        for i in range(n):
-            if done[i]:
-                rec = {k: (final_flat[k][i] if k in final_flat else v[i]) for k, v in step_flat}
-                reset_infos[i] = {k: v[i] for k, v in step_flat}
-                if self.final_obs_key is not None:
-                    rec[self.final_obs_key] = final_obs[i]
-            else:
-                rec = {k: v[i] for k, v in step_flat}
-            if self.truncated_key is not None:
+        ended = np.flatnonzero(done).tolist()
+        for i, rec in zip(ended, self.records(info["final_info"], n, ended)):
+            reset_infos[i], infos[i] = infos[i], rec  # the finished episode's last info; its reset info beside it
+            if self.final_obs_key is not None:
+                rec[self.final_obs_key] = final_obs[i]
+        if self.truncated_key is not None:
+            for i, rec in enumerate(infos):
                 rec[self.truncated_key] = bool(truncated[i] and not terminated[i])
-            infos.append(rec)
         next_obs = successor_obs(obs, final_obs, done)
         if self.explicit_reset:
             for i in range(n):

@@ -120,10 +120,11 @@ def _check_usable(env: Any, on_host: bool) -> None:
             "this build of parallel_pool has no XLA support: jaxlib's FFI headers were not found when it was "
             f"compiled; {_INSTALL_HINT} (jaxlib must be importable while building)"
         )
-    text = [f.name for f in env.schema.fields if f.dtype.kind not in "biuf"]
-    if text:  # a Python env's Text observation (fixed-width strings): jax has no string arrays
+    text = [f.name for f in env.schema.fields if f.dtype.kind not in "biuf" and not f.name.endswith("info_extra")]
+    if text:  # a Python env's observation leaves of Python objects (Text, Graph, ...): jax has no such arrays
         raise ValueError(
-            f"env.xla(): the arrays {text} hold strings, which jax arrays cannot; leave them out of the env"
+            f"env.xla(): the arrays {text} hold Python objects (strings, graphs, sequences), which jax arrays "
+            "cannot; leave them out of the env's observation"
         )
     check_xla_spec(env.spec.task_id, env.spec.engine_spec)
 
@@ -153,9 +154,13 @@ class _XlaCalls:
     def __init__(self, env: Any, jax: Any, jnp: Any, handle: int | None):
         self.env, self.jax, self.jnp, self.on_host = env, jax, jnp, handle is None
         self.engine = env.engine
+        fix_layout = getattr(self.engine, "fix_layout", None)  # an engine whose layout grows: traced once, it stays
+        if fix_layout is not None:
+            fix_layout()
         self.task_id = env.spec.task_id
         self.engine_id = np.int64(0 if handle is None else handle)
-        self.outputs = [(f.name, f.dtype, f.shape) for f in env.schema.fields]
+        # the typed arrays: a Python env's object arrays of info entries (last in the batch) stay out of jax
+        self.outputs = [(f.name, f.dtype, f.shape) for f in env.schema.fields if f.dtype != object]
         self.actions = [(a["name"], np.dtype(a["dtype"]), tuple(a["shape"])) for a in env.spec.action_arrays]
         self.action_names = [name for name, _, _ in self.actions]
         self.num_envs, self.batch_size, self.is_async = env.num_envs, env.batch_size, env.is_async

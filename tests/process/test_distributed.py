@@ -497,3 +497,52 @@ def test_set_state_is_all_or_nothing_across_actors(backend):
     finally:
         env.close()
         twin.close()
+
+
+def test_python_env_infos_on_ray_equal_sync_vector_env():
+    """Every info entry (strings, keys seen late, nested dicts) crosses the actors as SyncVectorEnv carries it; the
+    actors keep one layout (keys seen late travel as objects), so their batches join."""
+    import gymnasium as gym
+
+    class Notes(gym.Env):  # (defined here: Ray pickles it by value)
+        observation_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+        action_space = gym.spaces.Discrete(2)
+
+        def reset(self, *, seed=None, options=None):
+            super().reset(seed=seed)
+            self.t, self.length = 0, int(self.np_random.integers(2, 5))
+            return np.zeros(1, np.float32), {"note": "start"}
+
+        def step(self, action):
+            self.t += 1
+            info = {"note": f"t={self.t}"}
+            if self.t >= 2:
+                info["late"] = self.t
+            done = self.t >= self.length
+            if done:
+                info["nested"] = {"s": "end"}
+            return np.zeros(1, np.float32), 1.0, done, False, info
+
+    ref = gym.vector.SyncVectorEnv([Notes] * 4, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+    env = distributed.make(env_fn=Notes, num_workers=2, num_threads=1, num_envs=4, seed=5, autoreset_mode="same_step")
+    try:
+        _, info = env.reset()
+        _, rinfo = ref.reset(seed=5)
+        assert info["note"].tolist() == list(rinfo["note"])
+        finals = 0
+        for t in range(8):
+            *_, info = env.step(np.ones(4, np.int64))
+            *_, rinfo = ref.step(np.ones(4, np.int64))
+            for key in ("note", "late"):
+                rows = rinfo.get(f"_{key}", np.zeros(4, bool))
+                np.testing.assert_array_equal(info.get(f"_{key}", np.zeros(4, bool)), rows, err_msg=f"{key}, {t}")
+                if rows.any():
+                    assert info[key][rows].tolist() == rinfo[key][rows].tolist(), f"{key} at step {t}"
+            if "final_info" in rinfo:
+                rows = rinfo["final_info"]["_nested"]
+                assert info["final_info"]["nested"]["s"][rows].tolist() == ["end"] * int(rows.sum())
+                finals += 1
+        assert finals
+    finally:
+        env.close()
+        ref.close()
