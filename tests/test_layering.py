@@ -83,13 +83,19 @@ def test_module_imports_have_no_cycle():
     assert "parallel_pool.frontends" not in graph["parallel_pool.xla"]
     # the Engine contract sits at the bottom beside the schema; the process engine knows no front-end or spec: its
     # parent side imports the contract, the worker side and their shared protocol; the worker side (what the
-    # forkserver loads) only the protocol; snapshots are signed by parallel_pool.signing on both sides; the
-    # parent records its segments with parallel_pool.orphans
+    # forkserver loads) only the protocol and env_state (how an env's snapshot is taken and put back, importing
+    # nothing of the package); snapshots are signed by parallel_pool.signing on both sides; the parent records its
+    # segments with parallel_pool.orphans
     assert graph["parallel_pool.engine"] <= {"parallel_pool._core"}
     assert graph["parallel_pool.signing"] == set()
     assert graph["parallel_pool.orphans"] == set()
     assert graph["parallel_pool.process_protocol"] <= {"parallel_pool.signing"}
-    assert graph["parallel_pool.process_worker"] <= {"parallel_pool.process_protocol", "parallel_pool.signing"}
+    assert graph["parallel_pool.env_state"] == set()
+    assert graph["parallel_pool.process_worker"] <= {
+        "parallel_pool.env_state",
+        "parallel_pool.process_protocol",
+        "parallel_pool.signing",
+    }
     assert graph["parallel_pool.process_engine"] <= {
         "parallel_pool.engine",
         "parallel_pool.orphans",
