@@ -47,6 +47,7 @@ struct Batch {
   std::atomic<int> done{0};
   std::vector<int> player_offset;  // ordered batches: first player row of each position
   int player_rows = 0;             // ordered batches: total player rows
+  int first_id = -1;               // ordered batches of consecutive ids: the first (else -1)
   std::mutex err_mu;
   std::vector<std::pair<int, std::string>> errors;
 };
@@ -236,7 +237,8 @@ class Engine {
   // Validates a send's env ids; true when it marked them pending (false: consecutive ids it need not check,
   // which Send marks once the items are queued).
   bool CheckIds(const int* env_ids, int k, bool reset, bool consecutive);
-  void Unmark(const int* env_ids, int k);  // takes back CheckIds' pending marks
+  void Unmark(const int* env_ids, int k);                // takes back CheckIds' pending marks
+  std::string IdError(const int* env_ids, int i) const;  // why CheckIds refused env_ids[i]
   int CompactPlayerRows(uint8_t* block, int env_rows);
   RecvResult RecvOrdered(const std::function<bool()>& interrupted);
   RecvResult RecvAsync(const std::function<bool()>& interrupted);
