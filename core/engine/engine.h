@@ -47,6 +47,7 @@ struct Batch {
   std::atomic<int> done{0};
   std::vector<int> player_offset;  // ordered batches: first player row of each position
   int player_rows = 0;             // ordered batches: total player rows
+  int first_id = -1;               // ordered batches of consecutive ids: the first (else -1)
   std::mutex err_mu;
   std::vector<std::pair<int, std::string>> errors;
 };
@@ -187,22 +188,29 @@ class Engine {
     uint8_t* base;
     bool staged;
     int env_row, player_row;
-    uint8_t* At(const Layout& layout, const Slot& s, int entry) const;
+    // (inline: it runs for every entry of every env row an item prepares)
+    uint8_t* At(const Layout& layout, const Slot& s, int entry) const {
+      const auto& e = layout.entries[entry];
+      const size_t r = static_cast<size_t>(e.per_player ? player_row : env_row);
+      return staged ? base + s.staging_off[entry] + e.row_bytes * r : base + e.offset + e.row_bytes * r;
+    }
   };
 
-  // Execute runs an item's envs; RunTask = the steps below, in this order (see execute.cc).
+  // Execute runs an item's envs; RunInRows = the steps below, in this order (see execute.cc).
   void Execute(const WorkItem& item);
-  void ExecuteRun(const WorkItem& item);  // at most kMaxRun envs by id; Execute marks the rows done
-  Batch* RunTask(int env_id, bool reset, Batch* ordered, int pos);  // the batch the env's row went to
+  void ExecuteRun(const WorkItem& item);                    // at most kMaxRun envs by id; Execute marks the rows done
+  void RunTask(int env_id, bool reset, Batch* b, int pos);  // one env in its row `pos` of b (ordered or ring)
+  void RunStaged(const WorkItem& item);  // async, no StepBatch: the run's envs via staging, claimed together
+  std::string RunInRows(int env_id, bool reset, const Rows& rows);  // "" or the env's error
   Rows RowsFor(Batch* ordered, int pos, Slot& s) const;
   size_t EntryBytes(int entry, const Slot& s) const;
   void PrepareRows(int env_id, Slot& s, const Rows& rows);
   void PointOutputs(Slot& s, const Rows& rows);  // s.out at these rows
-  // batched stepping (the type's StepBatch): each stretch of an item's stepping envs goes through StepRun, whole or
-  // (async) in pieces that each fill consecutive rows of one batch; resets go through RunTask
+  // batched stepping (the type's StepBatch): an item's rows (async: claimed at once, in pieces that each lie in one
+  // batch) filled by RunBatched: each stretch of stepping envs through StepRun, each reset through RunTask
   void ExecuteBatched(const WorkItem& item);
-  void StepStretch(const int* env_ids, int n, Batch* ordered, int pos);
-  void StepRun(const int* env_ids, int n, Batch* b, int row);
+  int RunBatched(const int* env_ids, int n, bool reset, Batch* b, int row);  // the envs stepped through StepBatch
+  int StepRun(const int* env_ids, int n, Batch* b, int row);  // steps the leading envs that need no reset; how many
   void PresetResults(Slot& s);
   std::string RunEnv(Slot& s, bool reset, const Rows& rows);  // "" or the env's error; never throws
   void ResetEnv(Slot& s);
@@ -210,7 +218,8 @@ class Engine {
   void StepEnv(Slot& s, const Rows& rows);
   void SameStepReset(Slot& s, const Rows& rows);
   std::string RecoverInPlace(Slot& s, const Rows& rows);
-  Batch* PublishStaged(const Slot& s);
+  Batch* RingBatch(int64_t seq) const;               // the async ring's batch of completion number seq
+  void CopyStaged(const Slot& s, Batch* b, int er);  // the env's staged rows into env row er of b
   void UpdateCost(int64_t ns);
   void MarkDone(Batch* b, int envs);
 
@@ -228,7 +237,8 @@ class Engine {
   // Validates a send's env ids; true when it marked them pending (false: consecutive ids it need not check,
   // which Send marks once the items are queued).
   bool CheckIds(const int* env_ids, int k, bool reset, bool consecutive);
-  void Unmark(const int* env_ids, int k);  // takes back CheckIds' pending marks
+  void Unmark(const int* env_ids, int k);                // takes back CheckIds' pending marks
+  std::string IdError(const int* env_ids, int i) const;  // why CheckIds refused env_ids[i]
   int CompactPlayerRows(uint8_t* block, int env_rows);
   RecvResult RecvOrdered(const std::function<bool()>& interrupted);
   RecvResult RecvAsync(const std::function<bool()>& interrupted);

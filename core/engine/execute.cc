@@ -1,7 +1,7 @@
 // Engine: executing one work item -- on a worker thread, or on the caller while it waits. Execute() runs the item's
-// run of envs, each through RunTask's steps in order: find the env's rows, prepare them, run the env (reset or
-// step, same-step autoreset), recover an async env that threw, publish staged rows into the async batch ring; and
-// marks the rows done.
+// run of envs, each through RunInRows' steps in order: find the env's rows, prepare them, run the env (reset or
+// step, same-step autoreset), recover an async env that threw; an async run of a type without StepBatch then
+// publishes its staged rows into the batch ring (RunStaged), and the rows are marked done.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -15,12 +15,6 @@ namespace pp {
 namespace {
 constexpr int64_t kAlwaysTimeNs = 100000;  // items costlier than this are timed every time
 }  // namespace
-
-uint8_t* Engine::Rows::At(const Layout& L, const Slot& s, int idx) const {
-  const auto& e = L.entries[idx];
-  const size_t r = static_cast<size_t>(e.per_player ? player_row : env_row);
-  return staged ? base + s.staging_off[idx] + e.row_bytes * r : base + e.offset + e.row_bytes * r;
-}
 
 Engine::Rows Engine::RowsFor(Batch* ordered, int pos, Slot& s) const {
   // ordered (sync) batches are written in place; async rows go to the env's staging area first
@@ -146,11 +140,11 @@ std::string Engine::RecoverInPlace(Slot& s, const Rows& rows) {
   return " (resetting it failed too; it is reset again on its next send)";
 }
 
-Batch* Engine::PublishStaged(const Slot& s) {
-  // claim the next row of the async batch ring now that the step is done, and copy the staged rows there
-  const int64_t seq = complete_seq_.fetch_add(1, std::memory_order_acq_rel);
-  Batch* b = ring_[static_cast<size_t>((seq / opts_.batch_size) % static_cast<int64_t>(ring_.size()))].get();
-  const int er = static_cast<int>(seq % opts_.batch_size);
+Batch* Engine::RingBatch(int64_t seq) const {
+  return ring_[static_cast<size_t>((seq / opts_.batch_size) % static_cast<int64_t>(ring_.size()))].get();
+}
+
+void Engine::CopyStaged(const Slot& s, Batch* b, int er) {
   const int pr = er * max_players_;  // fixed stride: the player rows follow from the env row (compacted in Recv)
   const auto& E = layout_.entries;
   for (size_t i = 0; i < E.size(); ++i) {
@@ -158,7 +152,6 @@ Batch* Engine::PublishStaged(const Slot& s) {
     std::memcpy(b->block + E[i].offset + E[i].row_bytes * static_cast<size_t>(pp ? pr : er),
                 s.staging.data() + s.staging_off[i], EntryBytes(static_cast<int>(i), s));
   }
-  return b;
 }
 
 void Engine::UpdateCost(int64_t ns) {
@@ -179,52 +172,88 @@ void Engine::MarkDone(Batch* b, int envs) {
   }
 }
 
-Batch* Engine::RunTask(int env_id, bool reset, Batch* ordered, int pos) {
+std::string Engine::RunInRows(int env_id, bool reset, const Rows& rows) {
   Slot& s = slots_[env_id];
-  const Rows rows = RowsFor(ordered, pos, s);
   PrepareRows(env_id, s, rows);
   std::string error = RunEnv(s, reset, rows);
   if (!error.empty() && !sync()) error += RecoverInPlace(s, rows);
   *reinterpret_cast<int32_t*>(rows.At(layout_, s, layout_.elapsed)) = s.elapsed;
-  Batch* b = rows.staged ? PublishStaged(s) : ordered;
+  return error;
+}
+
+void Engine::RunTask(int env_id, bool reset, Batch* b, int pos) {
+  std::string error = RunInRows(env_id, reset, RowsFor(b, pos, slots_[env_id]));
   if (!error.empty()) {
     std::lock_guard<std::mutex> lk(b->err_mu);
     b->errors.emplace_back(env_id, std::move(error));
   }
-  return b;
 }
 
-void Engine::StepRun(const int* env_ids, int n, Batch* b, int row) {
-  // What RunTask does per env, for n stepping envs whose rows are row..row+n-1 of b's block (single player:
-  // player rows are env rows): the run's bookkeeping as whole-array writes, one StepBatch call, then the per-env
-  // episode ends.
-  const auto& E = layout_.entries;
-  auto at = [&](int idx) { return b->block + E[idx].offset + E[idx].row_bytes * static_cast<size_t>(row); };
-  const size_t un = static_cast<size_t>(n);
+void Engine::RunStaged(const WorkItem& it) {
+  // Async, a type without StepBatch: each env of the run writes its staging rows; once all of them are done, the run
+  // claims its rows of the batch ring at once (so rows go in completion order, a run's together -- runs are longer
+  // than one env only for cheap envs) and copies the staged rows there, in pieces that each lie in one batch: one
+  // claim and one completion per piece, not per env (each is a cache line the threads pass between them).
+  std::vector<std::pair<int, std::string>> errors;  // (position in the run, what the env threw): allocates only then
+  for (int i = 0; i < it.count; ++i) {
+    Slot& s = slots_[it.env_ids[i]];
+    std::string error = RunInRows(it.env_ids[i], it.reset, RowsFor(nullptr, 0, s));
+    if (!error.empty()) errors.emplace_back(i, std::move(error));
+  }
+  const int64_t first = complete_seq_.fetch_add(it.count, std::memory_order_acq_rel);
+  size_t e = 0;
+  for (int done = 0; done < it.count;) {
+    const int64_t seq = first + done;
+    Batch* b = RingBatch(seq);
+    const int row = static_cast<int>(seq % opts_.batch_size);
+    const int piece = std::min(it.count - done, opts_.batch_size - row);
+    for (int i = 0; i < piece; ++i) CopyStaged(slots_[it.env_ids[done + i]], b, row + i);
+    if (e < errors.size() && errors[e].first < done + piece) {
+      std::lock_guard<std::mutex> lk(b->err_mu);
+      for (; e < errors.size() && errors[e].first < done + piece; ++e) {
+        b->errors.emplace_back(it.env_ids[errors[e].first], std::move(errors[e].second));
+      }
+    }
+    MarkDone(b, piece);
+    done += piece;
+  }
+}
+
+int Engine::StepRun(const int* env_ids, int n, Batch* b, int row) {
+  // What RunTask does per env, for the stepping envs at the start of env_ids[0..n) (up to the first that must reset)
+  // whose rows are row, row + 1, ... of b's block (single player: player rows are env rows): the run's bookkeeping as
+  // whole-array writes, one StepBatch call, then the per-env episode ends. Returns how many envs it stepped.
   Env* envs[WorkItem::kMaxRun];
   const uint8_t* actions[WorkItem::kMaxRun];
-  auto* ids = reinterpret_cast<int32_t*>(at(layout_.env_id));
-  auto* player_ids = reinterpret_cast<int32_t*>(at(layout_.player_env_id));
   // single player, one action array: env e's action is row e of action_rows_ (not through the slot's action_ptrs,
   // a cache line more per env)
   const uint8_t* action_rows = action_rows_[0].data();
   const size_t action_bytes = action_row_bytes_[0];
-  for (int i = 0; i < n; ++i) {
-    envs[i] = slots_[env_ids[i]].env.get();
-    actions[i] = action_rows + action_bytes * static_cast<size_t>(env_ids[i]);
-    ids[i] = player_ids[i] = env_ids[i];
+  int m = 0;
+  for (; m < n; ++m) {  // (the finished-episode check reads the slot line the env pointer is on)
+    const Slot& s = slots_[env_ids[m]];
+    if (s.done) break;
+    envs[m] = s.env.get();
+    actions[m] = action_rows + action_bytes * static_cast<size_t>(env_ids[m]);
   }
+  if (m == 0) return 0;
+  const auto& E = layout_.entries;
+  auto at = [&](int idx) { return b->block + E[idx].offset + E[idx].row_bytes * static_cast<size_t>(row); };
+  const size_t um = static_cast<size_t>(m);
+  auto* ids = reinterpret_cast<int32_t*>(at(layout_.env_id));
+  auto* player_ids = reinterpret_cast<int32_t*>(at(layout_.player_env_id));
+  for (int i = 0; i < m; ++i) ids[i] = player_ids[i] = env_ids[i];
   if (layout_.final_begin >= 0) {  // zero unless this step ends an episode, as in PrepareRows
-    for (int i = layout_.final_begin; i < static_cast<int>(E.size()); ++i) std::memset(at(i), 0, E[i].row_bytes * un);
+    for (int i = layout_.final_begin; i < static_cast<int>(E.size()); ++i) std::memset(at(i), 0, E[i].row_bytes * um);
   }
   auto* terminated = reinterpret_cast<bool*>(at(layout_.terminated));
   auto* truncated = reinterpret_cast<bool*>(at(layout_.truncated));
-  std::memset(at(layout_.reward), 0, E[layout_.reward].row_bytes * un);
-  std::memset(terminated, 0, un);
-  std::memset(truncated, 0, un);
-  step_batch_(envs, n, BatchRows{actions, at(0), E[0].row_bytes, at(layout_.reward), spec_.reward_dtype, terminated});
+  std::memset(at(layout_.reward), 0, E[layout_.reward].row_bytes * um);
+  std::memset(terminated, 0, um);
+  std::memset(truncated, 0, um);
+  step_batch_(envs, m, BatchRows{actions, at(0), E[0].row_bytes, at(layout_.reward), spec_.reward_dtype, terminated});
   auto* elapsed = reinterpret_cast<int32_t*>(at(layout_.elapsed));
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < m; ++i) {
     Slot& s = slots_[env_ids[i]];
     ++s.elapsed;
     if (!terminated[i] && s.elapsed >= opts_.max_episode_steps) truncated[i] = true;
@@ -250,41 +279,41 @@ void Engine::StepRun(const int* env_ids, int n, Batch* b, int row) {
     }
     elapsed[i] = s.elapsed;
   }
+  return m;
+}
+
+int Engine::RunBatched(const int* env_ids, int n, bool reset, Batch* b, int row) {
+  // each stretch of stepping envs in one StepBatch call; a reset (sent, or autoreset after an episode's end) one at a
+  // time through RunTask, in its row of b (a pending SetConfig applies only at a reset)
+  int stepped = 0;
+  for (int i = 0; i < n;) {
+    const int m = reset ? 0 : StepRun(env_ids + i, n - i, b, row + i);
+    stepped += m;
+    i += m;
+    if (i < n) {
+      RunTask(env_ids[i], reset, b, row + i);
+      ++i;
+    }
+  }
+  return stepped;
 }
 
 void Engine::ExecuteBatched(const WorkItem& it) {
-  // each stretch of stepping envs in one StepBatch call; a reset (sent, or autoreset after an episode's end) one at a
-  // time through RunTask (a pending SetConfig applies only at a reset)
-  auto steps = [&](int i) { return !it.reset && !slots_[it.env_ids[i]].done; };
-  for (int i = 0; i < it.count;) {
-    if (!steps(i)) {
-      Batch* b = RunTask(it.env_ids[i], it.reset, it.batch, it.pos + i);
-      if (it.batch == nullptr) MarkDone(b, 1);
-      ++i;
-      continue;
-    }
-    int j = i + 1;
-    while (j < it.count && steps(j)) ++j;
-    StepStretch(it.env_ids + i, j - i, it.batch, it.pos + i);
-    i = j;
-  }
-}
-
-void Engine::StepStretch(const int* env_ids, int n, Batch* ordered, int pos) {
-  batched_steps_.fetch_add(n, std::memory_order_relaxed);
-  if (ordered != nullptr) {  // sync: Execute marks the rows done
-    StepRun(env_ids, n, ordered, pos);
+  if (it.batch != nullptr) {  // sync: the item's rows are pos, pos + 1, ... of its batch; Execute marks them done
+    batched_steps_.fetch_add(RunBatched(it.env_ids, it.count, it.reset, it.batch, it.pos), std::memory_order_relaxed);
     return;
   }
-  // async: claim the stretch's rows of the batch ring now (rows are claimed in completion order; these complete
-  // together), in pieces that each lie in one batch
-  const int64_t first = complete_seq_.fetch_add(n, std::memory_order_acq_rel);
-  for (int done = 0; done < n;) {
+  // async: the item claims its rows of the batch ring at once (a StepBatch type's envs are cheap: the item completes
+  // as a whole within microseconds), in pieces that each lie in one batch -- one claim and one completion per piece,
+  // not one per stretch and per reset (each is a cache line the threads pass between them)
+  const int64_t first = complete_seq_.fetch_add(it.count, std::memory_order_acq_rel);
+  for (int done = 0; done < it.count;) {
     const int64_t seq = first + done;
-    Batch* b = ring_[static_cast<size_t>((seq / opts_.batch_size) % static_cast<int64_t>(ring_.size()))].get();
+    Batch* b = RingBatch(seq);
     const int row = static_cast<int>(seq % opts_.batch_size);
-    const int piece = std::min(n - done, opts_.batch_size - row);
-    StepRun(env_ids + done, piece, b, row);
+    const int piece = std::min(it.count - done, opts_.batch_size - row);
+    const int stepped = RunBatched(it.env_ids + done, piece, it.reset, b, row);
+    if (stepped > 0) batched_steps_.fetch_add(stepped, std::memory_order_relaxed);  // before the rows are published
     MarkDone(b, piece);
     done += piece;
   }
@@ -322,11 +351,10 @@ void Engine::ExecuteRun(const WorkItem& it) {
 
   if (step_batch_ != nullptr) {
     ExecuteBatched(it);
+  } else if (it.batch == nullptr) {
+    RunStaged(it);
   } else {
-    for (int i = 0; i < it.count; ++i) {
-      Batch* b = RunTask(it.env_ids[i], it.reset, it.batch, it.pos + i);
-      if (it.batch == nullptr) MarkDone(b, 1);  // async: each row is in its batch as soon as it is done
-    }
+    for (int i = 0; i < it.count; ++i) RunTask(it.env_ids[i], it.reset, it.batch, it.pos + i);
   }
   if (timed) UpdateCost((costly ? ItemClock::Now().CostSince(t0) : WallNs() - t0.wall) / it.count);
 }

@@ -163,10 +163,14 @@ RecvResult Engine::DeliverKept() {
 }
 
 void Engine::MarkReceived(const RecvResult& r) {
+  num_pending_ -= r.env_rows;
+  if (r.batch->first_id >= 0) {  // a send of consecutive ids (an ordered batch): no id to read from the rows
+    std::memset(pending_.data() + r.batch->first_id, 0, static_cast<size_t>(r.env_rows));
+    return;
+  }
   const auto& eid = layout_.entries[layout_.env_id];
   const int32_t* ids = reinterpret_cast<const int32_t*>(r.block + eid.offset);
   for (int i = 0; i < r.env_rows; ++i) pending_[ids[i]] = 0;
-  num_pending_ -= r.env_rows;
 }
 
 RecvResult Engine::RecvOrdered(const std::function<bool()>& interrupted) {

@@ -88,7 +88,18 @@ void CheckActionValues(const ArraySpec& a, const S* v, size_t rows) {
     // integers under shared bounds: their least and greatest (a loop the compiler vectorizes) decide; the loop
     // below only runs to name the first bad row
     const size_t n = rows * per;
-    if (IsIntegral(a.dtype) && uniform && n > 0) {
+    if constexpr (std::is_same_v<S, int32_t>) {
+      // the common action dtype: in range iff x - lo, as unsigned, is at most hi - lo (one compare per value, and no
+      // min/max, which SSE2 lacks for int32); the range clamped to int32 first
+      const int64_t lo = std::max<int64_t>(range.first, std::numeric_limits<int32_t>::min());
+      const int64_t hi = std::min<int64_t>(range.second, std::numeric_limits<int32_t>::max());
+      if (IsIntegral(a.dtype) && uniform && lo <= hi) {
+        const auto ulo = static_cast<uint32_t>(lo), span = static_cast<uint32_t>(hi - lo);
+        uint32_t bad = 0;
+        for (size_t i = 0; i < n; ++i) bad |= static_cast<uint32_t>(static_cast<uint32_t>(v[i]) - ulo > span);
+        if (bad == 0) return;
+      }
+    } else if (IsIntegral(a.dtype) && uniform && n > 0) {
       S lo = v[0], hi = v[0];
       for (size_t i = 1; i < n; ++i) {
         lo = std::min(lo, v[i]);
@@ -223,29 +234,35 @@ bool Engine::CheckIds(const int* env_ids, int k, bool reset, bool consecutive) {
   if (consecutive && num_pending_ == 0 && !per_env) return false;
   // Otherwise each id is marked pending as it is checked: an id found already marked is pending from an earlier
   // send or repeated in this one -- one load and one store per env (an async loop's scattered send). On an error
-  // the marks made here are taken back.
+  // the marks made here are taken back and IdError says what was wrong.
+  const auto n = static_cast<uint32_t>(opts_.num_envs);
   for (int i = 0; i < k; ++i) {
     const int e = env_ids[i];
-    std::string err;
-    if (e < 0 || e >= opts_.num_envs) {
-      err = "env_id " + std::to_string(e) + " is out of range: this pool has env ids 0.." +
-            std::to_string(opts_.num_envs - 1);
-    } else if (pending_[e]) {
-      err = std::find(env_ids, env_ids + i, e) != env_ids + i
-                ? "env_id " + std::to_string(e) + " appears more than once"
-                : "env " + std::to_string(e) + " already has an action pending; recv() its result before sending again";
-    } else if (per_env && slots_[e].done) {
-      err = "env " + std::to_string(e) +
-            " has finished its episode (or was never reset) and autoreset_mode is 'disabled': reset it first "
-            "(reset(options={'reset_mask': mask}) or reset(env_id=...))";
-    } else {
+    if (static_cast<uint32_t>(e) < n && !pending_[e] && !(per_env && slots_[e].done)) {
       pending_[e] = 1;
       continue;
     }
+    std::string err = IdError(env_ids, i);  // (before Unmark: a repeated id is told by its mark)
     Unmark(env_ids, i);
     throw std::invalid_argument(err);
   }
   return true;
+}
+
+std::string Engine::IdError(const int* env_ids, int i) const {
+  const int e = env_ids[i];
+  if (e < 0 || e >= opts_.num_envs) {
+    return "env_id " + std::to_string(e) + " is out of range: this pool has env ids 0.." +
+           std::to_string(opts_.num_envs - 1);
+  }
+  if (pending_[e]) {
+    return std::find(env_ids, env_ids + i, e) != env_ids + i
+               ? "env_id " + std::to_string(e) + " appears more than once"
+               : "env " + std::to_string(e) + " already has an action pending; recv() its result before sending again";
+  }
+  return "env " + std::to_string(e) +
+         " has finished its episode (or was never reset) and autoreset_mode is 'disabled': reset it first "
+         "(reset(options={'reset_mask': mask}) or reset(env_id=...))";
 }
 
 void Engine::Unmark(const int* env_ids, int k) {
@@ -329,6 +346,7 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
     ordered->expected = k;
     ordered->done.store(0, std::memory_order_relaxed);
     ordered->player_rows = rows;
+    ordered->first_id = consecutive ? env_ids[0] : -1;
     if (max_players_ > 1) {  // (one player per env: position i's first player row is i, RowsFor)
       ordered->player_offset.resize(k);
       for (int i = 0, r = 0; i < k; r += slots_[env_ids[i]].players, ++i) ordered->player_offset[i] = r;

@@ -129,6 +129,43 @@ def test_exception_in_env_reaches_python():
     assert sorted(got.tolist()) == [0, 1, 2, 3]
 
 
+def test_async_errors_inside_runs_reach_their_batch():
+    # A cheap env without StepBatch runs in async runs of many envs (once the cost estimate has settled), whose rows
+    # are published together when the whole run is done: an env that throws inside such a run is reported exactly
+    # once, by the recv of the batch its row went to, with its row reset in place; the other envs go on.
+    env = pp.make("Dummy-v0", num_envs=64, batch_size=16, error_action=3, episode_len=1000, num_threads=2)
+    env.async_reset()
+    rng = np.random.default_rng(0)
+    told, reported, failed_rows = 0, 0, 0
+    steps = np.zeros(64, np.int64)
+    for _ in range(2000):
+        try:
+            *_, info = env.recv()
+        except pp.EnvError as e:
+            assert e.batch_kept and all("told to fail" in m for m in e.messages)
+            reported += len(e.env_ids)
+            *_, info = env.recv()  # the kept batch: the failed envs' rows are a new episode's first
+            failed = np.isin(info["env_id"], e.env_ids)
+            assert failed.sum() == len(e.env_ids) and (info["elapsed_step"][failed] == 0).all()
+            failed_rows += int(failed.sum())
+        ids = info["env_id"]
+        assert len(set(ids.tolist())) == len(ids)
+        steps[ids] += 1
+        actions = np.where(rng.random(len(ids)) < 0.01, 3, 1)
+        told += int((actions == 3).sum())
+        env.send(actions, ids)
+    for _ in range(64 // 16):  # collect what is still in flight
+        try:
+            env.recv()
+        except pp.EnvError as e:
+            reported += len(e.env_ids)
+            env.recv()
+    env.close()
+    assert told > 100
+    assert reported == told and failed_rows <= told
+    assert steps.min() > 0  # every env stayed in the loop
+
+
 def test_use_after_close():
     env = pp.make("CartPole-v1", num_envs=2)
     env.reset()
