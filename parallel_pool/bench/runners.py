@@ -466,11 +466,40 @@ def _peer(task: str) -> peers.Peer:
     return peer
 
 
+def _ale_vector(case: dict) -> Runner:
+    """ale_py's AtariVectorEnv with our config for the task (its own and the case's) at the case's sizes: the same
+    preprocessing as ours."""
+    task, n, b, t = case["task"], case["num_envs"], case["batch_size"], case["num_threads"]
+    config = {**TASKS[task].config, **case.get("config", {})} if task in TASKS else dict(case.get("config", {}))
+    env = peers.make_atari_vector_env(task, num_envs=n, batch_size=b, num_threads=t, **config)
+    if case.get("call") == "xla":
+        return _ale_xla_scan(env, random_actions(env.single_action_space, b)[0], case)
+    actions = random_actions(env.single_action_space, b)
+    if case["mode"] == "sync":
+        return Calls(env.step, actions, n, functools.partial(env.reset, seed=0), env.close)
+    return AleAsync(env, actions, b)
+
+
+def _python_env(case: dict) -> Runner:
+    """An env written in Python: gymnasium's AsyncVectorEnv (shared memory) or the plain loop over its builder."""
+    runner, n = case["runner"], case["num_envs"]
+    fn = peers.PYTHON_ENVS[case["env_fn"]][0]
+    if runner == "gym_async":
+        from gymnasium.vector import AsyncVectorEnv
+
+        env = AsyncVectorEnv([fn] * n, shared_memory=True)
+        actions = random_actions(env.single_action_space, n)
+        return Calls(env.step, actions, n, functools.partial(env.reset, seed=0), env.close)
+    if runner == "for_loop":
+        envs = [fn() for _ in range(n)]
+        return ForLoop(envs, random_actions(envs[0].action_space, n))
+    raise ValueError(f"runner {runner!r} does not run Python envs")
+
+
 def build(case: dict) -> Runner:
     """The runner for a case, created and ready for `start()`."""
     warnings.filterwarnings("ignore")
-    runner, mode, task = case["runner"], case["mode"], case["task"]
-    n, b, t = case["num_envs"], case["batch_size"], case["num_threads"]
+    runner, task, n = case["runner"], case["task"], case["num_envs"]
     env: Any  # each branch's own vector env
     if runner in ("parallel_pool", "envpool"):
         return _pool(case)
@@ -483,29 +512,11 @@ def build(case: dict) -> Runner:
     if runner in ADAPTER_RUNNERS:
         return _adapter(case)
     if runner == "ale_vector":
-        # our config for the task (its own and the case's), with the case's sizes: the same preprocessing
-        config = {**TASKS[task].config, **case.get("config", {})} if task in TASKS else dict(case.get("config", {}))
-        env = peers.make_atari_vector_env(task, num_envs=n, batch_size=b, num_threads=t, **config)
-        if case.get("call") == "xla":
-            return _ale_xla_scan(env, random_actions(env.single_action_space, b)[0], case)
-        actions = random_actions(env.single_action_space, b)
-        if mode == "sync":
-            return Calls(env.step, actions, n, functools.partial(env.reset, seed=0), env.close)
-        return AleAsync(env, actions, b)
+        return _ale_vector(case)
     if case.get("peer") == "mpe2":  # mpe2's env of an MPE id, in AsyncVectorEnv or SuperSuit's vector env
         return _mpe2(case)
-    if "env_fn" in case:  # an env written in Python: the gymnasium vectorizers and the plain loop over its builder
-        fn = peers.PYTHON_ENVS[case["env_fn"]][0]
-        if runner == "gym_async":
-            from gymnasium.vector import AsyncVectorEnv
-
-            env = AsyncVectorEnv([fn] * n, shared_memory=True)
-            actions = random_actions(env.single_action_space, n)
-            return Calls(env.step, actions, n, functools.partial(env.reset, seed=0), env.close)
-        if runner == "for_loop":
-            envs = [fn() for _ in range(n)]
-            return ForLoop(envs, random_actions(envs[0].action_space, n))
-        raise ValueError(f"runner {runner!r} does not run Python envs")
+    if "env_fn" in case:
+        return _python_env(case)
     peer = _peer(task)
     if runner == "gym_native":
         import gymnasium as gym

@@ -157,7 +157,11 @@ def test_sync_shared_among_threads_equals_one_at_a_time(monkeypatch, task, mode)
 @pytest.mark.parametrize("mode", MODES)
 def test_async_batched_equals_one_at_a_time(monkeypatch, task, mode):
     one, batched = one_and_batched(run_async, monkeypatch, task, mode, min_batched=100)
+    # which envs finish first is the threads' timing, so one env may get few rows in a run (a slow, loaded or
+    # sanitized build starves some): each env's common prefix is compared, and most of the 2400 rows are
+    compared = 0
     for e in one:
         n = min(len(one[e]), len(batched[e]))
-        assert n > 20
         assert one[e][:n] == batched[e][:n], f"env {e} differs"
+        compared += n
+    assert compared > 1200, compared
