@@ -455,6 +455,15 @@ class MpeEnv : public Env {
     }
     return at;
   }
+  // Agent i's velocity then position (mpe2's self_vel, self_pos) at obs[0..3]; returns the next index.
+  int ObserveSelf(int i, double* obs) const {
+    const Entity& agent = world_.agent(i);
+    obs[0] = agent.vel[0];
+    obs[1] = agent.vel[1];
+    obs[2] = agent.pos[0];
+    obs[3] = agent.pos[1];
+    return 4;
+  }
   // The landmarks agent i observes (`which`), their positions relative to it written at obs[at] with zeros in the
   // slots past them; returns the next index. seen_ holds them after (entity indices).
   int ObserveLandmarks(int i, const Neighbors& which, double* obs, int at) const {

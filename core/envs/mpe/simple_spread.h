@@ -84,12 +84,7 @@ class SimpleSpreadEnv : public MpeEnv {
   }
 
   void Observation(int i, double* obs) const override {
-    const Entity& agent = world_.agent(i);
-    int at = 0;
-    obs[at++] = agent.vel[0];
-    obs[at++] = agent.vel[1];
-    obs[at++] = agent.pos[0];
-    obs[at++] = agent.pos[1];
+    int at = ObserveSelf(i, obs);
     // the landmarks, then the other agents' positions, then their utterances, each in mpe2's order; the slots past
     // the observed entities (nearest-neighbor observations of fewer entities than slots) are zeros
     at = ObserveLandmarks(i, landmarks_, obs, at);

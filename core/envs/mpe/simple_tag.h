@@ -109,12 +109,7 @@ class SimpleTagEnv : public MpeEnv {
     return true;
   }
   void Observation(int i, double* obs) const override {
-    const Entity& agent = world_.agent(i);
-    int at = 0;
-    obs[at++] = agent.vel[0];
-    obs[at++] = agent.vel[1];
-    obs[at++] = agent.pos[0];
-    obs[at++] = agent.pos[1];
+    int at = ObserveSelf(i, obs);
     at = ObserveLandmarks(i, landmarks_, obs, at);
     at = ObserveOtherAgents(i, agents_, obs, at);
     if (!agents_.nearest) {  // the good agents' velocities only

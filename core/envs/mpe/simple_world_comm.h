@@ -122,11 +122,7 @@ class SimpleWorldCommEnv : public MpeEnv {
   void Observation(int i, double* obs) const override {
     const Entity& agent = world_.agent(i);
     const bool adversary = i < n_.adversaries;
-    int at = 0;
-    obs[at++] = agent.vel[0];
-    obs[at++] = agent.vel[1];
-    obs[at++] = agent.pos[0];
-    obs[at++] = agent.pos[1];
+    int at = ObserveSelf(i, obs);
     for (int l = 0; l < world_.num_landmarks(); ++l) {
       for (int k = 0; k < 2; ++k) obs[at++] = world_.landmark(l).pos[k] - agent.pos[k];
     }
