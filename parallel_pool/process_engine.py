@@ -13,7 +13,7 @@ contiguous range of env ids; it reads its envs' actions from their rows and writ
 Signals. One duplex pipe per worker: the parent sends one small binary command per worker per call (op, its number,
 env ids, seeds), the worker answers once per command when all of its envs in it are done (the command's number, then
 nothing, or the tracebacks of the envs that raised). The parent waits on the pipes of the workers with work in flight
-(`multiprocessing.connection.wait`): a sync recv returns when every env of the send has answered, an async recv when
+(`select.poll`): a sync recv returns when every env of the send has answered, an async recv when
 `batch_size` envs have (whichever workers finish first; extra rows wait for the next recv). Ctrl-C is held back
 during a call except while it waits (_SigintHeld): messages are written and read whole; an answer to a call that was
 interrupted is dropped by its number.
@@ -42,7 +42,6 @@ import threading
 import weakref
 from collections import deque
 from collections.abc import Sequence
-from multiprocessing import connection
 from typing import Any
 
 import numpy as np
@@ -55,6 +54,7 @@ from parallel_pool.process_protocol import (
     COMMIT,
     CONFIG,
     EXTRA,
+    FRAME,
     GET_STATE,
     HEADER,
     INFO,
@@ -90,6 +90,7 @@ _SPIN_S = 200e-6
 # info keys seen after the start that get a typed array: an env whose keys change every step (a step number in the
 # key) would otherwise grow the layout without end; the others travel in the object array
 _MAX_GROWN = 64
+_PIPE_BUF = select.PIPE_BUF - FRAME.size  # a command this short goes by one os.write (Connection's checks: ~4 us)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -306,6 +307,12 @@ class ProcessEngine(SendRecvEngine):
         self._pending = np.zeros(self.num_envs, dtype=bool)
         self._done = np.zeros(self.num_envs, dtype=bool)  # sync: answered, not yet returned
         self._ready: deque[int] = deque()  # async: answered, not yet returned, in completion order
+        # async: the env_id array of the last batch recv returned and its bytes, until the next send. An async
+        # loop sends to exactly those envs (send(actions, info["env_id"])): they are known valid, distinct and
+        # not pending, so that send skips the id checks (the bytes tell that the array was not changed since)
+        self._batch_ids: np.ndarray | None = None
+        self._batch_key = b""
+        self._env_id_out = next(i for i, (name, *_) in enumerate(self.output_specs) if name == "env_id")
         self._sends: deque[np.ndarray] = deque()  # sync: env ids of each send not yet received
         self._errors: list[tuple[int, str]] = []  # env exceptions not yet raised
         self._lost: list[tuple[np.ndarray, str]] = []  # dead workers not yet raised
@@ -313,6 +320,10 @@ class ProcessEngine(SendRecvEngine):
         self._awaited: set[int] = set()  # numbers of the REPLIES commands a call waits for
         self._replies: dict[int, Any] = {}  # number -> the answer to an awaited REPLIES command
         self._ctx = _context()
+        # every worker's pipe, for an async recv's wait on whichever answers first (one poll object, kept: the
+        # selector multiprocessing.connection.wait builds on each call cost more than the rest of the call)
+        self._poller = select.poll()
+        self._by_fd: dict[int, _Proc] = {}
         for w, ids in enumerate(np.array_split(self._all, self.num_threads)):
             self._owner[ids] = w
             self._procs.append(_Proc(ids))
@@ -350,6 +361,8 @@ class ProcessEngine(SendRecvEngine):
         p.poller = select.poll()
         p.poller.register(parent_end.fileno(), select.POLLIN)
         p.unread = bytearray()
+        self._poller.register(parent_end.fileno(), select.POLLIN)
+        self._by_fd[parent_end.fileno()] = p
 
     def _wait_ready(self, p: _Proc) -> None:
         try:
@@ -369,6 +382,7 @@ class ProcessEngine(SendRecvEngine):
 
     def _restart(self, p: _Proc) -> None:
         """A new worker for the envs of a dead one (their next step or reset starts fresh envs)."""
+        self._unwatch(p)
         p.conn.close()
         if p.process.pid is not None:
             p.process.join(0)
@@ -397,6 +411,7 @@ class ProcessEngine(SendRecvEngine):
             return
         if why is not None:
             p.process.kill()
+        self._unwatch(p)  # (a dead worker's pipe reads as ready for good)
         p.process.join(1.0)
         p.dead = f"worker process {p.process.pid} " + (why or f"died ({_exit_cause(p.process.exitcode)})")
         for _, _, ids in p.inflight:
@@ -405,6 +420,11 @@ class ProcessEngine(SendRecvEngine):
                 self._done[ids] = True  # the send completes; its recv raises
         p.inflight.clear()
         self._lost.append((p.ids, p.dead))
+
+    def _unwatch(self, p: _Proc) -> None:
+        fd = p.conn.fileno() if p.conn is not None and not p.conn.closed else -1
+        if self._by_fd.pop(fd, None) is not None:
+            self._poller.unregister(fd)
 
     # ---- calls ----------------------------------------------------------------------------------------------
     def _check_open(self) -> None:
@@ -478,15 +498,19 @@ class ProcessEngine(SendRecvEngine):
     @_holding_sigint
     def send(self, actions: Any, env_id: Any, reset: bool = False, seeds: Any = None) -> None:
         self._check_open()
-        ids = self._ids(env_id)
+        batch, self._batch_ids = self._batch_ids, None
+        if env_id is batch and batch is not None and batch.tobytes() == self._batch_key:
+            ids = batch  # the last batch's envs (see _batch_ids)
+        else:
+            ids = self._ids(env_id)
+            pending = ids[self._pending[ids]] if ids is not self._all else self._all[self._pending]
+            if len(pending):
+                raise ValueError(
+                    f"env {int(pending[0])} already has an action pending; recv() its result before sending again"
+                )
         every = ids is self._all  # the common call (all envs, in order) skips the index work
-        pending = (self._all if every else ids)[self._pending if every else self._pending[ids]]
-        if len(pending):
-            raise ValueError(
-                f"env {int(pending[0])} already has an action pending; recv() its result before sending again"
-            )
         owners = self._owner if every else self._owner[ids]
-        workers = range(len(self._procs)) if every else np.unique(owners).tolist()
+        workers = range(len(self._procs)) if every else np.flatnonzero(np.bincount(owners)).tolist()
         dead = [w for w in workers if self._procs[w].dead]
         if dead and not reset:
             lost = np.concatenate([self._procs[w].ids for w in dead])
@@ -529,6 +553,8 @@ class ProcessEngine(SendRecvEngine):
             p = self._procs[w]
             if every:
                 sub, sel = p.ids, slice(int(p.ids[0]), int(p.ids[-1]) + 1)
+            elif len(workers) == 1:
+                sub, sel = ids, slice(None)
             else:
                 sel = np.flatnonzero(owners == w)
                 sub = ids[sel]
@@ -538,8 +564,12 @@ class ProcessEngine(SendRecvEngine):
         """Send worker p a command (numbered; recorded in flight first); returns its number."""
         self._number += 1
         p.inflight.append((self._number, op, ids))
+        msg = HEADER.pack(op, self._number, len(ids)) + ids.tobytes() + payload
         try:
-            p.conn.send_bytes(HEADER.pack(op, self._number, len(ids)) + ids.tobytes() + payload)
+            if len(msg) < _PIPE_BUF:  # written whole by one write (POSIX), framed as Connection.recv_bytes reads it
+                os.write(p.conn.fileno(), FRAME.pack(len(msg)) + msg)
+            else:
+                p.conn.send_bytes(msg)
         except OSError:
             self._died(p)
         return self._number
@@ -559,9 +589,14 @@ class ProcessEngine(SendRecvEngine):
                 block(busy[0].poller.poll)
         else:
             ready = [p for p in busy if p.unread]  # read already (with an earlier answer)
-            if not ready:
-                conns = block(connection.wait, [p.conn for p in busy])
-                ready = [p for p in busy if p.conn in conns]
+            while not ready:  # (only busy workers write; one that died idle reads as ready, and is found dead)
+                if self._closed:
+                    raise RuntimeError(_CLOSED)
+                found = [self._by_fd.get(fd) for fd, _ in block(self._poller.poll)]
+                ready = [p for p in found if p is not None and p.inflight]
+                for p in found:
+                    if p is not None and not p.inflight:
+                        self._died(p)
         for p in ready:
             try:
                 self._answer(p, read_answer(p.conn.fileno(), p.unread))
@@ -703,7 +738,9 @@ class ProcessEngine(SendRecvEngine):
         self._raise_faults(batch_kept=True)
         self._check_open()
         ids = np.array([self._ready.popleft() for _ in range(self.batch_size)], dtype=np.int32)
-        return self._gather(ids)
+        out = self._gather(ids)
+        self._batch_ids, self._batch_key = out[self._env_id_out], ids.tobytes()
+        return out
 
     @_holding_sigint
     def _request(self, op: int, ids: np.ndarray, payload: Any = None) -> list[tuple[np.ndarray, Any]]:

@@ -305,6 +305,13 @@ def _minigrid() -> Any:
     return ImgObsWrapper(gym.make("MiniGrid-DoorKey-8x8-v0"))  # the image: what every vectorizer can batch
 
 
+def _minigrid_mission() -> Any:
+    import gymnasium as gym
+    import minigrid  # noqa: F401  (registers the ids)
+
+    return gym.make("MiniGrid-DoorKey-8x8-v0")  # as users make it: image, direction and the mission's Text
+
+
 def _spin() -> Any:
     return _spin_env(1e-3)
 
@@ -314,9 +321,12 @@ def _null() -> Any:
 
 
 # name -> (builder, what it is)
+# the Python envs whose observation AsyncVectorEnv cannot keep in shared memory (a Text leaf): it pickles them
+PICKLED_OBS = {"minigrid-mission"}
 PYTHON_ENVS: dict[str, tuple[Any, str]] = {
     "lunar": (_lunar, "LunarLander-v3"),
     "minigrid": (_minigrid, "MiniGrid-DoorKey-8x8-v0 (ImgObsWrapper)"),
+    "minigrid-mission": (_minigrid_mission, "MiniGrid-DoorKey-8x8-v0 (Dict: image, direction, mission)"),
     "spin": (_spin, "a pure-Python env spinning 1 ms per step"),
     "null": (_null, "a pure-Python env that does nothing"),
 }

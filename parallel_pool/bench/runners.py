@@ -481,13 +481,14 @@ def _ale_vector(case: dict) -> Runner:
 
 
 def _python_env(case: dict) -> Runner:
-    """An env written in Python: gymnasium's AsyncVectorEnv (shared memory) or the plain loop over its builder."""
+    """An env written in Python: gymnasium's AsyncVectorEnv (shared memory where its observation allows) or the
+    plain loop over its builder."""
     runner, n = case["runner"], case["num_envs"]
     fn = peers.PYTHON_ENVS[case["env_fn"]][0]
     if runner == "gym_async":
         from gymnasium.vector import AsyncVectorEnv
 
-        env = AsyncVectorEnv([fn] * n, shared_memory=True)
+        env = AsyncVectorEnv([fn] * n, shared_memory=case["env_fn"] not in peers.PICKLED_OBS)
         actions = random_actions(env.single_action_space, n)
         return Calls(env.step, actions, n, functools.partial(env.reset, seed=0), env.close)
     if runner == "for_loop":

@@ -270,7 +270,8 @@ def test_case_shared_threads_quick(capsys):
 def test_case_python_envs_quick(capsys):
     out = _bench_case(capsys, "--case", "python-envs", "--quick")
     rows = [ln for ln in out.splitlines() if ln.startswith(("LunarLander-v3", "MiniGrid-DoorKey"))]
-    assert len(rows) == 2 and all("ours sync" in r and "AsyncVectorEnv" in r for r in rows)
+    assert len(rows) == 3 and all("ours sync" in r and "AsyncVectorEnv" in r for r in rows)
+    assert "AsyncVectorEnv (no shm)" in rows[2] and "mission" in rows[2]  # the Text mission: pickled by gymnasium
     assert "of cores x one env" in out and "round trip, 1 env:" in out
 
 

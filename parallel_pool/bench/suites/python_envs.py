@@ -5,8 +5,10 @@ AsyncVectorEnv(shared_memory=True), side by side in one run.
 
 Rows (steps/s = env steps per second, all envs together; each measurement in its own worker process, contenders
 alternating, the best of `repeats`):
-- LunarLander-v3 and MiniGrid-DoorKey-8x8-v0 at each size: ours sync (step of every env), ours async (batch_size =
-  num_envs / 2, whichever envs finish first), gymnasium AsyncVectorEnv (one process per env, every env per step).
+- LunarLander-v3 and MiniGrid-DoorKey-8x8-v0 (its image alone, and as users make it: a Dict with the mission's
+  Text) at each size: ours sync (step of every env), ours async (batch_size = num_envs / 2, whichever envs finish
+  first), gymnasium AsyncVectorEnv (one process per env, every env per step; shared memory, but for the Text
+  mission, which it can only pickle).
 - a pure-Python env spinning 1 ms per step, 4 x cores envs: ours sync against cores x the rate of one env stepped in
   a plain loop (the physical limit).
 - the process round trip: 1 env that does nothing, µs per step, ours and AsyncVectorEnv, beside the C++ engine's
@@ -22,7 +24,7 @@ import argparse
 import os
 
 from parallel_pool.bench.measure import measure_rounds
-from parallel_pool.bench.peers import PYTHON_ENVS
+from parallel_pool.bench.peers import PICKLED_OBS, PYTHON_ENVS
 
 
 def _case(env_fn: str, runner: str, num_envs: int, batch_size: int) -> dict:
@@ -55,21 +57,22 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     cores = len(os.sched_getaffinity(0))
     load0 = os.getloadavg()
 
-    for env_fn in ("lunar", "minigrid"):
+    for env_fn in ("lunar", "minigrid", "minigrid-mission"):
         for n in args.sizes:
+            gym = "AsyncVectorEnv" + (" (no shm)" if env_fn in PICKLED_OBS else "")
             contenders = {
                 "ours sync": _case(env_fn, "parallel_pool", n, n),
                 "ours async": _case(env_fn, "parallel_pool", n, max(1, n // 2)),
-                "AsyncVectorEnv": _case(env_fn, "gym_async", n, n),
+                gym: _case(env_fn, "gym_async", n, n),
             }
             runs = measure_rounds(contenders, timing, args.repeats)
             best, mem = _best(runs), _best(runs, "mem_per_env_bytes")
-            gym_rate = best["AsyncVectorEnv"]
+            gym_rate = best[gym]
             print(
-                f"{PYTHON_ENVS[env_fn][1]:42s} {n:3d} envs  "
+                f"{PYTHON_ENVS[env_fn][1]:58s} {n:3d} envs  "
                 + "  ".join(f"{k} {v:8.0f}/s ({v / gym_rate:4.2f}x)" for k, v in best.items())
                 + "  MiB/env "
-                + " ".join(f"{mem[k] / 2**20:.1f}" for k in ("ours sync", "AsyncVectorEnv")),
+                + " ".join(f"{mem[k] / 2**20:.1f}" for k in ("ours sync", gym)),
                 flush=True,
             )
 
