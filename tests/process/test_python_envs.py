@@ -442,6 +442,36 @@ def test_startup_errors_are_one_clear_exception():
     assert "my_private_env" in str(exc.value)
 
 
+def test_async_send_to_the_last_batchs_env_ids_is_still_checked():
+    """An async send to info["env_id"] of the last batch takes a path without the id checks (they hold by
+    construction); sent twice, or changed in place, the same array is checked as any other."""
+    env = pp.make(env_fn=lambda: Counter(length=1000), num_envs=4, batch_size=2, num_threads=2, seed=3)
+    try:
+        env.async_reset()
+        *_, info = env.recv()
+        ids = info["env_id"]
+        env.send(np.ones(2, np.int64), ids)
+        with pytest.raises(ValueError, match="already has an action pending"):
+            env.send(np.ones(2, np.int64), ids)
+        *_, info = env.recv()
+        ids = info["env_id"]
+        kept = ids.copy()
+        ids[0] = 9
+        with pytest.raises(IndexError, match="out of range"):
+            env.send(np.ones(2, np.int64), ids)
+        ids[:] = kept[0]
+        with pytest.raises(ValueError, match="more than once"):
+            env.send(np.ones(2, np.int64), ids)
+        env.send(np.ones(2, np.int64), kept)  # nothing was sent by the refused calls
+        seen = set()
+        for _ in range(2):
+            *_, info = env.recv()
+            seen.update(info["env_id"].tolist())
+        assert seen == {0, 1, 2, 3}
+    finally:
+        env.close()
+
+
 def test_bad_input_raises_and_changes_nothing():
     env = pp.make(env_fn=Structured, num_envs=2)
     try:
