@@ -176,7 +176,8 @@ void Engine::StartWorkers() {
   // too only takes CPU from it (a 256-CartPole call took 1.2x longer with 2 workers than with 1 on 2 cores). The
   // workers beyond cores - 1 therefore sleep as soon as the queue is empty; a send with enough work for them
   // still wakes them (WorkersWanted), so costly envs use every worker as before.
-  spinners_ = std::clamp(NumCores() - 1, 1, std::max(opts_.num_threads, 1));
+  cores_ = NumCores();
+  spinners_ = std::clamp(cores_ - 1, 1, std::max(opts_.num_threads, 1));
   if (shared_) {  // no threads of its own: the shared ThreadPool's workers take items from queue_
     client_ = shared_->Attach(&queue_, [this](const WorkItem& item) { Execute(item); });
     return;

@@ -233,7 +233,7 @@ class Engine {
   Slot& IdleSlot(int64_t env_id);  // open engine, valid env_id, no result pending
   int RunLength(int envs) const;
   void ShareAmongThreads(int first, int k, Batch* ordered);
-  int WorkersWanted(int items, int envs, bool back_to_back) const;
+  int WorkersWanted(int items, int envs, bool back_to_back, bool caller_back) const;
   // Validates a send's env ids; true when it marked them pending (false: consecutive ids it need not check,
   // which Send marks once the items are queued).
   bool CheckIds(const int* env_ids, int k, bool reset, bool consecutive);
@@ -268,6 +268,9 @@ class Engine {
   // sent, not yet received (Python-facing thread only; apart from the slots, which the executing threads read)
   std::vector<uint8_t> pending_;
   int64_t last_send_ns_ = 0;  // when the previous send was made (the wake-up rule, WorkersWanted)
+  int64_t last_recv_ns_ = 0;  // when the previous Recv returned (WorkersWanted: the caller's seat)
+  bool seat_kept_ = false;    // the last send left a worker asleep for the caller (WaitFor wakes none then)
+  int cores_ = 1;             // NumCores() when the workers started
   WorkQueue queue_;
   std::vector<std::thread> workers_;
   int spinners_ = 1;                 // workers 0..spinners_-1 spin for work before sleeping; the others sleep at once

@@ -11,6 +11,8 @@
 #include <limits>
 #include <system_error>
 
+#include "core/engine/item_clock.h"
+
 namespace pp {
 
 namespace {
@@ -65,8 +67,8 @@ void Engine::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
     }
   }
   // items left behind (the caller stopped helping because they turned out slow) go to the workers, which the
-  // send may not have woken: it counted on the caller
-  Notify(opts_.num_threads);
+  // send may not have woken: it counted on the caller -- but not to the worker whose seat the caller keeps
+  if (!seat_kept_) Notify(opts_.num_threads);
   for (int i = 0; i < kWaitSpin && !complete(); ++i) PP_CPU_RELAX();
   if (complete()) return;
   std::unique_lock<std::mutex> lk(done_mu_);
@@ -163,6 +165,7 @@ RecvResult Engine::DeliverKept() {
 }
 
 void Engine::MarkReceived(const RecvResult& r) {
+  last_recv_ns_ = WallNs();
   num_pending_ -= r.env_rows;
   if (r.batch->first_id >= 0) {  // a send of consecutive ids (an ordered batch): no id to read from the rows
     std::memset(pending_.data() + r.batch->first_id, 0, static_cast<size_t>(r.env_rows));
