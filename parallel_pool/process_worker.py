@@ -138,6 +138,9 @@ class _Worker:
         self.final_rest: dict[int, dict[Any, Any]] = {}
         self.had_rest: set[int] = set()
         self.objects: dict[int, dict[str, Any]] = {}  # this command's rows of object arrays: row -> {array name: value}
+        # the str each (row, object array) holds in the parent, as this worker last sent it: a str observation leaf
+        # (MiniGrid's mission, the same all episode) goes with the answer only when it changes
+        self.sent_str: dict[tuple[int, str], str] = {}
         obs_space, act_space = self._spaces(self.envs[0])
         self.made = (_layers(self.envs[0]), obs_space, act_space)  # what env_fn makes: a restored env must match
         self.held: tuple[list[int], list[tuple[Any, tuple]]] | None = None  # set_state's checked envs, until commit
@@ -210,11 +213,13 @@ class _Worker:
                     f"{who or f'env {e}'}: observation has no {where!r} ({_shown(obs)}); the space is {self.obs_space}"
                 ) from None
             if rows is None:  # a Python object: carried by the pipe
+                if type(value) is str and self.sent_str.get((e, name)) == value:
+                    continue  # checked, and in the parent's row already
                 if not _contains(leaf, value):
                     raise _BadValue(
                         f"{who or f'env {e}'}: observation {_leaf_name(path)} is {_shown(value)}, not in {leaf}"
                     )
-                self.objects.setdefault(e, {})[name] = value
+                self._object(e, name, value)
                 continue
             # the common case first: an array of the space's own dtype and shape
             if type(value) is not np.ndarray or value.dtype != rows.dtype or value.shape != shape:
@@ -222,6 +227,14 @@ class _Worker:
                 if why:
                     raise _BadValue(f"{who or f'env {e}'}: observation {_leaf_name(path)} {why}")
             rows[e] = value
+
+    def _object(self, row: int, name: str, value: Any) -> None:
+        """Row `row` of the parent's object array `name` becomes `value` (sent with this command's answer)."""
+        self.objects.setdefault(row, {})[name] = value
+        if type(value) is str:
+            self.sent_str[row, name] = value
+        else:
+            self.sent_str.pop((row, name), None)
 
     def _check_keys(self, obs: Any, e: int, who: str) -> None:
         """A Dict space's observation is a dict with the space's keys (gymnasium's check_env; Dict.contains)."""
@@ -577,7 +590,7 @@ class _AgentsWorker(_Worker):
             else:
                 for _, name, rows, _, _ in fields:
                     if rows is None:
-                        self.objects.setdefault(r, {})[name] = None
+                        self._object(r, name, None)
                     else:
                         rows[r] = rows.dtype.type()
 

@@ -61,6 +61,17 @@ class AllSpaces(gym.Env):
         return self._obs(), float(action), self.t >= self.length, False, info
 
 
+class SteadyText(AllSpaces):
+    """Text leaves that keep their value for a few steps and then change (a worker sends a str only when it
+    changes: the parent's row must hold the right one at every step, across episodes and resets)."""
+
+    def _obs(self):
+        obs = super()._obs()
+        obs["text"] = "ab"[self.t // 2 % 2] * (1 + self.t // 4)
+        obs["inner"]["t"] = (obs["inner"]["t"][0], "same")
+        return obs
+
+
 def assert_same(ours, ref, what):
     """`ours` holds what `ref` (SyncVectorEnv's) holds: the pool presents a Tuple space as a dict keyed "0", "1", ...
     and hands leaves of Python objects over as tuples, one object per env, as SyncVectorEnv does."""
@@ -82,10 +93,11 @@ def assert_same(ours, ref, what):
         np.testing.assert_array_equal(np.asarray(ours), np.asarray(ref), err_msg=what)
 
 
+@pytest.mark.parametrize("cls", [AllSpaces, SteadyText])
 @pytest.mark.parametrize("mode", MODES)
-def test_every_space_equals_sync_vector_env(mode):
-    env = pp.make(env_fn=AllSpaces, num_envs=3, num_threads=2, autoreset_mode=mode)
-    ref = SyncVectorEnv([AllSpaces] * 3, autoreset_mode=autoreset_mode(mode))
+def test_every_space_equals_sync_vector_env(mode, cls):
+    env = pp.make(env_fn=cls, num_envs=3, num_threads=2, autoreset_mode=mode)
+    ref = SyncVectorEnv([cls] * 3, autoreset_mode=autoreset_mode(mode))
     try:
         obs, _ = env.reset(seed=4)
         robs, _ = ref.reset(seed=4)
