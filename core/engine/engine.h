@@ -233,7 +233,7 @@ class Engine {
   Slot& IdleSlot(int64_t env_id);  // open engine, valid env_id, no result pending
   int RunLength(int envs) const;
   void ShareAmongThreads(int first, int k, Batch* ordered);
-  int WorkersWanted(int items, int envs, bool back_to_back, bool caller_back) const;
+  int WorkersWanted(int items, int envs, bool back_to_back, bool caller_back);  // (sets seat_kept_)
   // Validates a send's env ids; true when it marked them pending (false: consecutive ids it need not check,
   // which Send marks once the items are queued).
   bool CheckIds(const int* env_ids, int k, bool reset, bool consecutive);

@@ -182,15 +182,16 @@ int Engine::RunLength(int envs) const {
 // between calls). Such a caller runs costly items itself while it waits (WaitFor), and with as many workers as cores
 // one of them would only take turns with it for a core, each turn moving an env's state between caches (Pong-v5 on
 // 2 cores, 2 workers: 3-7% fewer steps/s than 1). That worker is left asleep: the caller takes its seat.
-int Engine::WorkersWanted(int items, int envs, bool back_to_back, bool caller_back) const {
+int Engine::WorkersWanted(int items, int envs, bool back_to_back, bool caller_back) {
   const int64_t cost = item_cost_ns_.load(std::memory_order_relaxed);
   const bool caller_helps = sync() && cost < kHelpMaxNs;  // then the caller runs one item itself (see WaitFor)
   int for_workers = caller_helps ? items - 1 : items;
   int64_t worth = static_cast<int64_t>(envs) * cost / kWakeWorthNs;
   if (back_to_back) worth = std::max<int64_t>(worth, spinners_);
-  int64_t most = opts_.num_threads;
-  if (caller_back && cost >= kWakeWorthNs && cost < kHelpMaxNs && most >= cores_) most = std::max(cores_ - 1, 1);
-  return static_cast<int>(std::min<int64_t>({static_cast<int64_t>(for_workers), worth, most}));
+  const int64_t want = std::min<int64_t>({static_cast<int64_t>(for_workers), worth, opts_.num_threads});
+  const int seats = std::max(cores_ - 1, 1);
+  seat_kept_ = caller_back && cost >= kWakeWorthNs && cost < kHelpMaxNs && want > seats;
+  return static_cast<int>(seat_kept_ ? seats : want);
 }
 
 // A sync step of every env (consecutive ids) of a type with StepBatch: one item per thread, each a range of
@@ -381,7 +382,6 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
   last_send_ns_ = now;
   const bool caller_back = now - last_recv_ns_ < kWorkerSpinNs;
   const int want = WorkersWanted(static_cast<int>(num_items_), k, back_to_back, caller_back);
-  seat_kept_ = want < opts_.num_threads && want < static_cast<int>(num_items_) && caller_back;
   if (caller_recvs && ordered && num_items_ == 1 && want == 0 && !has_own_item_) {
     own_item_ = scratch_items_[0];  // no worker is wanted: the caller runs it, so it need not be queued
     has_own_item_ = true;
