@@ -270,6 +270,7 @@ class Engine {
   int64_t last_send_ns_ = 0;  // when the previous send was made (the wake-up rule, WorkersWanted)
   int64_t last_recv_ns_ = 0;  // when the previous Recv returned (WorkersWanted: the caller's seat)
   bool seat_kept_ = false;    // the last send left a worker asleep for the caller (WaitFor wakes none then)
+  int sent_want_ = 0;         // the workers the last send wanted awake (WorkersWanted)
   int cores_ = 1;             // NumCores() when the workers started
   WorkQueue queue_;
   std::vector<std::thread> workers_;
@@ -334,7 +335,7 @@ inline void Engine::CheckOpen() const {
 
 inline void Engine::Notify(int want) {
   if (!shared_) {
-    queue_.WakeIfPending();
+    queue_.WakeIfPending(want, opts_.num_threads);
   } else if (!queue_.Empty()) {
     shared_->Notify(want);
   }

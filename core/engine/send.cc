@@ -382,6 +382,7 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
   last_send_ns_ = now;
   const bool caller_back = now - last_recv_ns_ < kWorkerSpinNs;
   const int want = WorkersWanted(static_cast<int>(num_items_), k, back_to_back, caller_back);
+  sent_want_ = want;
   if (caller_recvs && ordered && num_items_ == 1 && want == 0 && !has_own_item_) {
     own_item_ = scratch_items_[0];  // no worker is wanted: the caller runs it, so it need not be queued
     has_own_item_ = true;

@@ -87,26 +87,14 @@ class WorkQueue {
     }
     // seq_cst: the size is published before sleeping_ is read, and a worker counts itself sleeping before it reads
     // the size (Pop), so either it sees these items or it is counted here
-    const int s = sleeping_.load(std::memory_order_seq_cst);
-    const int wake = WakeShortfall(want, workers, s);
-    if (wake == 0) return;
-    {
-      std::lock_guard<std::mutex> lk(mu_);  // a worker counted as sleeping is inside cv_.wait once we hold mu_
-    }
-    if (wake >= s) {
-      cv_.notify_all();
-    } else {
-      for (int i = 0; i < wake; ++i) cv_.notify_one();
-    }
+    Wake(WakeShortfall(want, workers, sleeping_.load(std::memory_order_seq_cst)));
   }
 
-  // Wakes the sleeping workers if items are queued (for items the caller decided not to run itself).
-  void WakeIfPending() {
-    if (size_atomic_.load(std::memory_order_seq_cst) == 0 || sleeping_.load(std::memory_order_seq_cst) == 0) return;
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-    }
-    cv_.notify_all();
+  // If items are queued, wakes sleeping workers until `want` of the pool's `workers` are awake (for items the
+  // caller decided not to run itself).
+  void WakeIfPending(int want, int workers) {
+    if (size_atomic_.load(std::memory_order_seq_cst) == 0) return;
+    Wake(WakeShortfall(want, workers, sleeping_.load(std::memory_order_seq_cst)));
   }
 
   bool Empty() const { return size_atomic_.load(std::memory_order_acquire) == 0; }
@@ -146,17 +134,22 @@ class WorkQueue {
       PP_CPU_RELAX();
       if ((i & 63) == 0 && WallNs() > until) break;
     }
+    const bool spinner = spin_ns > 0;
+    std::condition_variable& cv = spinner ? spinner_cv_ : cv_;
     while (true) {
       {
         std::unique_lock<std::mutex> lk(mu_);
         while (!stop_.load(std::memory_order_relaxed)) {
+          if (spinner) ++sleeping_spinners_;
           sleeping_.fetch_add(1, std::memory_order_seq_cst);
           if (size_atomic_.load(std::memory_order_seq_cst) != 0) {
             sleeping_.fetch_sub(1, std::memory_order_seq_cst);
+            if (spinner) --sleeping_spinners_;
             break;
           }
-          cv_.wait(lk);
+          cv.wait(lk);
           sleeping_.fetch_sub(1, std::memory_order_seq_cst);
+          if (spinner) --sleeping_spinners_;
         }
       }
       if (stop_.load(std::memory_order_relaxed)) return false;
@@ -170,17 +163,39 @@ class WorkQueue {
       stop_.store(true);
     }
     cv_.notify_all();
+    spinner_cv_.notify_all();
   }
 
  private:
+  // Wakes `wake` sleeping workers, those that spin first: a spinner woken stays awake through the calls that
+  // follow, the others sleep again as soon as the queue is empty (with notify_one on one condition variable the
+  // choice was the kernel's, and a loop of cheap sends could wake a non-spinner, to sleep again, every call).
+  void Wake(int wake) {
+    if (wake <= 0) return;
+    int spinners;
+    {
+      std::lock_guard<std::mutex> lk(mu_);  // a worker counted as sleeping is inside a wait once we hold mu_
+      spinners = sleeping_spinners_;
+    }
+    const int first = std::min(wake, spinners);
+    if (first == spinners) {
+      spinner_cv_.notify_all();
+    } else {
+      for (int i = 0; i < first; ++i) spinner_cv_.notify_one();
+    }
+    for (int i = first; i < wake; ++i) cv_.notify_one();
+  }
+
   SpinLock lock_;  // ring_, head_, size_
   std::vector<WorkItem> ring_;
   size_t head_ = 0, size_ = 0;
   std::atomic<size_t> size_atomic_{0};
   std::atomic<int> sleeping_{0};
   std::atomic<bool> stop_{false};
-  std::mutex mu_;  // sleeping and waking only
-  std::condition_variable cv_;
+  std::mutex mu_;                // sleeping and waking only
+  int sleeping_spinners_ = 0;    // (under mu_) the sleeping workers that spin before they sleep
+  std::condition_variable cv_;   // the other workers sleep here
+  std::condition_variable spinner_cv_;
 };
 
 }  // namespace pp
