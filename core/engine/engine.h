@@ -200,7 +200,8 @@ class Engine {
   void Execute(const WorkItem& item);
   void ExecuteRun(const WorkItem& item);                    // at most kMaxRun envs by id; Execute marks the rows done
   void RunTask(int env_id, bool reset, Batch* b, int pos);  // one env in its row `pos` of b (ordered or ring)
-  void RunStaged(const WorkItem& item);  // async, no StepBatch: the run's envs via staging, claimed together
+  void RunStaged(const WorkItem& item);   // async, no StepBatch: the run's envs via staging, claimed together
+  void RunClaimed(const WorkItem& item);  // async, no StepBatch, a run of cheap envs: rows claimed first, in place
   std::string RunInRows(int env_id, bool reset, const Rows& rows);  // "" or the env's error
   Rows RowsFor(Batch* ordered, int pos, Slot& s) const;
   size_t EntryBytes(int entry, const Slot& s) const;
