@@ -202,8 +202,12 @@ int Engine::WorkersWanted(int items, int envs, bool back_to_back, bool caller_ba
 // serial work (Python, this send, the result) while the workers have nothing. WaitFor adjusts the cut each call.
 // (Short items between them for whichever thread is done first, to absorb an env's reset or a generator refill,
 // measured slower: each is one more cache line moved between the cores.)
+// The shares are for the workers that will be awake: the spinning ones, more only for kWakeWorthNs of work each
+// (WorkersWanted). A share for a worker left asleep would wait for whichever thread finished first, and the other
+// would idle through it (CartPole@256 with 2 workers on 2 cores: three shares for two running threads).
 void Engine::ShareAmongThreads(int first, int k, Batch* ordered) {
-  const int workers = opts_.num_threads;
+  const int64_t worth = static_cast<int64_t>(k) * item_cost_ns_.load(std::memory_order_relaxed) / kWakeWorthNs;
+  const int workers = static_cast<int>(std::min<int64_t>(std::max<int64_t>(worth, spinners_), opts_.num_threads));
   const int even = k / (workers + 1);
   caller_cut_ = std::clamp(caller_cut_, -even, even);
   const int caller_envs = even - caller_cut_;

@@ -59,6 +59,9 @@ TASKS: dict[str, Task] = {
         "HalfCheetah-v5", "HalfCheetah-v5", num_envs=(1, 8, 64), single_core_envs=64, max_process_envs=64
     ),
     "FrozenLake-v1": Task("FrozenLake-v1", "FrozenLake-v1"),
+    # the cheap envs' third family (no StepBatch: 11 output arrays per row); its gymnasium env is the minigrid
+    # package's, which the python-envs case measures
+    "MiniGrid-DoorKey-8x8-v0": Task("MiniGrid-DoorKey-8x8-v0", None),
     # picked up once their families are built (DMC through EnvPool's id, ViZDoom's basic scenario)
     "CheetahRun-v1": Task("CheetahRun-v1", None, num_envs=(1, 8, 64), single_core_envs=64),
     "Basic-v1": Task("Basic-v1", None, num_envs=(1, 8, 64), single_core_envs=32),
