@@ -40,7 +40,7 @@ def spec(env_class: str, config: dict[str, ConfigValue]) -> dict[str, Any]: ...
 # (at least `min_steps` steps): {"steps": int, "resets": int, "seconds": float, "cpu_seconds": float} (wall and
 # this thread's CPU time of the loop). See parallel_pool.bench.limit.
 def bare_step_loop(
-    env_class: str, config: dict[str, ConfigValue], seconds: float, min_steps: int = 1
+    env_class: str, config: dict[str, ConfigValue], seconds: float, min_steps: int = 1, num_envs: int = 1
 ) -> dict[str, Any]: ...
 
 class ThreadPool:

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <memory>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/engine/env.h"
@@ -60,28 +62,39 @@ inline std::vector<uint8_t> RandomActionRow(const ArraySpec& a, int players, std
 
 }  // namespace bare
 
-// Steps one env of `type` for about `seconds` (at least `min_steps`), resetting it when an episode ends or
-// reaches the config's max_episode_steps, as the pool would.
-inline BareResult BareStepLoop(const EnvClass& type, const Config& config, double seconds, int64_t min_steps) {
+// Steps `num_envs` envs of `type` round robin on the calling thread for about `seconds` (at least `min_steps` steps
+// in all), each writing its own row of one block laid out as the pool's, and resets an env when its episode ends or
+// reaches the config's max_episode_steps, as the pool would. One env is the physical limit's loop: its state and row
+// stay in the core's nearest cache. Many envs measure what their memory costs without any pool: each step then
+// finds its env's state and row wherever the other envs' steps left them.
+inline BareResult BareStepLoop(const EnvClass& type, const Config& config, double seconds, int64_t min_steps,
+                               int num_envs = 1) {
+  if (num_envs < 1) throw std::invalid_argument("num_envs must be >= 1, got " + std::to_string(num_envs));
   const Spec spec = type.make_spec(config);
-  std::unique_ptr<Env> env = type.create(config, 0, 0);
-  const int players = env->NumPlayers();
-  // the env writes into one block laid out as the pool's (one env row)
-  const Layout layout(spec, 1, std::max(players, 1), AutoReset::kNextStep);
+  std::vector<std::unique_ptr<Env>> envs;
+  for (int e = 0; e < num_envs; ++e) envs.push_back(type.create(config, e, static_cast<uint64_t>(e)));
+  const int players = envs[0]->NumPlayers();
+  const Layout layout(spec, num_envs, std::max(players, 1), AutoReset::kNextStep);
   std::vector<uint8_t> block(layout.block_bytes + 64);
   uint8_t* base = block.data() + (64 - reinterpret_cast<uintptr_t>(block.data()) % 64) % 64;
-  Output out;
-  for (int k = 0; k < layout.num_obs; ++k)
-    out.obs.push_back({base + layout.entries[k].offset, layout.entries[k].row_bytes});
-  for (int k = 0; k < layout.num_info; ++k) {
-    const auto& e = layout.entries[layout.num_obs + k];
-    out.info.push_back({base + e.offset, e.row_bytes});
+  // env e's rows: row e of each per-env array, rows e * players.. of each per-player one
+  std::vector<Output> outs(static_cast<size_t>(num_envs));
+  for (int e = 0; e < num_envs; ++e) {
+    auto at = [&](int k) {
+      const auto& entry = layout.entries[k];
+      return base + entry.offset + entry.row_bytes * static_cast<size_t>(entry.per_player ? e * players : e);
+    };
+    Output& out = outs[e];
+    for (int k = 0; k < layout.num_obs; ++k) out.obs.push_back({at(k), layout.entries[k].row_bytes});
+    for (int k = 0; k < layout.num_info; ++k) {
+      out.info.push_back({at(layout.num_obs + k), layout.entries[layout.num_obs + k].row_bytes});
+    }
+    out.reward = at(layout.reward);
+    out.reward_dtype = spec.reward_dtype;
+    out.terminated = reinterpret_cast<bool*>(at(layout.terminated));
+    out.truncated = reinterpret_cast<bool*>(at(layout.truncated));
+    out.num_players = players;
   }
-  out.reward = base + layout.entries[layout.reward].offset;
-  out.reward_dtype = spec.reward_dtype;
-  out.terminated = reinterpret_cast<bool*>(base + layout.entries[layout.terminated].offset);
-  out.truncated = reinterpret_cast<bool*>(base + layout.entries[layout.truncated].offset);
-  out.num_players = players;
 
   std::mt19937 gen(0);
   std::vector<std::vector<std::vector<uint8_t>>> sets(bare::kActionSets);  // [set][action array] -> rows
@@ -95,24 +108,27 @@ inline BareResult BareStepLoop(const EnvClass& type, const Config& config, doubl
 
   const int max_steps = config.Get<int>("max_episode_steps");
   BareResult res;
-  int elapsed = 0;
-  auto reset = [&] {
+  std::vector<int> elapsed(static_cast<size_t>(num_envs), 0);
+  auto reset = [&](int e) {
+    Output& out = outs[e];
     *out.terminated = *out.truncated = false;
-    env->Reset(out);
-    elapsed = 0;
+    envs[e]->Reset(out);
+    elapsed[e] = 0;
     ++res.resets;
   };
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   const int64_t cpu0 = ItemClock::Now().cpu;
   const auto deadline = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-  reset();
-  while (res.steps < min_steps || Clock::now() < deadline) {
+  for (int e = 0; e < num_envs; ++e) reset(e);
+  for (int e = 0; res.steps < min_steps || Clock::now() < deadline;) {
     for (int i = 0; i < 64; ++i) {  // the clock is read once per 64 steps
+      Output& out = outs[e];
       *out.terminated = *out.truncated = false;
-      env->Step(ActionView(&ptrs[res.steps % bare::kActionSets], &row_bytes), out);
+      envs[e]->Step(ActionView(&ptrs[res.steps % bare::kActionSets], &row_bytes), out);
       ++res.steps;
-      if (*out.terminated || *out.truncated || ++elapsed >= max_steps) reset();
+      if (*out.terminated || *out.truncated || ++elapsed[e] >= max_steps) reset(e);
+      if (++e == num_envs) e = 0;
     }
   }
   res.seconds = std::chrono::duration<double>(Clock::now() - t0).count();

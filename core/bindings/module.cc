@@ -137,14 +137,15 @@ PYBIND11_MODULE(_core, m) {
     return SpecToDict(t.make_spec(MakeConfig(t, config)));
   });
 
-  // The physical-limit benchmark: one env stepped in a tight C++ loop on this thread (core/bench/bare_loop.h).
+  // The physical-limit benchmark: one env (or num_envs, round robin) stepped in a tight C++ loop on this thread
+  // (core/bench/bare_loop.h).
   m.def(
       "bare_step_loop",
-      [](const std::string& type, const py::dict& config, double seconds, int64_t min_steps) {
+      [](const std::string& type, const py::dict& config, double seconds, int64_t min_steps, int num_envs) {
         const EnvClass& t = FindType(type);
         const Config c = MakeConfig(t, config);
         BareResult r;
-        WithoutGil([&](PyThreadState*&) { r = BareStepLoop(t, c, seconds, min_steps); });
+        WithoutGil([&](PyThreadState*&) { r = BareStepLoop(t, c, seconds, min_steps, num_envs); });
         py::dict out;
         out["steps"] = r.steps;
         out["resets"] = r.resets;
@@ -152,7 +153,7 @@ PYBIND11_MODULE(_core, m) {
         out["cpu_seconds"] = r.cpu_seconds;
         return out;
       },
-      py::arg("env_class"), py::arg("config"), py::arg("seconds"), py::arg("min_steps") = 1);
+      py::arg("env_class"), py::arg("config"), py::arg("seconds"), py::arg("min_steps") = 1, py::arg("num_envs") = 1);
 
   py::class_<PyThreadPool>(m, "ThreadPool", kThreadPoolDoc)
       .def(py::init<int64_t>(), py::arg("num_threads") = 0)

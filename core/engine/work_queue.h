@@ -192,9 +192,9 @@ class WorkQueue {
   std::atomic<size_t> size_atomic_{0};
   std::atomic<int> sleeping_{0};
   std::atomic<bool> stop_{false};
-  std::mutex mu_;                // sleeping and waking only
-  int sleeping_spinners_ = 0;    // (under mu_) the sleeping workers that spin before they sleep
-  std::condition_variable cv_;   // the other workers sleep here
+  std::mutex mu_;               // sleeping and waking only
+  int sleeping_spinners_ = 0;   // (under mu_) the sleeping workers that spin before they sleep
+  std::condition_variable cv_;  // the other workers sleep here
   std::condition_variable spinner_cv_;
 };
 

@@ -18,10 +18,11 @@ import sys
 from parallel_pool.bench.cases import available_cores
 
 
-def bare_rate(task: str, seconds: float = 1.0, pin: bool = True, **config) -> float:
+def bare_rate(task: str, seconds: float = 1.0, pin: bool = True, num_envs: int = 1, **config) -> float:
     """Env steps per CPU-second of one env of `task` in a tight C++ loop on this thread (pinned to one CPU if
     `pin`). Per CPU-second, not per wall second: what one core does when it runs the env, even where other load
-    takes the core part of the time (the rate per wall second would measure that load)."""
+    takes the core part of the time (the rate per wall second would measure that load). `num_envs` > 1: that many
+    envs stepped round robin by the same loop (what their memory costs a core, without any pool)."""
     import parallel_pool
     from parallel_pool import _core
 
@@ -30,7 +31,7 @@ def bare_rate(task: str, seconds: float = 1.0, pin: bool = True, **config) -> fl
     if before is not None:
         os.sched_setaffinity(0, {min(before)})
     try:
-        res = _core.bare_step_loop(spec.env_class, spec.config_dict, float(seconds), 1)
+        res = _core.bare_step_loop(spec.env_class, spec.config_dict, float(seconds), 1, num_envs)
     finally:
         if before is not None:
             os.sched_setaffinity(0, before)
@@ -132,6 +133,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("tasks", nargs="+")
     p.add_argument("--seconds", type=float, default=1.0)
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument(
+        "--num-envs",
+        type=int,
+        default=1,
+        help="also step this many envs round robin in the same loop (what their memory costs a core, no pool)",
+    )
     a = p.parse_args(argv)
     for t in a.tasks:
         r = physical_limit(t, a.seconds, a.repeats)
@@ -139,6 +146,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{t:<20} {r['single_thread']:>14,.0f} steps/s on one thread; x {r['cores']} cores = {r['limit']:,.0f} "
             f"({r['source']})"
         )
+        if a.num_envs > 1:
+            many = max(bare_rate(t, a.seconds, num_envs=a.num_envs) for _ in range(a.repeats))
+            print(
+                f"{'':<20} {many:>14,.0f} steps/s on one thread with {a.num_envs} envs round robin "
+                f"({many / r['single_thread']:.2f} of one env's rate)"
+            )
     return 0
 
 

@@ -8,9 +8,9 @@ from parallel_pool import _core
 from parallel_pool.bench.limit import bare_rate, physical_limit
 
 
-def _loop(task, seconds=0.0, min_steps=1, **config):
+def _loop(task, seconds=0.0, min_steps=1, num_envs=1, **config):
     spec = parallel_pool.make_spec(task, **config)
-    return _core.bare_step_loop(spec.env_class, spec.config_dict, seconds, min_steps)
+    return _core.bare_step_loop(spec.env_class, spec.config_dict, seconds, min_steps, num_envs)
 
 
 def test_episodes_end_by_termination_and_by_max_episode_steps():
@@ -20,6 +20,28 @@ def test_episodes_end_by_termination_and_by_max_episode_steps():
     assert r["resets"] == 1 + r["steps"] // 7
     r = _loop("Dummy-v0", min_steps=64, episode_len=50, max_episode_steps=4)
     assert r["resets"] == 1 + r["steps"] // 4
+
+
+def test_many_envs_take_turns_and_end_their_episodes_each():
+    # 5 envs round robin, each terminating after 7 of its own steps: every env resets at its start and after each of
+    # its 7th steps (the step counts are multiples of 64, so the envs are a step apart at most)
+    r = _loop("Dummy-v0", min_steps=640, num_envs=5, episode_len=7)
+    steps = r["steps"]
+    per_env = [steps // 5 + (1 if e < steps % 5 else 0) for e in range(5)]
+    assert r["resets"] == sum(1 + n // 7 for n in per_env)
+    # one env alone ends its episodes at the same steps as before
+    assert _loop("Dummy-v0", min_steps=640, episode_len=7)["resets"] == 1 + steps // 7
+
+
+def test_many_envs_rate_is_per_step_of_any_env():
+    # every step busy-waits 200 us: with 4 envs round robin the loop still makes at most 5000 steps per wall second
+    r = _loop("Dummy-v0", seconds=0.05, num_envs=4, step_cost_us=200.0)
+    assert 0 < r["steps"] / r["seconds"] <= 5000
+
+
+def test_num_envs_below_one_is_refused():
+    with pytest.raises(ValueError, match="num_envs must be >= 1, got 0"):
+        _loop("Dummy-v0", num_envs=0)
 
 
 def test_rate_is_bounded_by_the_env_cost():
