@@ -59,8 +59,8 @@ TASKS: dict[str, Task] = {
         "HalfCheetah-v5", "HalfCheetah-v5", num_envs=(1, 8, 64), single_core_envs=64, max_process_envs=64
     ),
     "FrozenLake-v1": Task("FrozenLake-v1", "FrozenLake-v1"),
-    # the cheap envs' third family (no StepBatch: 11 output arrays per row); its gymnasium env is the minigrid
-    # package's, which the python-envs case measures
+    # the third cheap env (no StepBatch: 11 output arrays per row); its gymnasium env is the minigrid package's,
+    # which the python-envs case measures
     "MiniGrid-DoorKey-8x8-v0": Task("MiniGrid-DoorKey-8x8-v0", None),
     # picked up once their families are built (DMC through EnvPool's id, ViZDoom's basic scenario)
     "CheetahRun-v1": Task("CheetahRun-v1", None, num_envs=(1, 8, 64), single_core_envs=64),
@@ -75,6 +75,7 @@ TASKS: dict[str, Task] = {
 DEFAULT_TASKS = (
     "CartPole-v1",
     "FrozenLake-v1",
+    "MiniGrid-DoorKey-8x8-v0",
     "Pong-v5",
     "Ant-v5",
     "HalfCheetah-v5",

@@ -159,9 +159,10 @@ def markdown(results: dict) -> str:
     )
     lines.append(
         "- Sync: `step(actions)` on all num_envs envs. Async: num_envs envs in flight, each call is "
-        "`recv()` of batch_size = num_envs/2 envs + `send(actions, env_id)`. Engines run with "
-        "the default num_threads (min(batch_size, cores - 1): the caller steps envs too; ViZDoom min(batch_size, "
-        "cores)). Latency is per call. CPU = cores busy during the timed "
+        "`recv()` of batch_size = num_envs/2 envs + `send(actions, env_id)`. Engines (ParallelPool, EnvPool, "
+        "ale_py's vector env) run with num_threads = min(batch_size, cores), the threads column (the thread-scaling "
+        "table has the other counts; ParallelPool's own default is min(batch_size, cores - 1), its caller stepping "
+        "envs too). Latency is per call. CPU = cores busy during the timed "
         "repeats (process + children). Memory/env = (peak RSS of the measuring process after the env was "
         'made − RSS just before, + PSS of child processes) / num_envs. "steps/s at p50 call" = steps per '
         "call / median call time: what an undisturbed call achieves (robust to a busy machine; steps/s, "

@@ -487,12 +487,21 @@ class MiniGridEnv : public Env {
   }
   // place_agent: a free cell for the agent, then (rand_dir) a random direction.
   std::pair<int, int> PlaceAgent(int top_x = 0, int top_y = 0, int size_x = -1, int size_y = -1, bool rand_dir = true) {
+    TryPlaceAgent(top_x, top_y, size_x < 0 ? width_ : size_x, size_y < 0 ? height_ : size_y, rand_dir, kNoLimit);
+    return {agent_x_, agent_y_};
+  }
+  // place_agent with max_tries: false when every draw failed (minigrid raises RecursionError there), the agent
+  // then at (-1, -1) as minigrid leaves it.
+  bool TryPlaceAgent(int top_x, int top_y, int size_x, int size_y, bool rand_dir, int64_t max_tries) {
     agent_x_ = agent_y_ = -1;
-    auto [x, y] = PlaceObj(Obj{}, top_x, top_y, size_x, size_y);
+    int x = -1, y = -1;
+    if (!TryPlaceObj(Obj{}, top_x, top_y, size_x, size_y, max_tries, [](int, int) { return false; }, x, y)) {
+      return false;
+    }
     agent_x_ = x;
     agent_y_ = y;
     if (rand_dir) agent_dir_ = RandInt(0, 4);
-    return {x, y};
+    return true;
   }
 
   int width_, height_, view_, mission_bytes_, max_steps_;

@@ -166,13 +166,17 @@ class RoomGridEnv : public MiniGridEnv {
     rooms_[r.neighbor[wall]].doors[(wall + 2) % 4] = kOpening;
   }
 
-  // RoomGrid.place_agent: in room (i, j) (drawn where < 0), redrawn until the agent faces an empty cell or a wall.
+  // RoomGrid.place_agent: in room (i, j) (drawn where < 0), redrawn until the agent faces an empty cell or a wall;
+  // each placement at most 1000 tries, as minigrid's (a full room raised there, and looped forever here: a
+  // BabyAI-SynthS5R2 reset that minigrid redraws).
   void PlaceAgentInRoom(int i = -1, int j = -1, bool rand_dir = true) {
     if (i < 0) i = RandInt(0, num_cols_);
     if (j < 0) j = RandInt(0, num_rows_);
     const Room& r = GetRoom(i, j);
     while (true) {
-      PlaceAgent(r.top_x, r.top_y, r.size, r.size, rand_dir);
+      if (!TryPlaceAgent(r.top_x, r.top_y, r.size, r.size, rand_dir, 1000)) {
+        throw GenerationFailed("MiniGrid: rejection sampling failed in place_obj");
+      }
       const Obj& front = grid_.Get(agent_x_ + kDirX[agent_dir_], agent_y_ + kDirY[agent_dir_]);
       if (front.none() || front.type == kWall) break;
     }
