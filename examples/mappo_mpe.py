@@ -29,8 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -42,6 +40,9 @@ import numpy as np
 import optax
 
 import parallel_pool
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "train"))
+from runlog import RunLog  # noqa: E402  (examples/train/runlog.py, the run log the training scripts share)
 
 TASK = "MPE/simple_spread-v3"
 
@@ -94,50 +95,6 @@ def critic_input(obs: jax.Array, num_agents: int) -> jax.Array:
 
 
 # ---- the run ----------------------------------------------------------------------------------------------------
-def git_commit() -> str | None:
-    """The checkout's commit ("+dirty" when this file differs from it), None outside a git checkout."""
-    here = Path(__file__).parent
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10)
-        dirty = subprocess.run(["git", "status", "--porcelain", __file__], cwd=here, capture_output=True, text=True)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "") if head.returncode == 0 else None
-
-
-class RunLog:
-    """A JSONL log, one object per line, flushed per line (in examples/train/report.py's format)."""
-
-    def __init__(self, path: str | None, args: argparse.Namespace):
-        self.file = None
-        if path:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            self.file = open(path, "w")  # noqa: SIM115  (open for the whole run)
-        self.write(
-            kind="start",
-            time=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            host=platform.node(),
-            cpus=os.cpu_count(),
-            loadavg=os.getloadavg(),
-            command=" ".join([Path(sys.executable).name, *sys.argv]),
-            commit=git_commit(),
-            task=TASK,
-            backend="pp",
-            seed=args.seed,
-            args=vars(args),
-            jax=jax.__version__,
-        )
-
-    def write(self, **record: Any) -> None:
-        if self.file is not None:
-            self.file.write(json.dumps(record) + "\n")
-            self.file.flush()
-
-    def close(self) -> None:
-        if self.file is not None:
-            self.file.close()
-
-
 def rss_mb() -> float:
     """This process's resident memory (MiB), from /proc (Linux), 0 elsewhere."""
     try:
@@ -154,7 +111,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     rows = envs.num_envs  # num_envs x agents
     obs_dim = envs.single_observation_space.shape[0]
     n_act = int(envs.single_action_space.n)
-    log = RunLog(args.log, args)
+    log = RunLog(args.log, __file__, task=TASK, backend="pp", seed=args.seed, args=vars(args), jax=jax.__version__)
 
     key = jax.random.PRNGKey(args.seed)
     key, k_actor, k_critic = jax.random.split(key, 3)

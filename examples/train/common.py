@@ -20,9 +20,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import platform
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +28,7 @@ from typing import Any
 
 import numpy as np
 import psutil
+import runlog
 import torch
 
 BACKENDS = ("pp", "pp-async", "envpool", "gymnasium")
@@ -462,54 +460,26 @@ def machine() -> dict:
     }
 
 
-def _git_commit() -> str | None:
-    """The checkout's commit (with "+dirty" when the scripts differ from it), None outside a git checkout."""
-    here = Path(__file__).parent
-    run = functools.partial(subprocess.run, cwd=here, capture_output=True, text=True, timeout=10)
-    try:
-        head, dirty = run(["git", "rev-parse", "HEAD"]), run(["git", "status", "--porcelain", "."])
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if head.returncode != 0:
-        return None
-    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+class RunLog(runlog.RunLog):
+    """The PPO scripts' run log (runlog.RunLog): a "start" line (the command, arguments, versions, machine), one
+    "update" line per PPO update, an "end" line. A resumed run appends to the same file (its "start" line says
+    resumed). `versions`: the learner library's (default torch's; the JAX script gives jax's)."""
 
-
-class RunLog:
-    """A JSONL run log, one object per line, flushed per line (a run cut off keeps every update it finished):
-    a "start" line (the command, arguments, versions, machine), one "update" line per PPO update, an "end" line.
-    A resumed run appends to the same file (its "start" line says resumed)."""
-
-    def __init__(self, path: str | None, args: Any, backend: str, task_id: str, resumed: bool):
-        self.file = None
-        if path:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            self.file = open(path, "a")  # noqa: SIM115  (open for the whole run)
-        self.write(
-            kind="start",
+    def __init__(
+        self, path: str | None, args: Any, backend: str, task_id: str, resumed: bool, versions: dict | None = None
+    ):
+        super().__init__(
+            path,
+            Path(__file__).parent,
+            append=True,
             task=task_id,
             backend=backend,
             seed=args.seed,
             resumed=resumed,
-            command=" ".join([Path(sys.executable).name, *sys.argv]),
-            commit=_git_commit(),
             args=vars(args),
-            torch=torch.__version__,
+            **(versions if versions is not None else {"torch": torch.__version__}),
             device=args.device,
-            cpus=os.cpu_count(),
-            loadavg=os.getloadavg(),
-            host=platform.node(),
-            time=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         )
-
-    def write(self, **record: Any) -> None:
-        if self.file is not None:
-            self.file.write(json.dumps(record) + "\n")
-            self.file.flush()
-
-    def close(self) -> None:
-        if self.file is not None:
-            self.file.close()
 
 
 def read_log(path: str | Path) -> list[dict]:

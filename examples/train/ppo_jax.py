@@ -863,6 +863,7 @@ def train(args: Args) -> dict:
         a.backend,
         a.env_id,
         resumed=ckpt is not None,
+        versions={"jax": jax.__version__},
     )
     rows = a.num_envs * a.num_steps
     num_updates = max(1, a.total_timesteps // rows)
