@@ -219,7 +219,11 @@ class Engine {
   void StepEnv(Slot& s, const Rows& rows);
   void SameStepReset(Slot& s, const Rows& rows);
   std::string RecoverInPlace(Slot& s, const Rows& rows);
-  Batch* RingBatch(int64_t seq) const;               // the async ring's batch of completion number seq
+  Batch* RingBatch(int64_t seq) const;  // the async ring's batch of completion number seq
+  // Claims `count` rows of the async ring at once (one atomic), in pieces that each lie in one batch: fill(b, row,
+  // done, piece) writes rows row.. of b for the item's envs done..done + piece - 1; then the piece is marked done.
+  template <class Fill>
+  void ClaimRows(int count, Fill&& fill);
   void CopyStaged(const Slot& s, Batch* b, int er);  // the env's staged rows into env row er of b
   void UpdateCost(int64_t ns);
   void MarkDone(Batch* b, int envs);

@@ -189,18 +189,27 @@ void Engine::RunTask(int env_id, bool reset, Batch* b, int pos) {
   }
 }
 
+template <class Fill>
+void Engine::ClaimRows(int count, Fill&& fill) {
+  const int64_t first = complete_seq_.fetch_add(count, std::memory_order_acq_rel);
+  for (int done = 0; done < count;) {
+    const int64_t seq = first + done;
+    Batch* b = RingBatch(seq);
+    const int row = static_cast<int>(seq % opts_.batch_size);
+    const int piece = std::min(count - done, opts_.batch_size - row);
+    fill(b, row, done, piece);
+    MarkDone(b, piece);
+    done += piece;
+  }
+}
+
 void Engine::RunClaimed(const WorkItem& it) {
   // Async, a run of several envs of a type without StepBatch (runs are longer than one env only for envs estimated
   // under kRunNs / 2 each, so the run completes within microseconds): its rows of the batch ring are claimed when it
   // starts, in pieces that each lie in one batch, and each env writes its rows there in place, as in an ordered
   // batch -- no staging rows and no copy (MiniGrid's 11 output arrays per row made the copy a seventh of its step).
   // One claim and one completion per piece.
-  const int64_t first = complete_seq_.fetch_add(it.count, std::memory_order_acq_rel);
-  for (int done = 0; done < it.count;) {
-    const int64_t seq = first + done;
-    Batch* b = RingBatch(seq);
-    const int row = static_cast<int>(seq % opts_.batch_size);
-    const int piece = std::min(it.count - done, opts_.batch_size - row);
+  ClaimRows(it.count, [&](Batch* b, int row, int done, int piece) {
     for (int i = 0; i < piece; ++i) {
       // player rows at the fixed stride, as CopyStaged writes them (compacted in Recv)
       const Rows rows{b->block, false, row + i, (row + i) * max_players_};
@@ -210,9 +219,7 @@ void Engine::RunClaimed(const WorkItem& it) {
         b->errors.emplace_back(it.env_ids[done + i], std::move(error));
       }
     }
-    MarkDone(b, piece);
-    done += piece;
-  }
+  });
 }
 
 void Engine::RunStaged(const WorkItem& it) {
@@ -226,13 +233,8 @@ void Engine::RunStaged(const WorkItem& it) {
     std::string error = RunInRows(it.env_ids[i], it.reset, RowsFor(nullptr, 0, s));
     if (!error.empty()) errors.emplace_back(i, std::move(error));
   }
-  const int64_t first = complete_seq_.fetch_add(it.count, std::memory_order_acq_rel);
   size_t e = 0;
-  for (int done = 0; done < it.count;) {
-    const int64_t seq = first + done;
-    Batch* b = RingBatch(seq);
-    const int row = static_cast<int>(seq % opts_.batch_size);
-    const int piece = std::min(it.count - done, opts_.batch_size - row);
+  ClaimRows(it.count, [&](Batch* b, int row, int done, int piece) {
     for (int i = 0; i < piece; ++i) CopyStaged(slots_[it.env_ids[done + i]], b, row + i);
     if (e < errors.size() && errors[e].first < done + piece) {
       std::lock_guard<std::mutex> lk(b->err_mu);
@@ -240,9 +242,7 @@ void Engine::RunStaged(const WorkItem& it) {
         b->errors.emplace_back(it.env_ids[errors[e].first], std::move(errors[e].second));
       }
     }
-    MarkDone(b, piece);
-    done += piece;
-  }
+  });
 }
 
 int Engine::StepRun(const int* env_ids, int n, Batch* b, int row) {
@@ -332,17 +332,10 @@ void Engine::ExecuteBatched(const WorkItem& it) {
   // async: the item claims its rows of the batch ring at once (a StepBatch type's envs are cheap: the item completes
   // as a whole within microseconds), in pieces that each lie in one batch -- one claim and one completion per piece,
   // not one per stretch and per reset (each is a cache line the threads pass between them)
-  const int64_t first = complete_seq_.fetch_add(it.count, std::memory_order_acq_rel);
-  for (int done = 0; done < it.count;) {
-    const int64_t seq = first + done;
-    Batch* b = RingBatch(seq);
-    const int row = static_cast<int>(seq % opts_.batch_size);
-    const int piece = std::min(it.count - done, opts_.batch_size - row);
+  ClaimRows(it.count, [&](Batch* b, int row, int done, int piece) {
     const int stepped = RunBatched(it.env_ids + done, piece, it.reset, b, row);
     if (stepped > 0) batched_steps_.fetch_add(stepped, std::memory_order_relaxed);  // before the rows are published
-    MarkDone(b, piece);
-    done += piece;
-  }
+  });
 }
 
 void Engine::Execute(const WorkItem& it) {

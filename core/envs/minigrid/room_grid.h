@@ -168,12 +168,19 @@ class RoomGridEnv : public MiniGridEnv {
 
   // RoomGrid.place_agent: in room (i, j) (drawn where < 0), redrawn until the agent faces an empty cell or a wall;
   // each placement at most 1000 tries, as minigrid's (a full room raised there, and looped forever here: a
-  // BabyAI-SynthS5R2 reset that minigrid redraws).
+  // BabyAI-SynthS5R2 reset that minigrid redraws). Where no free cell of the room faces an empty cell or a wall,
+  // minigrid redraws forever (BabyAI-SynthS5R2, seed 21's third episode: the room full but for its centre); here
+  // the layout fails after kMaxPlacements, which no room with one valid cell and direction in 36 reaches by chance
+  // (a BabyAI level is then redrawn, any other env raises).
+  static constexpr int kMaxPlacements = 10000;
   void PlaceAgentInRoom(int i = -1, int j = -1, bool rand_dir = true) {
     if (i < 0) i = RandInt(0, num_cols_);
     if (j < 0) j = RandInt(0, num_rows_);
     const Room& r = GetRoom(i, j);
-    while (true) {
+    for (int placed = 0;; ++placed) {
+      if (placed == kMaxPlacements) {
+        throw GenerationFailed("MiniGrid: no free cell of the agent's room faces an empty cell or a wall");
+      }
       if (!TryPlaceAgent(r.top_x, r.top_y, r.size, r.size, rand_dir, 1000)) {
         throw GenerationFailed("MiniGrid: rejection sampling failed in place_obj");
       }

@@ -260,6 +260,10 @@ def test_a_full_room_redraws_the_level_as_minigrid_does():
     out = run_python(code, timeout=120)
     assert out.returncode == 0 and "ends 2" in out.stdout, out.stderr
     assert run_alongside("BabyAI-SynthS5R2-v0", 20, 160, act_seed=20) == 2
+    # seed 21's fourth episode: minigrid's reset loops forever (its agent room has no free cell facing an empty
+    # cell or a wall); ours gives that layout up and draws another, and the run goes on
+    out = run_python(code.replace("seed=20", "seed=21").replace("(20)", "(21)").replace("160", "600"), timeout=120)
+    assert out.returncode == 0 and int(out.stdout.split()[-1]) >= 4, out.stdout + out.stderr
 
 
 @pytest.mark.parametrize("task_id", IDS + BABYAI_IDS)
@@ -272,10 +276,17 @@ def test_episodes_equal_minigrid(task_id):
     assert ended >= 10, "too few episode ends compared"
 
 
+# (id, seed) whose episodes minigrid never finishes: a reset that loops forever in RoomGrid.place_agent (no free cell
+# of the agent's room faces an empty cell or a wall); the port redraws the level there (next test)
+MINIGRID_LOOPS_FOREVER = {("BabyAI-SynthS5R2-v0", 21)}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("task_id", IDS + BABYAI_IDS)
 def test_full_episodes_equal_minigrid_sweep(task_id):
     for seed in range(10, 30):
+        if (task_id, seed) in MINIGRID_LOOPS_FOREVER:
+            continue
         ref = _ref(task_id)
         ref.reset(seed=seed)  # BabyAI levels set max_steps at reset
         steps = 3 * ref.unwrapped.max_steps
