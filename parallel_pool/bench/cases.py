@@ -144,7 +144,7 @@ def xla_available(runner: str) -> tuple[bool, str]:
 
         return bool(_core.has_xla), "this build has no env.xla()"
     if runner == "ale_vector":
-        return _has("chex"), 'AtariVectorEnv.xla() needs chex (the jax and test extras have it)'
+        return _has("chex"), "AtariVectorEnv.xla() needs chex (the jax and test extras have it)"
     return True, ""
 
 
