@@ -25,6 +25,9 @@ constexpr int64_t kRunNs = 5000;
 // ShareAmongThreads: for sends of at least this many envs per thread (a smaller one's few runs cost as little)
 constexpr int kShareMinEnvs = 16;
 
+// How many sleeping workers `envs` envs of estimated `cost_ns` each are worth waking (one per kWakeWorthNs).
+int64_t WorkersWorthWaking(int64_t envs, int64_t cost_ns) { return envs * cost_ns / kWakeWorthNs; }
+
 std::string Msg(std::initializer_list<std::string> parts) {
   std::string s;
   for (const auto& p : parts) s += p;
@@ -186,7 +189,7 @@ int Engine::WorkersWanted(int items, int envs, bool back_to_back, bool caller_ba
   const int64_t cost = item_cost_ns_.load(std::memory_order_relaxed);
   const bool caller_helps = sync() && cost < kHelpMaxNs;  // then the caller runs one item itself (see WaitFor)
   int for_workers = caller_helps ? items - 1 : items;
-  int64_t worth = static_cast<int64_t>(envs) * cost / kWakeWorthNs;
+  int64_t worth = WorkersWorthWaking(envs, cost);
   if (back_to_back) worth = std::max<int64_t>(worth, spinners_);
   const int64_t want = std::min<int64_t>({static_cast<int64_t>(for_workers), worth, opts_.num_threads});
   const int seats = std::max(cores_ - 1, 1);
@@ -206,7 +209,7 @@ int Engine::WorkersWanted(int items, int envs, bool back_to_back, bool caller_ba
 // (WorkersWanted). A share for a worker left asleep would wait for whichever thread finished first, and the other
 // would idle through it (CartPole@256 with 2 workers on 2 cores: three shares for two running threads).
 void Engine::ShareAmongThreads(int first, int k, Batch* ordered) {
-  const int64_t worth = static_cast<int64_t>(k) * item_cost_ns_.load(std::memory_order_relaxed) / kWakeWorthNs;
+  const int64_t worth = WorkersWorthWaking(k, item_cost_ns_.load(std::memory_order_relaxed));
   const int workers = static_cast<int>(std::min<int64_t>(std::max<int64_t>(worth, spinners_), opts_.num_threads));
   const int even = k / (workers + 1);
   caller_cut_ = std::clamp(caller_cut_, -even, even);
