@@ -40,9 +40,7 @@ constexpr int kActionSets = 4096;
 
 // The set env `env` takes at its `visit`-th step: each env goes through every set in turn, the envs offset from
 // one another (so that no env repeats one action, whatever num_envs is).
-inline int ActionSetOf(int64_t visit, int env) {
-  return static_cast<int>((visit + env) % kActionSets);
-}
+inline int ActionSetOf(int64_t visit, int env) { return static_cast<int>((visit + env) % kActionSets); }
 
 inline double Bound(const std::vector<double>& b, size_t j, double fallback) {
   if (b.empty()) return fallback;

@@ -208,10 +208,11 @@ class Engine {
   void PrepareRows(int env_id, Slot& s, const Rows& rows);
   void PointOutputs(Slot& s, const Rows& rows);  // s.out at these rows
   // batched stepping (the type's StepBatch): an item's rows (async: claimed at once, in pieces that each lie in one
-  // batch) filled by RunBatched: each stretch of stepping envs through StepRun, each reset through RunTask
+  // batch) filled by RunBatched: a step's envs through StepRun, sent resets one at a time through RunTask
   void ExecuteBatched(const WorkItem& item);
   int RunBatched(const int* env_ids, int n, bool reset, Batch* b, int row);  // the envs stepped through StepBatch
-  int StepRun(const int* env_ids, int n, Batch* b, int row);  // steps the leading envs that need no reset; how many
+  int StepRun(const int* env_ids, int n, Batch* b, int row);  // a run to step (ended episodes reset); how many stepped
+  void ResetInRow(int env_id, Slot& s, Batch* b, int row, bool same_step);  // StepRun's resets
   void PresetResults(Slot& s);
   std::string RunEnv(Slot& s, bool reset, const Rows& rows);  // "" or the env's error; never throws
   void ResetEnv(Slot& s);

@@ -246,82 +246,99 @@ void Engine::RunStaged(const WorkItem& it) {
 }
 
 int Engine::StepRun(const int* env_ids, int n, Batch* b, int row) {
-  // What RunTask does per env, for the stepping envs at the start of env_ids[0..n) (up to the first that must reset)
-  // whose rows are row, row + 1, ... of b's block (single player: player rows are env rows): the run's bookkeeping as
-  // whole-array writes, one StepBatch call, then the per-env episode ends. Returns how many envs it stepped.
+  // What RunTask does per env, for a run of envs to step whose rows are row, row + 1, ... of b's block (single
+  // player: player rows are env rows): the run's row set-up as whole-array writes, each stretch of envs that step in
+  // one StepBatch call, then the per-env episode ends and the resets of the envs whose episode had ended (1 in 7 of
+  // FrozenLake's steps) in their rows, set up with the run's. Returns how many envs it stepped.
   Env* envs[WorkItem::kMaxRun];
   const uint8_t* actions[WorkItem::kMaxRun];
+  bool resets[WorkItem::kMaxRun];
   // single player, one action array: env e's action is row e of action_rows_ (not through the slot's action_ptrs,
   // a cache line more per env)
   const uint8_t* action_rows = action_rows_[0].data();
   const size_t action_bytes = action_row_bytes_[0];
-  int m = 0;
-  for (; m < n; ++m) {  // (the finished-episode check reads the slot line the env pointer is on)
-    const Slot& s = slots_[env_ids[m]];
-    if (s.done) break;
-    envs[m] = s.env.get();
-    actions[m] = action_rows + action_bytes * static_cast<size_t>(env_ids[m]);
+  for (int i = 0; i < n; ++i) {  // (the finished-episode check reads the slot line the env pointer is on)
+    const Slot& s = slots_[env_ids[i]];
+    resets[i] = s.done;
+    envs[i] = s.env.get();
+    actions[i] = action_rows + action_bytes * static_cast<size_t>(env_ids[i]);
   }
-  if (m == 0) return 0;
   const auto& E = layout_.entries;
-  auto at = [&](int idx) { return b->block + E[idx].offset + E[idx].row_bytes * static_cast<size_t>(row); };
-  const size_t um = static_cast<size_t>(m);
-  auto* ids = reinterpret_cast<int32_t*>(at(layout_.env_id));
-  auto* player_ids = reinterpret_cast<int32_t*>(at(layout_.player_env_id));
-  for (int i = 0; i < m; ++i) ids[i] = player_ids[i] = env_ids[i];
+  auto at = [&](int idx, int i) { return b->block + E[idx].offset + E[idx].row_bytes * static_cast<size_t>(row + i); };
+  const size_t un = static_cast<size_t>(n);
+  auto* ids = reinterpret_cast<int32_t*>(at(layout_.env_id, 0));
+  auto* player_ids = reinterpret_cast<int32_t*>(at(layout_.player_env_id, 0));
+  for (int i = 0; i < n; ++i) ids[i] = player_ids[i] = env_ids[i];
   if (layout_.final_begin >= 0) {  // zero unless this step ends an episode, as in PrepareRows
-    for (int i = layout_.final_begin; i < static_cast<int>(E.size()); ++i) std::memset(at(i), 0, E[i].row_bytes * um);
+    for (int i = layout_.final_begin; i < static_cast<int>(E.size()); ++i)
+      std::memset(at(i, 0), 0, E[i].row_bytes * un);
   }
-  auto* terminated = reinterpret_cast<bool*>(at(layout_.terminated));
-  auto* truncated = reinterpret_cast<bool*>(at(layout_.truncated));
-  std::memset(at(layout_.reward), 0, E[layout_.reward].row_bytes * um);
-  std::memset(terminated, 0, um);
-  std::memset(truncated, 0, um);
-  step_batch_(envs, m, BatchRows{actions, at(0), E[0].row_bytes, at(layout_.reward), spec_.reward_dtype, terminated});
-  auto* elapsed = reinterpret_cast<int32_t*>(at(layout_.elapsed));
-  for (int i = 0; i < m; ++i) {
+  auto* terminated = reinterpret_cast<bool*>(at(layout_.terminated, 0));
+  auto* truncated = reinterpret_cast<bool*>(at(layout_.truncated, 0));
+  std::memset(at(layout_.reward, 0), 0, E[layout_.reward].row_bytes * un);
+  std::memset(terminated, 0, un);
+  std::memset(truncated, 0, un);
+  int stepped = 0;
+  for (int i = 0; i < n;) {
+    if (resets[i]) {
+      ++i;
+      continue;
+    }
+    int end = i + 1;
+    while (end < n && !resets[end]) ++end;
+    step_batch_(
+        envs + i, end - i,
+        BatchRows{actions + i, at(0, i), E[0].row_bytes, at(layout_.reward, i), spec_.reward_dtype, terminated + i});
+    stepped += end - i;
+    i = end;
+  }
+  auto* elapsed = reinterpret_cast<int32_t*>(at(layout_.elapsed, 0));
+  for (int i = 0; i < n; ++i) {
     Slot& s = slots_[env_ids[i]];
-    ++s.elapsed;
-    if (!terminated[i] && s.elapsed >= opts_.max_episode_steps) truncated[i] = true;
-    s.done = terminated[i] || truncated[i];
-    if (s.done && opts_.autoreset == AutoReset::kSameStep) {
-      const Rows rows{b->block, false, row + i, row + i};
-      PointOutputs(s, rows);
-      std::string error;
-      try {
-        SameStepReset(s, rows);
-      } catch (const std::exception& ex) {  // a StepBatch type's Reset should not throw; if it does, as RunTask
-        s.done = true;
-        error = ex.what()[0] != '\0' ? ex.what() : "C++ exception";
-      } catch (...) {
-        s.done = true;
-        error = "unknown C++ exception";
-      }
-      if (!error.empty()) {
-        if (!sync()) error += RecoverInPlace(s, rows);
-        std::lock_guard<std::mutex> lk(b->err_mu);
-        b->errors.emplace_back(env_ids[i], std::move(error));
-      }
+    if (resets[i]) {
+      ResetInRow(env_ids[i], s, b, row + i, false);
+    } else {
+      ++s.elapsed;
+      if (!terminated[i] && s.elapsed >= opts_.max_episode_steps) truncated[i] = true;
+      s.done = terminated[i] || truncated[i];
+      if (s.done && opts_.autoreset == AutoReset::kSameStep) ResetInRow(env_ids[i], s, b, row + i, true);
     }
     elapsed[i] = s.elapsed;
   }
-  return m;
+  return stepped;
+}
+
+void Engine::ResetInRow(int env_id, Slot& s, Batch* b, int row, bool same_step) {
+  // StepRun's resets, in row `row` of b (single player), whose set-up StepRun made: an ended episode's (the env's
+  // Reset), or same-step autoreset's after the step that ended it (SameStepReset). A StepBatch type's Reset should
+  // not throw; if it does, as RunTask.
+  const Rows rows{b->block, false, row, row};
+  PointOutputs(s, rows);
+  std::string error;
+  if (!same_step) {
+    error = RunEnv(s, false, rows);  // (s.done: a pending SetConfig applies here)
+  } else {
+    try {
+      SameStepReset(s, rows);
+    } catch (const std::exception& ex) {
+      s.done = true;
+      error = ex.what()[0] != '\0' ? ex.what() : "C++ exception";
+    } catch (...) {
+      s.done = true;
+      error = "unknown C++ exception";
+    }
+  }
+  if (!error.empty()) {
+    if (!sync()) error += RecoverInPlace(s, rows);
+    std::lock_guard<std::mutex> lk(b->err_mu);
+    b->errors.emplace_back(env_id, std::move(error));
+  }
 }
 
 int Engine::RunBatched(const int* env_ids, int n, bool reset, Batch* b, int row) {
-  // each stretch of stepping envs in one StepBatch call; a reset (sent, or autoreset after an episode's end) one at a
-  // time through RunTask, in its row of b (a pending SetConfig applies only at a reset)
-  int stepped = 0;
-  for (int i = 0; i < n;) {
-    const int m = reset ? 0 : StepRun(env_ids + i, n - i, b, row + i);
-    stepped += m;
-    i += m;
-    if (i < n) {
-      RunTask(env_ids[i], reset, b, row + i);
-      ++i;
-    }
-  }
-  return stepped;
+  if (!reset) return StepRun(env_ids, n, b, row);
+  for (int i = 0; i < n; ++i) RunTask(env_ids[i], true, b, row + i);  // sent resets: reseeds, the general path
+  return 0;
 }
 
 void Engine::ExecuteBatched(const WorkItem& it) {
