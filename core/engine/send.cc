@@ -22,8 +22,10 @@ constexpr int64_t kWakeWorthNs =
     50000;  // wake a sleeping worker only for at least this much work (a wake-up costs ~10-50 us)
 // a send's cheap envs go to the queue in runs of about this much work
 constexpr int64_t kRunNs = 5000;
-// ShareAmongThreads: for sends of at least this many envs per thread (a smaller one's few runs cost as little)
+// ShareAmongThreads: for sends of at least this many envs per thread (a smaller one's few runs cost as little), of
+// a type with StepBatch or envs estimated at most kShareMaxNs each (a share then lasts at most a few hundred us)
 constexpr int kShareMinEnvs = 16;
+constexpr int64_t kShareMaxNs = 2000;
 
 // How many sleeping workers `envs` envs of estimated `cost_ns` each are worth waking (one per kWakeWorthNs).
 int64_t WorkersWorthWaking(int64_t envs, int64_t cost_ns) { return envs * cost_ns / kWakeWorthNs; }
@@ -369,7 +371,8 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
   }
   num_items_ = 0;
   caller_share_pending_ = false;
-  if (sync() && consecutive && !reset && step_batch_ != nullptr && shared_ == nullptr &&
+  const bool cheap = step_batch_ != nullptr || item_cost_ns_.load(std::memory_order_relaxed) <= kShareMaxNs;
+  if (sync() && consecutive && !reset && cheap && shared_ == nullptr &&
       k >= kShareMinEnvs * (opts_.num_threads + 1)) {  // (smaller sends: RunLength's runs)
     ShareAmongThreads(env_ids[0], k, ordered);
   } else {
