@@ -302,7 +302,7 @@ std::string Engine::Close(std::chrono::milliseconds timeout) {
 void Engine::WorkerLoop(int t) {
   const int64_t spin = t < spinners_ ? kWorkerSpinNs : 0;
   WorkItem item;
-  while (queue_.Pop(&item, spin)) Execute(item);
+  while (queue_.Pop(&item, spin, t < spinners_ ? t : -1)) Execute(item);  // (lanes: the spinners', Send)
   std::lock_guard<std::mutex> lk(exit_mu_);
   worker_exited_[t].store(true, std::memory_order_release);
   exit_cv_.notify_all();

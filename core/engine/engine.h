@@ -239,6 +239,7 @@ class Engine {
   Slot& IdleSlot(int64_t env_id);  // open engine, valid env_id, no result pending
   int RunLength(int envs) const;
   void ShareAmongThreads(int first, int k, Batch* ordered);
+  void ByLane(const int* env_ids, int k, int run, bool reset);  // an async send's runs of cheap envs, by lane
   int WorkersWanted(int items, int envs, bool back_to_back, bool caller_back);  // (sets seat_kept_)
   // Validates a send's env ids; true when it marked them pending (false: consecutive ids it need not check,
   // which Send marks once the items are queued).
@@ -323,6 +324,7 @@ class Engine {
     if (num_items_ == scratch_items_.size()) scratch_items_.emplace_back();
     return scratch_items_[num_items_++];
   }
+  std::vector<int> lane_items_;  // ByLane's scratch
   // the item of a caller_recvs send that was kept off the queue: the next Recv runs it first
   WorkItem own_item_{};
   bool has_own_item_ = false;

@@ -47,7 +47,7 @@ void Engine::WaitFor(Batch* b, const std::function<bool()>& interrupted) {
   caller_share_pending_ = false;
   WorkItem item;
   for (int n = 0; !complete() && item_cost_ns_.load(std::memory_order_relaxed) < kHelpMaxNs; ++n) {
-    if (!(newest ? queue_.TryPopBack(&item) : queue_.TryPop(&item))) break;
+    if (!(newest ? queue_.TryPopBack(&item) : queue_.TryPop(&item, spinners_))) break;  // (the caller's lane)
     Execute(item);
     if (shared_out && n == 0) {
       // the caller's own share is done: were the workers' shares done first (give them more next call) or are

@@ -233,6 +233,34 @@ void Engine::ShareAmongThreads(int first, int k, Batch* ordered) {
   ++shared_sends_;
 }
 
+// An async send of cheap envs: runs of up to `run` envs, each of one lane's envs. Lane l is the l-th of the spinning
+// workers, the last lane the caller (which runs items while it waits); env e's lane is the e-th share of the
+// num_envs, so each thread tends to step the same envs send after send: their state and rows stay in its core's
+// cache instead of moving between cores with every run that another thread took first (WorkQueue::TryPop).
+void Engine::ByLane(const int* env_ids, int k, int run, bool reset) {
+  const int lanes = spinners_ + 1;
+  std::vector<int>& open = lane_items_;  // per lane: the index of its item being filled, or -1
+  open.assign(static_cast<size_t>(lanes), -1);
+  const int64_t n = opts_.num_envs;
+  for (int i = 0; i < k; ++i) {
+    const int e = env_ids[i];
+    const int lane = static_cast<int>(static_cast<int64_t>(e) * lanes / n);
+    int& at = open[static_cast<size_t>(lane)];
+    if (at < 0 || scratch_items_[static_cast<size_t>(at)].count == run) {
+      at = static_cast<int>(num_items_);
+      WorkItem& item = NextItem();
+      item.batch = nullptr;
+      item.pos = 0;
+      item.count = 0;
+      item.reset = reset;
+      item.first = -1;
+      item.lane = lane;
+    }
+    WorkItem& item = scratch_items_[static_cast<size_t>(at)];
+    item.env_ids[item.count++] = e;
+  }
+}
+
 Batch* Engine::AcquireOrderedBatch() {
   if (ordered_free_.empty()) {
     ordered_store_.push_back(std::make_unique<Batch>());
@@ -375,8 +403,9 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
   if (sync() && consecutive && !reset && cheap && shared_ == nullptr &&
       k >= kShareMinEnvs * (opts_.num_threads + 1)) {  // (smaller sends: RunLength's runs)
     ShareAmongThreads(env_ids[0], k, ordered);
+  } else if (const int run = RunLength(k); ordered == nullptr && run > 1 && shared_ == nullptr) {
+    ByLane(env_ids, k, run, reset);
   } else {
-    const int run = RunLength(k);
     for (int i = 0; i < k; i += run) {
       WorkItem& item = NextItem();
       item.batch = ordered;
@@ -384,6 +413,7 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
       item.count = std::min(run, k - i);
       item.reset = reset;
       item.first = -1;
+      item.lane = -1;
       std::copy(env_ids + i, env_ids + i + item.count, item.env_ids);
     }
   }

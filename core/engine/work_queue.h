@@ -38,6 +38,9 @@ struct WorkItem {
   // >= 0: the run is envs first, first + 1, ..., first + count - 1 and count may exceed kMaxRun (env_ids unused):
   // a sync send of consecutive ids to cheap envs, one item per thread (Engine::ShareAmongThreads)
   int first = -1;
+  // >= 0: the thread whose envs these are (an async run of cheap envs, Engine::Send), which takes it before older
+  // items of other lanes (WorkQueue::TryPop); -1: any thread's
+  int lane = -1;
 };
 
 // A lock for a few loads and stores: spins (with a CPU pause) instead of sleeping in the kernel. The queue's
@@ -66,6 +69,9 @@ class SpinLock {
 
 class WorkQueue {
  public:
+  // TryPop looks this many items deep for one of the taker's lane
+  static constexpr size_t kLaneScan = 8;
+
   explicit WorkQueue(size_t capacity) : ring_(capacity) {}
 
   // How many of `sleeping` workers to wake so that `want` of all `workers` are awake: an awake worker (spinning,
@@ -99,12 +105,29 @@ class WorkQueue {
 
   bool Empty() const { return size_atomic_.load(std::memory_order_acquire) == 0; }
 
-  bool TryPop(WorkItem* out) {
+  // The oldest item -- or, for a thread with a lane (>= 0), the oldest of its lane among the first kLaneScan items
+  // when the oldest is another lane's: so that each env of an async loop of cheap envs tends to be stepped by one
+  // thread, its state and rows in that core's cache. A thread whose lane has no item there takes the oldest.
+  bool TryPop(WorkItem* out, int lane = -1) {
     if (size_atomic_.load(std::memory_order_acquire) == 0) return false;
     std::lock_guard<SpinLock> lk(lock_);
     if (size_ == 0) return false;
+    const size_t cap = ring_.size();
+    if (lane >= 0 && ring_[head_].lane >= 0 && ring_[head_].lane != lane) {
+      const size_t scan = std::min(size_, kLaneScan);
+      for (size_t i = 1; i < scan; ++i) {
+        if (ring_[(head_ + i) % cap].lane != lane) continue;
+        // take item i; the ones before it move up one place, keeping their order
+        *out = ring_[(head_ + i) % cap];
+        for (size_t j = i; j > 0; --j) ring_[(head_ + j) % cap] = ring_[(head_ + j - 1) % cap];
+        head_ = (head_ + 1) % cap;
+        --size_;
+        size_atomic_.store(size_, std::memory_order_release);
+        return true;
+      }
+    }
     *out = ring_[head_];
-    head_ = (head_ + 1) % ring_.size();
+    head_ = (head_ + 1) % cap;
     --size_;
     size_atomic_.store(size_, std::memory_order_release);
     return true;
@@ -125,12 +148,12 @@ class WorkQueue {
 
   // Worker side: spin for about spin_ns (a time, not a count of pauses: a pause takes 10 to 150 cycles by CPU), then
   // sleep until an item arrives. Returns false when stopping.
-  bool Pop(WorkItem* out, int64_t spin_ns) {
-    if (TryPop(out)) return true;  // a busy worker takes its next item without reading the clock
+  bool Pop(WorkItem* out, int64_t spin_ns, int lane = -1) {
+    if (TryPop(out, lane)) return true;  // a busy worker takes its next item without reading the clock
     const int64_t until = spin_ns > 0 ? WallNs() + spin_ns : 0;
     for (int i = 1; spin_ns > 0; ++i) {
       if (stop_.load(std::memory_order_relaxed)) return false;
-      if (TryPop(out)) return true;
+      if (TryPop(out, lane)) return true;
       PP_CPU_RELAX();
       if ((i & 63) == 0 && WallNs() > until) break;
     }
@@ -153,7 +176,7 @@ class WorkQueue {
         }
       }
       if (stop_.load(std::memory_order_relaxed)) return false;
-      if (TryPop(out)) return true;  // else another thread took it first: wait again
+      if (TryPop(out, lane)) return true;  // else another thread took it first: wait again
     }
   }
 

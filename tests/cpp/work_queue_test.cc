@@ -37,6 +37,50 @@ TEST(WorkQueue, WrapsAroundItsRing) {
   }
 }
 
+WorkItem LaneItem(int env, int lane) {
+  WorkItem it = Item(env);
+  it.lane = lane;
+  return it;
+}
+
+// A taker with a lane gets its lane's oldest item near the front, the others keeping their order; one without, or
+// whose lane has none there, gets the oldest.
+TEST(WorkQueue, ATakerWithALaneTakesItsOwnItemsFirst) {
+  WorkQueue q(32);
+  std::vector<WorkItem> items{LaneItem(0, 0), LaneItem(1, 1), LaneItem(2, 0), LaneItem(3, 1), LaneItem(4, -1)};
+  q.Push(items.data(), items.size(), 0, 1);
+  WorkItem out;
+  ASSERT_TRUE(q.TryPop(&out, 1));  // the oldest is lane 0's: lane 1 takes its own oldest instead
+  EXPECT_EQ(out.env_ids[0], 1);
+  ASSERT_TRUE(q.TryPop(&out, 1));
+  EXPECT_EQ(out.env_ids[0], 3);
+  ASSERT_TRUE(q.TryPop(&out, 0));
+  EXPECT_EQ(out.env_ids[0], 0);
+  ASSERT_TRUE(q.TryPop(&out, 1));  // none of lane 1's left: it takes the oldest, whatever its lane
+  EXPECT_EQ(out.env_ids[0], 2);
+  ASSERT_TRUE(q.TryPop(&out, 0));  // an item of no lane is anyone's
+  EXPECT_EQ(out.env_ids[0], 4);
+  EXPECT_FALSE(q.TryPop(&out, 0));
+}
+
+TEST(WorkQueue, ALaneIsLookedForOnlyNearTheFront) {
+  WorkQueue q(32);
+  std::vector<WorkItem> items;
+  for (size_t i = 0; i < WorkQueue::kLaneScan; ++i) items.push_back(LaneItem(static_cast<int>(i), 0));
+  items.push_back(LaneItem(99, 1));  // past the scan
+  q.Push(items.data(), items.size(), 0, 1);
+  WorkItem out;
+  ASSERT_TRUE(q.TryPop(&out, 1));  // lane 1's item is too deep: the oldest
+  EXPECT_EQ(out.env_ids[0], 0);
+  ASSERT_TRUE(q.TryPop(&out, 1));  // now within the scan
+  EXPECT_EQ(out.env_ids[0], 99);
+  for (size_t i = 1; i < WorkQueue::kLaneScan; ++i) {  // the others, in their order
+    ASSERT_TRUE(q.TryPop(&out, 0));
+    EXPECT_EQ(out.env_ids[0], static_cast<int>(i));
+  }
+  EXPECT_FALSE(q.TryPop(&out, 0));
+}
+
 TEST(WorkQueue, SleepingWorkerIsWokenByPush) {
   WorkQueue q(4);
   std::atomic<int> got{-1};
