@@ -324,7 +324,11 @@ class Engine {
     if (num_items_ == scratch_items_.size()) scratch_items_.emplace_back();
     return scratch_items_[num_items_++];
   }
-  std::vector<int> lane_items_;  // ByLane's scratch
+  // async lanes (ByLane): env e's lane (empty: no lanes -- a shared ThreadPool, or more than kMaxLanes), and a
+  // send's ids sorted by lane (scratch)
+  static constexpr int kMaxLanes = 64;
+  std::vector<uint8_t> lane_of_;
+  std::vector<int> lane_ids_;
   // the item of a caller_recvs send that was kept off the queue: the next Recv runs it first
   WorkItem own_item_{};
   bool has_own_item_ = false;

@@ -80,7 +80,8 @@ def run_sync(monkeypatch, batched, task, mode, steps=250, num_envs=37, num_threa
     return record, batched_steps
 
 
-def run_async(monkeypatch, batched, task, mode, recvs=300, num_envs=32, batch_size=8):
+def run_async(monkeypatch, batched, task, mode, recvs=300, num_envs=32, batch_size=8, shuffle=False):
+    """shuffle: each send's env ids in a random order (not recv's), so the engine sorts them by lane first."""
     env = make(
         monkeypatch,
         batched,
@@ -104,6 +105,9 @@ def run_async(monkeypatch, batched, task, mode, recvs=300, num_envs=32, batch_si
             per_env[int(e)].append([np.asarray(a)[r].tobytes() for a in arrays])
         done = arrays[ix["terminated"]] | arrays[ix["truncated"]]
         ends += int(done.sum())
+        if shuffle:
+            order = rng.permutation(len(ids))
+            ids, done = ids[order], done[order]
         reset_ids = ids[done] if mode == "disabled" else ids[:0]
         step_ids = ids[~done] if mode == "disabled" else ids
         if len(reset_ids):
@@ -180,10 +184,14 @@ def test_sync_shares_of_a_type_without_step_batch_equal_runs():
     assert shared_rows == runs_rows
 
 
+@pytest.mark.parametrize("shuffle", [False, True])
 @pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("mode", MODES)
-def test_async_batched_equals_one_at_a_time(monkeypatch, task, mode):
-    one, batched = one_and_batched(run_async, monkeypatch, task, mode, min_batched=100)
+def test_async_batched_equals_one_at_a_time(monkeypatch, task, mode, shuffle):
+    def run(monkeypatch, batched, task, mode):
+        return run_async(monkeypatch, batched, task, mode, shuffle=shuffle)
+
+    one, batched = one_and_batched(run, monkeypatch, task, mode, min_batched=100)
     # which envs finish first is the threads' timing, so one env may get few rows in a run (a slow, loaded or
     # sanitized build starves some): each env's common prefix is compared, and most of the 2400 rows are
     compared = 0
