@@ -248,8 +248,8 @@ void Engine::RunStaged(const WorkItem& it) {
 int Engine::StepRun(const int* env_ids, int n, Batch* b, int row) {
   // What RunTask does per env, for a run of envs to step whose rows are row, row + 1, ... of b's block (single
   // player: player rows are env rows): the run's row set-up as whole-array writes, each stretch of envs that step in
-  // one StepBatch call, then the per-env episode ends and the resets of the envs whose episode had ended (1 in 7 of
-  // FrozenLake's steps) in their rows, set up with the run's. Returns how many envs it stepped.
+  // one StepBatch call and its envs' episode ends, the envs whose episode had ended (1 in 7 of FrozenLake's steps)
+  // reset in their rows between the stretches, set up with the run's. Returns how many envs it stepped.
   Env* envs[WorkItem::kMaxRun];
   const uint8_t* actions[WorkItem::kMaxRun];
   bool resets[WorkItem::kMaxRun];
@@ -278,9 +278,14 @@ int Engine::StepRun(const int* env_ids, int n, Batch* b, int row) {
   std::memset(at(layout_.reward, 0), 0, E[layout_.reward].row_bytes * un);
   std::memset(terminated, 0, un);
   std::memset(truncated, 0, un);
+  auto* elapsed = reinterpret_cast<int32_t*>(at(layout_.elapsed, 0));
+  const int max_steps = opts_.max_episode_steps;
   int stepped = 0;
   for (int i = 0; i < n;) {
     if (resets[i]) {
+      Slot& s = slots_[env_ids[i]];
+      ResetInRow(env_ids[i], s, b, row + i, false);
+      elapsed[i] = s.elapsed;
       ++i;
       continue;
     }
@@ -289,21 +294,24 @@ int Engine::StepRun(const int* env_ids, int n, Batch* b, int row) {
     step_batch_(
         envs + i, end - i,
         BatchRows{actions + i, at(0, i), E[0].row_bytes, at(layout_.reward, i), spec_.reward_dtype, terminated + i});
+    for (int j = i; j < end; ++j) {  // the episode ends, without branches (1 in 7 of FrozenLake's steps ends one)
+      Slot& s = slots_[env_ids[j]];
+      const int steps = s.elapsed + 1;
+      const bool truncate = !terminated[j] & (steps >= max_steps);
+      truncated[j] = truncate;
+      s.elapsed = elapsed[j] = steps;
+      s.done = terminated[j] | truncate;
+    }
     stepped += end - i;
     i = end;
   }
-  auto* elapsed = reinterpret_cast<int32_t*>(at(layout_.elapsed, 0));
-  for (int i = 0; i < n; ++i) {
-    Slot& s = slots_[env_ids[i]];
-    if (resets[i]) {
-      ResetInRow(env_ids[i], s, b, row + i, false);
-    } else {
-      ++s.elapsed;
-      if (!terminated[i] && s.elapsed >= opts_.max_episode_steps) truncated[i] = true;
-      s.done = terminated[i] || truncated[i];
-      if (s.done && opts_.autoreset == AutoReset::kSameStep) ResetInRow(env_ids[i], s, b, row + i, true);
+  if (opts_.autoreset == AutoReset::kSameStep) {
+    for (int i = 0; i < n; ++i) {
+      Slot& s = slots_[env_ids[i]];
+      if (resets[i] || !s.done) continue;
+      ResetInRow(env_ids[i], s, b, row + i, true);
+      elapsed[i] = s.elapsed;
     }
-    elapsed[i] = s.elapsed;
   }
   return stepped;
 }
