@@ -1,6 +1,14 @@
 """Test-session setup shared by every test file."""
 
 import os
+import signal
+
+# The tests that press Ctrl-C (os.kill with SIGINT, here and in the interpreters they start) need Python's
+# KeyboardInterrupt handler. A run started in the background of a non-interactive shell (`... &`, nohup) inherits
+# SIGINT ignored, and Python then installs none; the handler set here also makes the interpreters the tests start
+# begin with SIGINT at its default, so that they install theirs.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # MuJoCo picks its OpenGL backend when it is first imported (by gymnasium's MuJoCo envs in many tests). Without a
 # display its default (GLFW) cannot draw, so a headless test run uses EGL, as parallel_pool.render itself chooses

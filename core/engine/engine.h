@@ -322,7 +322,10 @@ class Engine {
   size_t num_items_ = 0;
   WorkItem& NextItem() {
     if (num_items_ == scratch_items_.size()) scratch_items_.emplace_back();
-    return scratch_items_[num_items_++];
+    WorkItem& item = scratch_items_[num_items_++];
+    item.lane = -1;  // (ByLane sets one)
+    item.passed_over = 0;
+    return item;
   }
   // async lanes (ByLane): env e's lane (empty: no lanes -- a shared ThreadPool, or more than kMaxLanes), and a
   // send's ids sorted by lane (scratch)

@@ -426,7 +426,6 @@ void Engine::Send(const int* env_ids, int k, const std::vector<ActionInput>& act
       item.count = std::min(run, k - i);
       item.reset = reset;
       item.first = -1;
-      item.lane = -1;
       std::copy(env_ids + i, env_ids + i + item.count, item.env_ids);
     }
   }

@@ -41,6 +41,7 @@ struct WorkItem {
   // >= 0: the thread whose envs these are (an async run of cheap envs, Engine::Send), which takes it before older
   // items of other lanes (WorkQueue::TryPop); -1: any thread's
   int lane = -1;
+  int passed_over = 0;  // (WorkQueue::TryPop) how often another lane's item was taken before it, the oldest
 };
 
 // A lock for a few loads and stores: spins (with a CPU pause) instead of sleeping in the kernel. The queue's
@@ -69,8 +70,10 @@ class SpinLock {
 
 class WorkQueue {
  public:
-  // TryPop looks this many items deep for one of the taker's lane
+  // TryPop looks this many items deep for one of the taker's lane, passing the oldest over at most kMaxPassedOver
+  // times
   static constexpr size_t kLaneScan = 8;
+  static constexpr int kMaxPassedOver = 3;
 
   explicit WorkQueue(size_t capacity) : ring_(capacity) {}
 
@@ -107,16 +110,22 @@ class WorkQueue {
 
   // The oldest item -- or, for a thread with a lane (>= 0), the oldest of its lane among the first kLaneScan items
   // when the oldest is another lane's: so that each env of an async loop of cheap envs tends to be stepped by one
-  // thread, its state and rows in that core's cache. A thread whose lane has no item there takes the oldest.
+  // thread, its state and rows in that core's cache. A thread whose lane has no item there takes the oldest. The
+  // oldest is passed over at most kMaxPassedOver times, and not at all while a spinning worker (whose lane it may
+  // be) sleeps: a lane's items would otherwise wait behind the others' for as long as those keep coming -- a caller
+  // whose sends woke no worker, or whose worker the OS had descheduled, stepped only its own lane's envs.
   bool TryPop(WorkItem* out, int lane = -1) {
     if (size_atomic_.load(std::memory_order_acquire) == 0) return false;
     std::lock_guard<SpinLock> lk(lock_);
     if (size_ == 0) return false;
     const size_t cap = ring_.size();
-    if (lane >= 0 && ring_[head_].lane >= 0 && ring_[head_].lane != lane) {
+    WorkItem& oldest = ring_[head_];
+    if (lane >= 0 && oldest.lane >= 0 && oldest.lane != lane && oldest.passed_over < kMaxPassedOver &&
+        sleeping_spinners_.load(std::memory_order_relaxed) == 0) {
       const size_t scan = std::min(size_, kLaneScan);
       for (size_t i = 1; i < scan; ++i) {
         if (ring_[(head_ + i) % cap].lane != lane) continue;
+        ++oldest.passed_over;
         // take item i; the ones before it move up one place, keeping their order
         *out = ring_[(head_ + i) % cap];
         for (size_t j = i; j > 0; --j) ring_[(head_ + j) % cap] = ring_[(head_ + j - 1) % cap];
@@ -215,8 +224,9 @@ class WorkQueue {
   std::atomic<size_t> size_atomic_{0};
   std::atomic<int> sleeping_{0};
   std::atomic<bool> stop_{false};
-  std::mutex mu_;               // sleeping and waking only
-  int sleeping_spinners_ = 0;   // (under mu_) the sleeping workers that spin before they sleep
+  std::mutex mu_;  // sleeping and waking only
+  // the sleeping workers that spin before they sleep (changed under mu_; TryPop reads it without)
+  std::atomic<int> sleeping_spinners_{0};
   std::condition_variable cv_;  // the other workers sleep here
   std::condition_variable spinner_cv_;
 };

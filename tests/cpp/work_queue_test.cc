@@ -81,6 +81,37 @@ TEST(WorkQueue, ALaneIsLookedForOnlyNearTheFront) {
   EXPECT_FALSE(q.TryPop(&out, 0));
 }
 
+TEST(WorkQueue, TheOldestIsPassedOverOnlyAFewTimes) {
+  WorkQueue q(32);
+  std::vector<WorkItem> items{LaneItem(0, 0)};
+  for (int i = 1; i <= WorkQueue::kMaxPassedOver + 1; ++i) items.push_back(LaneItem(i, 1));
+  q.Push(items.data(), items.size(), 0, 1);
+  WorkItem out;
+  for (int i = 1; i <= WorkQueue::kMaxPassedOver; ++i) {
+    ASSERT_TRUE(q.TryPop(&out, 1));
+    EXPECT_EQ(out.env_ids[0], i);
+  }
+  ASSERT_TRUE(q.TryPop(&out, 1));  // lane 0's item has waited long enough: taken, lane 1's still queued
+  EXPECT_EQ(out.env_ids[0], 0);
+}
+
+TEST(WorkQueue, NoneIsPassedOverWhileASpinningWorkerSleeps) {
+  WorkQueue q(32);
+  std::thread worker([&] {
+    WorkItem out;
+    while (q.Pop(&out, 1, 0)) {  // spins 1 ns, then sleeps as a spinner: nothing wakes it before Stop
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::vector<WorkItem> items{LaneItem(0, 0), LaneItem(1, 1)};
+  q.Push(items.data(), items.size(), 0, 1);  // want 0: the sleeping worker is not woken
+  WorkItem out;
+  ASSERT_TRUE(q.TryPop(&out, 1));  // the oldest, though lane 1's item is right behind it
+  EXPECT_EQ(out.env_ids[0], 0);
+  q.Stop();
+  worker.join();
+}
+
 TEST(WorkQueue, SleepingWorkerIsWokenByPush) {
   WorkQueue q(4);
   std::atomic<int> got{-1};

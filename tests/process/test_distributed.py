@@ -138,7 +138,7 @@ def test_async_trajectories_do_not_depend_on_the_number_of_actors():
         env.close()
         for i in range(6):
             n = min(len(got[i]), len(ref[i]))
-            assert n > 5
+            assert n > 5, ([len(got[j]) for j in range(6)], [len(ref[j]) for j in range(6)])
             np.testing.assert_array_equal(np.stack(got[i][:n]), np.stack(ref[i][:n]))
 
 
