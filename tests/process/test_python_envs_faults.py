@@ -231,35 +231,48 @@ assert obs[:, 0].tolist() == [0, 0]
 assert env.step(np.ones(2, np.int64))[0][:, 0].tolist() == [1, 1]
 print("DONE")
 """,
-    # Ctrl-C while a large answer (48 MB) is half read: the pipe used to lose its framing ("recv() would wait
-    # forever", then "worker died (still running)"). Worker 1 pickles its answer (running), then blocks writing it
-    # (sleeping): stopped there, it leaves the parent blocked in the middle of reading the answer, where the SIGINT
-    # comes; the answer is read whole once the worker goes on.
+    # Ctrl-C while a large answer (48 MB a worker) is half read: the pipe used to lose its framing ("recv() would
+    # wait forever", then "worker died (still running)"). Once the main thread has read 4 MB of the answers, both
+    # workers are stopped: the parent is left blocked in the middle of reading an answer, where the SIGINT comes; the
+    # answer is read whole once the workers go on. (Stopping is timed by the main thread's own read count, which a
+    # busy machine cannot blur; a round where the call finished before the stop is not counted.)
     "large_reply": """
-os.environ["PARALLEL_POOL_WORKER_SPIN_US"] = "0"  # an idle worker sleeps: running means it is answering
 env = pp.make(env_fn=lambda: Ticker(ballast=48 << 20), num_envs=2, num_threads=2)
 env.reset(seed=0)
-worker = env.engine.pids[1]
+workers = env.engine.pids
+main_io = f"/proc/self/task/{threading.main_thread().native_id}/io"
 
-def state():
-    with open(f"/proc/{worker}/stat") as f:
-        return f.read().rsplit(")", 1)[1].split()[0]
+def read_by_main():
+    with open(main_io) as f:
+        return int(f.readline().split()[1])  # rchar
 
-def half_read():
-    for want in "RS":
-        while state() != want:
-            time.sleep(0.0002)
-    os.kill(worker, signal.SIGSTOP)
-    time.sleep(1.0)
-    fire()
-    time.sleep(0.3)
-    os.kill(worker, signal.SIGCONT)
+mid_read = []
 
-for t in range(3):
-    hit, _ = interrupted(lambda: env.get_state([0, 1]), trigger=half_read)
-    assert hit
-    assert env.step(np.ones(2, np.int64))[0][:, 0].tolist() == [t + 1, t + 1]
-    assert elapsed(env, [0, 1]) == [t + 1, t + 1]
+def half_read(base):
+    while read_by_main() - base < 4 << 20:
+        time.sleep(0.0002)
+    for w in workers:
+        os.kill(w, signal.SIGSTOP)
+    time.sleep(0.2)  # the parent drains the pipes, then blocks
+    if read_by_main() - base < 92 << 20:
+        mid_read.append(True)
+        fire()
+        time.sleep(0.3)
+    for w in workers:
+        os.kill(w, signal.SIGCONT)
+
+t = 0
+for _ in range(10):
+    base = read_by_main()
+    rounds = len(mid_read)
+    hit, _ = interrupted(lambda: env.get_state([0, 1]), trigger=lambda: half_read(base))
+    assert hit == (len(mid_read) > rounds), (hit, mid_read)
+    t += 1
+    assert env.step(np.ones(2, np.int64))[0][:, 0].tolist() == [t, t]
+    assert elapsed(env, [0, 1]) == [t, t]
+    if len(mid_read) == 3:
+        break
+assert len(mid_read) == 3, f"the answer was read whole before the stop in {t - len(mid_read)} of {t} calls"
 print("DONE")
 """,
 }
