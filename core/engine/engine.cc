@@ -184,9 +184,10 @@ void Engine::StartWorkers() {
   }
   // async lanes (ByLane): one per spinning worker and the caller's, env e in the e-th share of the envs
   if (spinners_ + 1 <= kMaxLanes) {
-    const int64_t lanes = spinners_ + 1, n = opts_.num_envs;
+    num_lanes_ = spinners_ + 1;
+    const int64_t n = opts_.num_envs;
     lane_of_.resize(static_cast<size_t>(n));
-    for (int64_t e = 0; e < n; ++e) lane_of_[static_cast<size_t>(e)] = static_cast<uint8_t>(e * lanes / n);
+    for (int64_t e = 0; e < n; ++e) lane_of_[static_cast<size_t>(e)] = static_cast<uint8_t>(e * num_lanes_ / n);
   }
   auto stop = [this] { queue_.Stop(); };
   worker_exited_ = std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(std::max(opts_.num_threads, 1)));

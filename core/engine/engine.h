@@ -49,7 +49,12 @@ struct Batch {
   int player_rows = 0;             // ordered batches: total player rows
   int first_id = -1;               // ordered batches of consecutive ids: the first (else -1)
   std::mutex err_mu;
-  std::vector<std::pair<int, std::string>> errors;
+  std::vector<std::pair<int, std::string>> errors;  // (env id, what it threw), from any thread: through AddError
+
+  void AddError(int env_id, std::string what) {
+    std::lock_guard<std::mutex> lk(err_mu);
+    errors.emplace_back(env_id, std::move(what));
+  }
 };
 
 // What recv hands back: a filled block (ownership passes to the caller, who returns it to block_pool()).
@@ -330,6 +335,7 @@ class Engine {
   // async lanes (ByLane): env e's lane (empty: no lanes -- a shared ThreadPool, or more than kMaxLanes), and a
   // send's ids sorted by lane (scratch)
   static constexpr int kMaxLanes = 64;
+  int num_lanes_ = 0;  // spinners_ + 1: lane l < spinners_ is spinning worker l's, lane spinners_ the caller's
   std::vector<uint8_t> lane_of_;
   std::vector<int> lane_ids_;
   // the item of a caller_recvs send that was kept off the queue: the next Recv runs it first

@@ -183,10 +183,7 @@ std::string Engine::RunInRows(int env_id, bool reset, const Rows& rows) {
 
 void Engine::RunTask(int env_id, bool reset, Batch* b, int pos) {
   std::string error = RunInRows(env_id, reset, RowsFor(b, pos, slots_[env_id]));
-  if (!error.empty()) {
-    std::lock_guard<std::mutex> lk(b->err_mu);
-    b->errors.emplace_back(env_id, std::move(error));
-  }
+  if (!error.empty()) b->AddError(env_id, std::move(error));
 }
 
 template <class Fill>
@@ -214,10 +211,7 @@ void Engine::RunClaimed(const WorkItem& it) {
       // player rows at the fixed stride, as CopyStaged writes them (compacted in Recv)
       const Rows rows{b->block, false, row + i, (row + i) * max_players_};
       std::string error = RunInRows(it.env_ids[done + i], it.reset, rows);
-      if (!error.empty()) {
-        std::lock_guard<std::mutex> lk(b->err_mu);
-        b->errors.emplace_back(it.env_ids[done + i], std::move(error));
-      }
+      if (!error.empty()) b->AddError(it.env_ids[done + i], std::move(error));
     }
   });
 }
@@ -338,8 +332,7 @@ void Engine::ResetInRow(int env_id, Slot& s, Batch* b, int row, bool same_step) 
   }
   if (!error.empty()) {
     if (!sync()) error += RecoverInPlace(s, rows);
-    std::lock_guard<std::mutex> lk(b->err_mu);
-    b->errors.emplace_back(env_id, std::move(error));
+    b->AddError(env_id, std::move(error));
   }
 }
 

@@ -242,15 +242,14 @@ void Engine::ShareAmongThreads(int first, int k, Batch* ordered) {
 // by lane first, so that runs stay long. (Sorting every send cost ~0.3 us per 128 ids: each count is a store that
 // the next id of the same lane waits for.)
 void Engine::ByLane(const int* env_ids, int k, int run, bool reset) {
-  const int lanes = spinners_ + 1;
   int changes = 0;
   for (int i = 1; i < k; ++i)
     changes += lane_of_[static_cast<size_t>(env_ids[i])] != lane_of_[static_cast<size_t>(env_ids[i - 1])];
   const int* ids = env_ids;
-  if (changes > k / run + lanes) {  // sorted by lane (counting sort), each lane's ids in the send's order
+  if (changes > k / run + num_lanes_) {  // sorted by lane (counting sort), each lane's ids in the send's order
     int begin[kMaxLanes + 1] = {};
     for (int i = 0; i < k; ++i) ++begin[lane_of_[static_cast<size_t>(env_ids[i])] + 1];
-    for (int l = 0; l < lanes; ++l) begin[l + 1] += begin[l];
+    for (int l = 0; l < num_lanes_; ++l) begin[l + 1] += begin[l];
     lane_ids_.resize(static_cast<size_t>(k));
     for (int i = 0; i < k; ++i) {
       lane_ids_[static_cast<size_t>(begin[lane_of_[static_cast<size_t>(env_ids[i])]]++)] = env_ids[i];
