@@ -239,11 +239,11 @@ void Engine::RunStaged(const WorkItem& it) {
   });
 }
 
-int Engine::StepRun(const int* env_ids, int n, Batch* b, int row) {
+void Engine::StepRun(const int* env_ids, int n, Batch* b, int row) {
   // What RunTask does per env, for a run of envs to step whose rows are row, row + 1, ... of b's block (single
   // player: player rows are env rows): the run's row set-up as whole-array writes, each stretch of envs that step in
   // one StepBatch call and its envs' episode ends, the envs whose episode had ended (1 in 7 of FrozenLake's steps)
-  // reset in their rows between the stretches, set up with the run's. Returns how many envs it stepped.
+  // reset in their rows between the stretches, set up with the run's.
   Env* envs[WorkItem::kMaxRun];
   const uint8_t* actions[WorkItem::kMaxRun];
   bool resets[WorkItem::kMaxRun];
@@ -274,7 +274,6 @@ int Engine::StepRun(const int* env_ids, int n, Batch* b, int row) {
   std::memset(truncated, 0, un);
   auto* elapsed = reinterpret_cast<int32_t*>(at(layout_.elapsed, 0));
   const int max_steps = opts_.max_episode_steps;
-  int stepped = 0;
   for (int i = 0; i < n;) {
     if (resets[i]) {
       Slot& s = slots_[env_ids[i]];
@@ -295,8 +294,9 @@ int Engine::StepRun(const int* env_ids, int n, Batch* b, int row) {
       truncated[j] = truncate;
       s.elapsed = elapsed[j] = steps;
       s.done = terminated[j] | truncate;
+      // (one thread steps an env at a time: a load and a store, no locked add)
+      s.batched_steps.store(s.batched_steps.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }
-    stepped += end - i;
     i = end;
   }
   if (opts_.autoreset == AutoReset::kSameStep) {
@@ -307,7 +307,6 @@ int Engine::StepRun(const int* env_ids, int n, Batch* b, int row) {
       elapsed[i] = s.elapsed;
     }
   }
-  return stepped;
 }
 
 void Engine::ResetInRow(int env_id, Slot& s, Batch* b, int row, bool same_step) {
@@ -336,24 +335,30 @@ void Engine::ResetInRow(int env_id, Slot& s, Batch* b, int row, bool same_step) 
   }
 }
 
-int Engine::RunBatched(const int* env_ids, int n, bool reset, Batch* b, int row) {
-  if (!reset) return StepRun(env_ids, n, b, row);
-  for (int i = 0; i < n; ++i) RunTask(env_ids[i], true, b, row + i);  // sent resets: reseeds, the general path
-  return 0;
+int64_t Engine::batched_steps() const {
+  int64_t steps = 0;
+  for (const Slot& s : slots_) steps += s.batched_steps.load(std::memory_order_relaxed);
+  return steps;
+}
+
+void Engine::RunBatched(const int* env_ids, int n, bool reset, Batch* b, int row) {
+  if (!reset) {
+    StepRun(env_ids, n, b, row);
+  } else {
+    for (int i = 0; i < n; ++i) RunTask(env_ids[i], true, b, row + i);  // sent resets: reseeds, the general path
+  }
 }
 
 void Engine::ExecuteBatched(const WorkItem& it) {
   if (it.batch != nullptr) {  // sync: the item's rows are pos, pos + 1, ... of its batch; Execute marks them done
-    batched_steps_.fetch_add(RunBatched(it.env_ids, it.count, it.reset, it.batch, it.pos), std::memory_order_relaxed);
+    RunBatched(it.env_ids, it.count, it.reset, it.batch, it.pos);
     return;
   }
   // async: the item claims its rows of the batch ring at once (a StepBatch type's envs are cheap: the item completes
   // as a whole within microseconds), in pieces that each lie in one batch -- one claim and one completion per piece,
   // not one per stretch and per reset (each is a cache line the threads pass between them)
-  ClaimRows(it.count, [&](Batch* b, int row, int done, int piece) {
-    const int stepped = RunBatched(it.env_ids + done, piece, it.reset, b, row);
-    if (stepped > 0) batched_steps_.fetch_add(stepped, std::memory_order_relaxed);  // before the rows are published
-  });
+  ClaimRows(it.count,
+            [&](Batch* b, int row, int done, int piece) { RunBatched(it.env_ids + done, piece, it.reset, b, row); });
 }
 
 void Engine::Execute(const WorkItem& it) {
