@@ -205,5 +205,5 @@ PYBIND11_MODULE(_core, m) {
   m.attr("xla_targets") = xla_targets;
   m.attr("has_xla") = py::bool_(xla::kEnabled);
   // the words of an env's generator state in a snapshot (Env::GeneratorState: std::mt19937's words, its position)
-  m.attr("snapshot_generator_words") = py::int_(std::mt19937::state_size + 1);
+  m.attr("snapshot_generator_words") = py::int_(Generator::state_size + 1);
 }

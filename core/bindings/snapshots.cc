@@ -29,7 +29,7 @@ py::tuple PyEngine::Snapshot(const py::object& env_ids) {
     snaps = engine_->Snapshot(ids.data(), k);
   }
   py::list env;
-  const py::ssize_t words = static_cast<py::ssize_t>(std::mt19937::state_size + 1);
+  const py::ssize_t words = static_cast<py::ssize_t>(Generator::state_size + 1);
   py::array_t<uint32_t> gen({static_cast<py::ssize_t>(k), words});
   py::array_t<int32_t> elapsed(k);
   py::array_t<bool> done(k);
@@ -47,7 +47,7 @@ void PyEngine::Restore(const py::object& env_ids, const py::list& env, const Den
                        const Dense<int64_t>& elapsed, const Dense<bool>& done) {
   py::array_t<int32_t> ids = ConvertEnvIds(env_ids, num_envs());
   const int k = static_cast<int>(ids.size());
-  const py::ssize_t words = static_cast<py::ssize_t>(std::mt19937::state_size + 1);
+  const py::ssize_t words = static_cast<py::ssize_t>(Generator::state_size + 1);
   if (static_cast<int>(env.size()) != k || gen.ndim() != 2 || gen.shape(0) != k || gen.shape(1) != words ||
       elapsed.size() != k || done.size() != k) {
     throw py::value_error("restore: the snapshot arrays do not hold " + std::to_string(k) + " envs");

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/engine/env.h"
+
 namespace pp {
 
 class NumpyGenerator {
@@ -105,7 +107,7 @@ class NumpyGenerator {
   // A stream drawn from the env's own generator, for envs that start each episode from gen_ rather than from a
   // seed (Box2D: varied, reproducible episodes without reseeding): the state and the increment straight from
   // four 64-bit draws, the increment made odd as PCG64 requires.
-  void SeedFrom(std::mt19937& gen) {
+  void SeedFrom(Generator& gen) {
     uint64_t w[4];
     for (uint64_t& x : w) x = (uint64_t{gen()} << 32) | gen();
     state_ = (u128{w[0]} << 64) | w[1];
