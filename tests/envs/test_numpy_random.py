@@ -17,7 +17,8 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # Reads "seed S", "int LO HI", "u32", "u64", "random", "uniform LO HI", "shuffle N", "seedfrom S" (SeedFrom a
-# std::mt19937(S)), "words" (prints StateWords) and "setwords W0 .. W9" (SetStateWords; "error" if it throws) lines.
+# pp::Generator(S), std::mt19937's draws), "words" (prints StateWords) and "setwords W0 .. W9" (SetStateWords;
+# "error" if it throws) lines.
 PROBE = r"""
 #include <cstdio>
 #include <iostream>
@@ -45,7 +46,7 @@ int main() {
       g.Shuffle(v.data(), n);
       for (long long i = 0; i < n; ++i) std::printf("%lld%c", v[i], i + 1 == n ? '\n' : ' ');
     }
-    else if (op == "seedfrom") { unsigned s; std::cin >> s; std::mt19937 mt(s); g.SeedFrom(mt); }
+    else if (op == "seedfrom") { unsigned s; std::cin >> s; pp::Generator mt(s); g.SeedFrom(mt); }
     else if (op == "words") {
       std::vector<double> w = g.StateWords();
       for (size_t i = 0; i < w.size(); ++i) std::printf("%.17g%c", w[i], i + 1 == w.size() ? '\n' : ' ');

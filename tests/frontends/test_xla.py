@@ -181,10 +181,11 @@ def test_async_scan_bit_identical_per_env(task, fused):
     got = _per_env(ys["env_id"], [{k: v[t] for k, v in ys.items()} for t in range(steps)])
     env.close()
     assert set(plain) == set(got) == set(range(n))
-    # how many results each env gets depends on thread timing (a descheduled worker can hold one env's step for
-    # the whole scan), so require enough compared rows in total rather than per env
+    # how many results each env gets depends on thread timing (a worker descheduled while it holds a run of envs
+    # holds their steps for the whole scan, a millisecond or two: seen once in a full test run, one env with 1 row
+    # while the others had 75), so require enough compared rows in total rather than per env
     lengths = [min(len(plain[e]), len(got[e])) for e in range(n)]
-    assert sum(lengths) >= steps * bs // 2 and min(lengths) >= 2, lengths
+    assert sum(lengths) >= steps * bs // 2, lengths
     for e in range(n):
         m = lengths[e]
         for i in range(m):
